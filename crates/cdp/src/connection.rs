@@ -1,0 +1,242 @@
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+use crate::transport;
+
+/// How many events a slow subscriber may fall behind before it starts losing them.
+const EVENT_BUFFER: usize = 4096;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CdpError {
+    #[error("{method}: {message} (CDP error {code})")]
+    Protocol {
+        method: String,
+        code: i64,
+        message: String,
+    },
+    #[error("{method}: no reply within {timeout:?}")]
+    Timeout { method: String, timeout: Duration },
+    #[error("the browser connection is closed")]
+    Disconnected,
+    #[error("cannot connect to the browser: {0}")]
+    Connect(String),
+}
+
+impl CdpError {
+    /// The CDP error message, when the browser answered with one.
+    pub fn protocol_message(&self) -> Option<&str> {
+        match self {
+            CdpError::Protocol { message, .. } => Some(message),
+            _ => None,
+        }
+    }
+}
+
+/// An event from the browser, with the flattened session it came from (None for the
+/// browser target itself).
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub method: String,
+    pub session_id: Option<String>,
+    pub params: Value,
+}
+
+type Waiter = oneshot::Sender<Result<Value, CdpError>>;
+
+struct Shared {
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, (String, Waiter)>>,
+    outgoing: mpsc::UnboundedSender<String>,
+    events: broadcast::Sender<Arc<Event>>,
+    closed: AtomicBool,
+    closed_tx: watch::Sender<bool>,
+}
+
+/// A CDP connection to one browser. Cheap to clone; all clones share one reader task.
+#[derive(Clone)]
+pub struct Connection {
+    shared: Arc<Shared>,
+}
+
+/// The parts of an incoming message we read. Unknown fields are ignored.
+#[derive(Deserialize)]
+struct Incoming {
+    id: Option<u64>,
+    method: Option<String>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    #[serde(default)]
+    params: Value,
+    result: Option<Value>,
+    error: Option<IncomingError>,
+}
+
+#[derive(Deserialize)]
+struct IncomingError {
+    #[serde(default)]
+    code: i64,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    data: Option<Value>,
+}
+
+impl Connection {
+    /// A connection over Chromium's `--remote-debugging-pipe`: `to_browser` is the write end
+    /// of the browser's fd 3, `from_browser` the read end of its fd 4.
+    pub fn over_pipe(
+        to_browser: tokio::net::unix::pipe::Sender,
+        from_browser: tokio::net::unix::pipe::Receiver,
+    ) -> Connection {
+        let (conn, outgoing, incoming) = Connection::new();
+        tokio::spawn(transport::pipe_writer(to_browser, outgoing));
+        tokio::spawn(transport::pipe_reader(from_browser, incoming));
+        conn
+    }
+
+    /// A connection over a WebSocket debugger URL (`ws://host:port/devtools/browser/…`).
+    pub async fn over_websocket(url: &str) -> Result<Connection, CdpError> {
+        let socket = transport::connect_websocket(url).await?;
+        let (conn, outgoing, incoming) = Connection::new();
+        transport::spawn_websocket(socket, outgoing, incoming);
+        Ok(conn)
+    }
+
+    fn new() -> (
+        Connection,
+        mpsc::UnboundedReceiver<String>,
+        transport::IncomingSink,
+    ) {
+        let (out_tx, out_rx) = mpsc::unbounded_channel();
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let (closed_tx, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            next_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            outgoing: out_tx,
+            events,
+            closed: AtomicBool::new(false),
+            closed_tx,
+        });
+        let sink = transport::IncomingSink {
+            on_message: {
+                let shared = shared.clone();
+                Box::new(move |text: &str| dispatch(&shared, text))
+            },
+            on_close: {
+                let shared = shared.clone();
+                Box::new(move || close(&shared))
+            },
+        };
+        (Connection { shared }, out_rx, sink)
+    }
+
+    /// Sends one command and waits for its reply, at most `timeout`.
+    pub async fn call(
+        &self,
+        session_id: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, CdpError> {
+        if self.is_closed() {
+            return Err(CdpError::Disconnected);
+        }
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session_id {
+            message["sessionId"] = Value::String(session.to_owned());
+        }
+        let (tx, rx) = oneshot::channel();
+        lock(&self.shared.pending).insert(id, (method.to_owned(), tx));
+        // The reader may have closed between the check above and the insert; re-check so
+        // the waiter cannot be stranded.
+        if self.is_closed() || self.shared.outgoing.send(message.to_string()).is_err() {
+            lock(&self.shared.pending).remove(&id);
+            return Err(CdpError::Disconnected);
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(CdpError::Disconnected),
+            Err(_) => {
+                lock(&self.shared.pending).remove(&id);
+                Err(CdpError::Timeout {
+                    method: method.to_owned(),
+                    timeout,
+                })
+            }
+        }
+    }
+
+    /// A stream of every event from now on. Subscribe before sending the command whose
+    /// consequence you wait for.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.shared.events.subscribe()
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::Acquire)
+    }
+
+    /// Resolves when the connection has closed.
+    pub async fn closed(&self) {
+        let mut rx = self.shared.closed_tx.subscribe();
+        let _ = rx.wait_for(|closed| *closed).await;
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding this lock cannot leave the map inconsistent, so poisoning is
+    // not a reason to stop serving.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn dispatch(shared: &Shared, text: &str) {
+    let incoming: Incoming = match serde_json::from_str(text) {
+        Ok(message) => message,
+        Err(error) => {
+            tracing::warn!(%error, "unparseable CDP message ignored");
+            return;
+        }
+    };
+    if let Some(id) = incoming.id {
+        let Some((method, waiter)) = lock(&shared.pending).remove(&id) else {
+            return; // its caller gave up (deadline passed)
+        };
+        let reply = match incoming.error {
+            Some(error) => Err(CdpError::Protocol {
+                method,
+                code: error.code,
+                message: match error.data {
+                    Some(Value::String(data)) if !data.is_empty() => {
+                        format!("{}: {data}", error.message)
+                    }
+                    _ => error.message,
+                },
+            }),
+            None => Ok(incoming.result.unwrap_or(Value::Null)),
+        };
+        let _ = waiter.send(reply);
+    } else if let Some(method) = incoming.method {
+        let _ = shared.events.send(Arc::new(Event {
+            method,
+            session_id: incoming.session_id,
+            params: incoming.params,
+        }));
+    }
+}
+
+fn close(shared: &Shared) {
+    shared.closed.store(true, Ordering::Release);
+    let waiters: Vec<_> = lock(&shared.pending).drain().collect();
+    for (_, (_, waiter)) in waiters {
+        let _ = waiter.send(Err(CdpError::Disconnected));
+    }
+    shared.closed_tx.send_replace(true);
+}

@@ -1,0 +1,331 @@
+// act.js: the page half of actions: aiming clicks, focusing fields, scrolling,
+// probing for conditions. Input events themselves are sent by the engine.
+
+const TEXT_INPUT_TYPES = new Set(['text', 'search', 'email', 'tel', 'url', 'password', 'number']);
+
+// Fields that take typed text.
+function isTextField(el) {
+  const tag = el.localName;
+  if (tag === 'input') return TEXT_INPUT_TYPES.has(el.type);
+  if (tag === 'textarea' || el.isContentEditable) return true;
+  const role = computeRole(el);
+  return role === 'textbox' || role === 'searchbox';
+}
+
+function isDisabled(el) {
+  try { if (el.matches(':disabled')) return true; } catch (e) { /* not a form element */ }
+  return el.getAttribute('aria-disabled') === 'true';
+}
+
+function isReadOnly(el) {
+  const tag = el.localName;
+  return ((tag === 'input' || tag === 'textarea') && el.readOnly) || el.getAttribute('aria-readonly') === 'true';
+}
+
+// Descriptor safe to show for the focused element: never a field's value.
+function redacted(el) {
+  if (!el) return null;
+  const d = { tag: el.localName };
+  if (el.localName === 'input') d.type = el.type;
+  const name = el.getAttribute('name');
+  if (name) d.name = name;
+  if (el.id) d.id = el.id;
+  const role = computeRole(el);
+  if (role) d.role = role;
+  // Names of text fields come from labels/placeholder, never their content.
+  const label = accessibleName(el);
+  if (label) d.label = clip(label, 80);
+  d.editable = isTextField(el);
+  return d;
+}
+
+function fullyInside(r, vp) {
+  return r.top >= 0 && r.left >= 0 && r.bottom <= vp.h && r.right <= vp.w;
+}
+
+function round2(n) {
+  return Math.round(n * 100) / 100;
+}
+
+// Whether a hit-tested element means the click reaches el: el itself, a
+// (shadow-including) descendant, or a <label> whose control is el.
+function hitsTarget(el, hit) {
+  if (!hit) return false;
+  if (containsDeep(el, hit)) return true;
+  const label = hit.closest('label');
+  return !!label && label.control === el;
+}
+
+function pointResult(el, x, y, extra) {
+  const hit = deepElementFromPoint(x, y);
+  if (hitsTarget(el, hit)) return Object.assign({ status: 'ok', x, y }, extra);
+  return Object.assign({
+    status: 'obscured',
+    message: 'another element covers the point',
+    occluded_by: hit ? describe(hit) : null,
+    x, y,
+  }, extra);
+}
+
+TW.click_point = function (args) {
+  const a = args || {};
+  const r = resolveLocator(a.locator);
+  if (!r.el) return r;
+  const el = r.el;
+  if (!isVisible(el)) return { status: 'not_interactable', message: 'element is hidden', element: describe(el) };
+  let rect = el.getBoundingClientRect();
+  if (!rect.width || !rect.height) return { status: 'not_interactable', message: 'element has zero size', element: describe(el) };
+  const vp = viewportSize();
+  let scrolled = false;
+  if (a.scroll !== false && !fullyInside(rect, vp)) {
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    scrolled = true;
+    rect = el.getBoundingClientRect();
+  }
+  const x = round2(typeof a.offset_x === 'number' ? rect.left + a.offset_x : rect.left + rect.width / 2);
+  const y = round2(typeof a.offset_y === 'number' ? rect.top + a.offset_y : rect.top + rect.height / 2);
+  if (x < 0 || y < 0 || x >= vp.w || y >= vp.h) {
+    return {
+      status: 'outside_viewport', message: 'the click point is outside the viewport',
+      x, y, rect: roundRect(rect), viewport: { width: vp.w, height: vp.h }, scrolled_into_view: scrolled,
+    };
+  }
+  const res = pointResult(el, x, y, { scrolled_into_view: scrolled });
+  if (res.status !== 'ok') return res;
+  res.hit_verified = true;
+  res.element = describe(el);
+  if (isDisabled(el)) res.disabled = true;
+  return res;
+};
+
+// A transform that maps the frame's content non-trivially (scale, rotate,
+// skew, 3D): simple offset arithmetic would then aim wrong.
+function hasOddTransform(cs) {
+  if (cs.transform && cs.transform !== 'none') {
+    const m = new DOMMatrixReadOnly(cs.transform);
+    if (!m.is2D || m.a !== 1 || m.b !== 0 || m.c !== 0 || m.d !== 1) return true;
+  }
+  return (cs.scale && cs.scale !== 'none') || (cs.rotate && cs.rotate !== 'none') ||
+    (cs.perspective && cs.perspective !== 'none') || (cs.zoom && cs.zoom !== '1' && cs.zoom !== 'normal');
+}
+
+TW.frame_box = function (args) {
+  const r = resolveLocator(args && args.locator);
+  if (!r.el) return r;
+  const el = r.el;
+  if (el.localName !== 'iframe' && el.localName !== 'frame') {
+    return { status: 'not_a_frame', message: 'locator names a <' + el.localName + '>, not an iframe', element: describe(el) };
+  }
+  const rect = el.getBoundingClientRect();
+  const cs = getComputedStyle(el);
+  const px = v => parseFloat(v) || 0;
+  const out = {
+    status: 'ok',
+    x: round2(rect.left + el.clientLeft + px(cs.paddingLeft)),
+    y: round2(rect.top + el.clientTop + px(cs.paddingTop)),
+    width: round2(el.clientWidth - px(cs.paddingLeft) - px(cs.paddingRight)),
+    height: round2(el.clientHeight - px(cs.paddingTop) - px(cs.paddingBottom)),
+  };
+  for (let n = el; n; n = parentDeep(n)) {
+    if (hasOddTransform(n === el ? cs : getComputedStyle(n))) { out.unsupported_transform = true; break; }
+  }
+  const vp = viewportSize();
+  const cx = rect.left + rect.width / 2, cy = rect.top + rect.height / 2;
+  out.in_viewport = cx >= 0 && cy >= 0 && cx < vp.w && cy < vp.h;
+  if (out.in_viewport) {
+    const hit = deepElementFromPoint(cx, cy);
+    if (hit && hit !== el) out.occluded_by = describe(hit);
+  }
+  return out;
+};
+
+TW.hit_test = function (args) {
+  const a = args || {};
+  const r = resolveLocator(a.locator);
+  if (!r.el) return r;
+  const vp = viewportSize();
+  if (!(a.x >= 0 && a.y >= 0 && a.x < vp.w && a.y < vp.h)) {
+    return { status: 'outside_viewport', message: 'point is outside the viewport', x: a.x, y: a.y };
+  }
+  return pointResult(r.el, a.x, a.y, {});
+};
+
+// The element that should receive keystrokes for el: xterm.js terminals take
+// input through a hidden helper textarea; a label forwards to its control;
+// text inside a contenteditable region goes to its editing host.
+function typingTarget(el) {
+  if (el.localName !== 'input' && el.localName !== 'textarea') {
+    const term = el.closest('.xterm') || el.querySelector('.xterm');
+    const helper = term && term.querySelector('.xterm-helper-textarea');
+    if (helper) return helper;
+  }
+  if (el.localName === 'label' && el.control) return el.control;
+  let host = el;
+  while (host.isContentEditable && host.parentElement && host.parentElement.isContentEditable) host = host.parentElement;
+  return host;
+}
+
+// Select a field's whole content so typed text replaces it.
+function selectContents(el) {
+  if (el.localName === 'input' || el.localName === 'textarea') {
+    try { el.select(); return true; } catch (e) { /* fall through */ }
+  }
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const sel = window.getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+  return true;
+}
+
+function focusReport(status, el, extra) {
+  const active = deepActive();
+  const hasFocus = active && active !== document.body && active !== document.documentElement;
+  return Object.assign({
+    status,
+    focus_confirmed: !!el && active === el,
+    active_element: hasFocus ? redacted(active) : null,
+  }, extra);
+}
+
+TW.focus_for_typing = function (args) {
+  const a = args || {};
+  let el;
+  if (a.locator != null) {
+    const r = resolveLocator(a.locator);
+    if (!r.el) return Object.assign(focusReport(r.status, null, {}), r);
+    el = typingTarget(r.el);
+    if (!isTextField(el)) {
+      return focusReport('not_editable', null, { message: '<' + el.localName + '> does not take typed text', element: describe(el) });
+    }
+    if (isDisabled(el) || isReadOnly(el)) {
+      return focusReport('read_only', null, { message: 'field is ' + (isDisabled(el) ? 'disabled' : 'read-only'), element: redacted(el) });
+    }
+    const rect = el.getBoundingClientRect();
+    if (rect.width && rect.height && !fullyInside(rect, viewportSize())) {
+      el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+    }
+    el.focus({ preventScroll: true });
+  } else {
+    el = deepActive();
+    if (!el || el === document.body || el === document.documentElement) {
+      return focusReport('no_focus', null, { message: 'nothing is focused; pass a locator' });
+    }
+  }
+  const confirmed = deepActive() === el;
+  const selected = a.clear === true && confirmed && isTextField(el) && selectContents(el);
+  return focusReport('ok', el, { editable: isTextField(el), selected_existing: !!selected });
+};
+
+TW.field_value = function (args) {
+  const r = resolveLocator(args && args.locator);
+  if (!r.el) return r;
+  const el = r.el;
+  const tag = el.localName;
+  const value = tag === 'input' || tag === 'textarea' || tag === 'select' ? el.value : el.textContent;
+  return { status: 'ok', value };
+};
+
+// The element that scrolls the page: the document, or when the document
+// cannot scroll (app shells), the largest visible scrollable element.
+function mainScroller() {
+  const se = document.scrollingElement || document.documentElement;
+  if (se.scrollHeight > se.clientHeight + 1) return se;
+  let best = se, bestArea = 0;
+  for (const el of document.querySelectorAll('*')) {
+    if (el.scrollHeight <= el.clientHeight + 1 || el.clientHeight < 50) continue;
+    const area = el.clientHeight * el.clientWidth;
+    if (area <= bestArea) continue;
+    const oy = getComputedStyle(el).overflowY;
+    if (oy === 'auto' || oy === 'scroll' || oy === 'overlay') { best = el; bestArea = area; }
+  }
+  return best;
+}
+
+function scrollState(s) {
+  const doc = s === (document.scrollingElement || document.documentElement);
+  const y = doc ? window.scrollY : s.scrollTop;
+  const vh = doc ? window.innerHeight : s.clientHeight;
+  const out = {
+    status: 'ok',
+    scroll_x: Math.round(doc ? window.scrollX : s.scrollLeft),
+    scroll_y: Math.round(y),
+    scroll_height: s.scrollHeight,
+    viewport_height: vh,
+    at_top: y <= 1,
+    at_bottom: y + vh >= s.scrollHeight - 2,
+  };
+  if (!doc) out.scroller = uniqueSelector(s);
+  return out;
+}
+
+TW.scroll = function (args) {
+  const to = args && args.to != null ? args.to : 'bottom';
+  const s = mainScroller();
+  if (to === 'top' || to === 'bottom' || typeof to === 'number') {
+    const y = to === 'top' ? 0 : to === 'bottom' ? s.scrollHeight : to;
+    s.scrollTo({ top: y, left: s.scrollLeft, behavior: 'instant' });
+    return scrollState(s);
+  }
+  const r = resolveLocator(to);
+  if (!r.el) return r;
+  r.el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+  const out = scrollState(s);
+  out.element = describe(r.el);
+  return out;
+};
+
+// Whether the page's visible text (including open shadow roots) contains s.
+function pageHasText(s) {
+  const body = document.body;
+  if (!body) return false;
+  const want = collapse(s);
+  const has = t => t.includes(s) || collapse(t).includes(want);
+  if (has(body.innerText)) return true;
+  let found = false;
+  walkDeep(document, el => {
+    if (!el.shadowRoot) return;
+    for (let k = el.shadowRoot.firstElementChild; k; k = k.nextElementSibling) {
+      if (has(k.innerText || '')) { found = true; return false; }
+    }
+  });
+  return found;
+}
+
+TW.probe = function (args) {
+  const a = args || {};
+  const given = ['selector', 'text', 'url_pattern'].filter(k => a[k] != null);
+  if (given.length !== 1) return { status: 'invalid_selector', message: 'probe needs exactly one of selector, text, url_pattern' };
+  if (a.selector != null) {
+    const p = parseLocator(a.selector);
+    if (p.status) return p;
+    const q = queryAll(p);
+    if (q.error) return q.error.status === 'not_found' ? { status: 'ok', matched: false } : q.error;
+    return { status: 'ok', matched: q.els.length > 0 };
+  }
+  if (a.text != null) return { status: 'ok', matched: pageHasText(String(a.text)) };
+  const href = location.href, pat = String(a.url_pattern);
+  let re = null;
+  try { re = new RegExp(pat); } catch (e) {
+    // An invalid regex may still be a literal URL fragment.
+    if (href.includes(pat)) return { status: 'ok', matched: true };
+    return { status: 'invalid_pattern', message: 'invalid url_pattern: ' + e.message };
+  }
+  return { status: 'ok', matched: re.test(href) || href.includes(pat) };
+};
+
+TW.readiness = function () {
+  const render = renderState();
+  return {
+    ready_state: document.readyState,
+    render_state: render,
+    content_ready: render === 'ready',
+    url: location.href,
+    title: document.title,
+  };
+};
+
+TW.active_element = function () {
+  const a = deepActive();
+  return a && a !== document.body && a !== document.documentElement ? redacted(a) : null;
+};

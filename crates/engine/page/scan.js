@@ -1,0 +1,427 @@
+// scan.js: TW.scan, a compact readable rendering of the page plus a list of
+// interactive targets with locators that resolve back to them.
+
+// Tags kept in simplified HTML. Block ones start their own line.
+const BLOCK_KEEP = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'ul', 'ol', 'li', 'form', 'table',
+  'thead', 'tbody', 'tfoot', 'tr', 'dialog', 'nav', 'main', 'header', 'footer', 'section', 'article',
+  'details', 'summary', 'pre', 'blockquote', 'select', 'option']);
+const INLINE_KEEP = new Set(['a', 'button', 'label', 'code', 'td', 'th']);
+// Unwrapped tags that still break lines, so their texts do not run together.
+const BREAK_TAGS = new Set(['div', 'dl', 'dt', 'dd', 'fieldset', 'figure', 'figcaption', 'aside',
+  'address', 'hr', 'legend', 'caption', 'center', 'body', 'html', 'menu']);
+// End tags HTML lets us omit: saves characters.
+const OPTIONAL_END = new Set(['p', 'li', 'tr', 'td', 'th', 'option', 'thead', 'tbody', 'tfoot']);
+// Structural tags dropped again when nothing visible ended up inside them.
+const DROP_IF_EMPTY = new Set(['p', 'ul', 'ol', 'li', 'form', 'table', 'thead', 'tbody', 'tfoot', 'tr',
+  'nav', 'main', 'header', 'footer', 'section', 'article', 'blockquote', 'pre', 'label', 'code',
+  'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const STATE_ATTRS = ['aria-checked', 'aria-selected', 'aria-expanded', 'aria-pressed', 'aria-disabled'];
+const BORING_ROLES = new Set(['presentation', 'none', 'generic']);
+const CUT_MIN = 12, CUT_SHOWN = 3;
+
+function escText(s) {
+  return s.replace(/[&<>]/g, c => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
+}
+
+function attr(name, v, max) {
+  return ' ' + name + '="' + escText(clip(collapse(v), max || 120)).replace(/"/g, '&quot;') + '"';
+}
+
+// Signature used to spot runs of similar siblings: tag + sorted classes.
+function siblingSig(el) {
+  const c = el.getAttribute('class');
+  return c && c.trim() ? el.localName + '.' + c.trim().split(/\s+/).sort().join('.') : el.localName;
+}
+
+// Groups of ≥ CUT_MIN same-signature children of container that read as a
+// list: mostly adjacent (few runs), so layout wrappers interleaved with other
+// content are not collapsed.
+function cutGroups(container) {
+  const stats = new Map();
+  let prev = null;
+  for (let k = container.firstElementChild; k; k = k.nextElementSibling) {
+    const sig = siblingSig(k);
+    let st = stats.get(sig);
+    if (!st) stats.set(sig, st = { count: 0, runs: 0 });
+    st.count++;
+    if (sig !== prev) st.runs++;
+    prev = sig;
+  }
+  let groups = null;
+  for (const [sig, st] of stats) {
+    if (st.count < CUT_MIN || st.runs * 6 > st.count) continue;
+    groups = groups || new Map();
+    groups.set(sig, { count: st.count, seen: 0 });
+  }
+  return groups;
+}
+
+// Selector matching exactly the container's children with signature `sig`:
+// the class selector alone would also match siblings carrying extra classes.
+function cutSelector(container, sig) {
+  const [tag, ...classes] = sig.split('.');
+  let child = CSS.escape(tag) + classes.map(c => '.' + CSS.escape(c)).join('');
+  const extra = new Set();
+  for (let k = container.firstElementChild; k; k = k.nextElementSibling) {
+    if (k.localName !== tag) continue;
+    for (const c of k.classList) if (!classes.includes(c)) extra.add(c);
+  }
+  for (const c of extra) child += ':not(.' + CSS.escape(c) + ')';
+  return uniqueSelector(container) + ' > ' + child;
+}
+
+// Walks the rendered flat tree once, producing simplified HTML (or text),
+// the link table, cut list and offscreen count.
+function renderContent(html, cutOn) {
+  const lines = [], links = {}, refs = new Map(), cuts = [];
+  const vp = viewportSize();
+  let cur = '', opened = false, emitted = 0, pre = 0, inSelect = 0, inLink = 0, offscreen = 0;
+
+  const flush = () => { const s = cur.trim(); if (s) lines.push(s); cur = ''; opened = false; };
+  const put = s => { cur += s; opened = false; emitted++; };
+
+  function text(data) {
+    if (pre) {
+      data.split('\n').forEach((part, i) => { if (i) flush(); if (part.trim()) put(html ? escText(part) : part); });
+      return;
+    }
+    let t = data.replace(/\s+/g, ' ');
+    if (t === ' ') { if (cur && !opened && !cur.endsWith(' ')) cur += ' '; return; }
+    if (opened || !cur || cur.endsWith(' ')) t = t.trimStart();
+    put(html ? escText(t) : t);
+  }
+
+  function linkRef(el) {
+    const url = el.href;
+    if (!refs.has(url)) { refs.set(url, 'r' + (refs.size + 1)); links[refs.get(url)] = url; }
+    return refs.get(url);
+  }
+
+  function visitKids(node) {
+    const kids = flatKids(node);
+    const groups = cutOn && node.nodeType === 1 && !node.shadowRoot && node.localName !== 'slot' &&
+      node.childElementCount >= CUT_MIN ? cutGroups(node) : null;
+    for (let i = 0; i < kids.length; i++) {
+      const k = kids[i];
+      if (k.nodeType === 3) { text(k.data); continue; }
+      if (k.nodeType !== 1) continue;
+      const g = groups && groups.get(siblingSig(k));
+      if (g && ++g.seen > CUT_SHOWN) {
+        if (g.seen === CUT_SHOWN + 1) cutLine(node, siblingSig(k), g);
+        continue;
+      }
+      visit(k);
+    }
+  }
+
+  function cutLine(container, sig, g) {
+    const selector = cutSelector(container, sig);
+    const entry = { selector, total: g.count, shown: CUT_SHOWN };
+    const path = hostPath(container);
+    if (path.length) entry.shadow = path;
+    cuts.push(entry);
+    flush();
+    lines.push('[… ' + (g.count - CUT_SHOWN) + ' more similar <' + sig.split('.')[0] +
+      '> items collapsed; selector: ' + selector + ']');
+  }
+
+  function visit(el) {
+    const tag = el.localName;
+    if (SKIP_TAGS.has(tag) || tag === 'svg' || el.hasAttribute('hidden') ||
+      el.getAttribute('aria-hidden') === 'true') return;
+    if (!inSelect && !el.checkVisibility(VIS_OPTS)) {
+      // display:contents has no box but renders its children.
+      if (getComputedStyle(el).display === 'contents') visitKids(el);
+      return;
+    }
+    if (tag === 'br') return flush();
+    const atom = atomic(el, tag);
+    if (atom !== null) {
+      countOffscreen(el);
+      if (atom) put(atom);
+      return;
+    }
+    const role = el.getAttribute('role');
+    const ce = el.getAttribute('contenteditable');
+    const kept = BLOCK_KEEP.has(tag) || INLINE_KEEP.has(tag) ||
+      (role && !BORING_ROLES.has(role)) || (ce !== null && ce !== 'false');
+    const block = BLOCK_KEEP.has(tag) || BREAK_TAGS.has(tag);
+    const snap = DROP_IF_EMPTY.has(tag) ? { n: lines.length, cur, emitted } : null;
+    if (block) flush();
+    if (kept) countOffscreen(el);
+    const ref = (tag === 'a' || tag === 'area') && el.hasAttribute('href') ? linkRef(el) : null;
+    if (kept && html) { cur += '<' + tag + tagAttrs(el, tag, role, ce, ref) + '>'; opened = true; }
+    if (!html && (tag === 'td' || tag === 'th') && cur.trim()) cur += ' | ';
+    // In text mode buttons would otherwise run into neighbouring words.
+    if (!html && tag === 'button' && cur && !cur.endsWith(' ')) cur += ' ';
+    if (tag === 'pre') pre++;
+    if (tag === 'select') inSelect++;
+    if (ref) inLink++;
+    visitKids(el);
+    if (tag === 'pre') pre--;
+    if (tag === 'select') inSelect--;
+    if (ref) inLink--;
+    if (!html && tag === 'button') cur += ' ';
+    if (kept && html && !OPTIONAL_END.has(tag)) cur = cur.trimEnd() + '</' + tag + '>';
+    if (!html && ref) put(' [#' + ref + ']');
+    if (block) flush();
+    if (snap && snap.emitted === emitted) { lines.length = snap.n; cur = snap.cur; }
+  }
+
+  // Leaf elements rendered as one token: returns the token, '' for nothing,
+  // or null when el is not atomic.
+  function atomic(el, tag) {
+    if (tag === 'input') return el.type === 'hidden' ? '' : html ? '<input' + inputAttrs(el) + '>' : fieldText(el, el.value);
+    if (tag === 'textarea') {
+      return html ? '<textarea' + inputAttrs(el) + '>' + escText(clip(el.value, 500)) + '</textarea>' : fieldText(el, el.value);
+    }
+    if (tag === 'select' && !html) {
+      const o = el.selectedOptions[0];
+      return fieldText(el, o ? o.textContent : '');
+    }
+    if (tag === 'img') {
+      const alt = collapse(el.getAttribute('alt'));
+      // Text mode shows alt only inside links, where it is often the only label.
+      return !alt ? '' : html ? '<img' + attr('alt', alt) + '>' : inLink ? alt : '';
+    }
+    if (tag === 'iframe' || tag === 'frame') {
+      flush();
+      const src = el.getAttribute('src') ? el.src : '';
+      const name = el.getAttribute('name') || '';
+      lines.push(html ? '<iframe' + (src ? attr('src', src, 300) : '') + (name ? attr('name', name) : '') + '></iframe>'
+        : '[iframe' + (name ? ' ' + name : '') + (src ? ' ' + src : '') + ']');
+      emitted++;
+      return '';
+    }
+    return null;
+  }
+
+  function countOffscreen(el) {
+    if (inSelect) return;
+    const r = el.getBoundingClientRect();
+    if (r.top >= vp.h || r.left >= vp.w) offscreen++;
+  }
+
+  // Attributes for form controls (input, textarea, select, button).
+  function inputAttrs(el) {
+    const tag = el.localName, type = el.type;
+    let s = '';
+    if (tag === 'input' && type !== 'text') s += ' type=' + type;
+    if (el.id) s += attr('id', el.id);
+    if (el.name) s += attr('name', el.name);
+    if (tag === 'input' && type !== 'checkbox' && type !== 'radio' && el.value) {
+      s += attr('value', type === 'password' ? '•••' : el.value, 200);
+    }
+    if (tag === 'select' && el.value) s += attr('value', el.value);
+    const ph = el.getAttribute('placeholder');
+    if (ph) s += attr('placeholder', ph);
+    if (el.checked) s += ' checked';
+    if (el.disabled) s += ' disabled';
+    if (el.readOnly) s += ' readonly';
+    if (el.multiple) s += ' multiple';
+    const al = el.getAttribute('aria-label');
+    if (al) s += attr('aria-label', al);
+    return s;
+  }
+
+  function tagAttrs(el, tag, role, ce, ref) {
+    let s = ref ? ' #' + ref : '';
+    if (tag === 'select' || tag === 'button') s += inputAttrs(el);
+    else {
+      const al = el.getAttribute('aria-label');
+      if (al) s += attr('aria-label', al);
+    }
+    if (role) s += attr('role', role);
+    if (ce !== null && ce !== 'false') s += ' contenteditable';
+    if (tag === 'option') s += (el.selected ? ' selected' : '') + (el.disabled ? ' disabled' : '');
+    if (tag === 'details' && el.open) s += ' open';
+    for (const a of STATE_ATTRS) {
+      const v = el.getAttribute(a);
+      if (v) s += attr(a, v);
+    }
+    return s;
+  }
+
+  // Text-mode rendering of a form field: [type name: value].
+  function fieldText(el, value) {
+    const type = el.localName === 'input' ? el.type : el.localName;
+    if (type === 'submit' || type === 'button' || type === 'reset') return '[' + (el.value || type) + ']';
+    const label = el.name || el.getAttribute('placeholder') || el.getAttribute('aria-label') || '';
+    const shown = type === 'password' && value ? '•••' : clip(collapse(value), 200);
+    const checked = el.checked ? ' (checked)' : '';
+    return '[' + type + (label ? ' ' + label : '') + (shown && type !== 'checkbox' && type !== 'radio' ? ': ' + shown : '') + checked + ']';
+  }
+
+  const start = document.body || document.documentElement;
+  if (start) visit(start);
+  flush();
+  return { content: lines.join('\n'), links, cuts, offscreen };
+}
+
+// 'loading', 'shell' (almost no visible text and no controls: an unrendered
+// SPA), or 'ready'. Stops as soon as enough visible content is seen.
+function renderState() {
+  if (document.readyState === 'loading') return 'loading';
+  const body = document.body;
+  if (!body) return 'shell';
+  let chars = 0;
+  const CONTENT = /^(input|button|select|textarea|iframe|canvas|video)$/;
+  function seen(node) {
+    const kids = flatKids(node);
+    for (let i = 0; i < kids.length; i++) {
+      const k = kids[i];
+      if (k.nodeType === 3) {
+        chars += collapse(k.data).length;
+        if (chars >= 20) return true;
+      } else if (k.nodeType === 1 && !SKIP_TAGS.has(k.localName) && isVisible(k)) {
+        if (CONTENT.test(k.localName) && k.type !== 'hidden') return true;
+        if (seen(k)) return true;
+      }
+    }
+    return false;
+  }
+  return seen(body) ? 'ready' : 'shell';
+}
+
+// ---------- observation: interactive targets and frames ----------
+
+const TARGET_SEL = 'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, canvas, ' +
+  'iframe, frame, [contenteditable]:not([contenteditable=false]), ' +
+  ['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option',
+    'switch', 'textbox', 'searchbox', 'combobox', 'slider', 'spinbutton', 'treeitem']
+    .map(r => '[role=' + r + ']').join(', ');
+
+function cssLocator(el) {
+  const loc = { css: uniqueSelector(el) };
+  const path = hostPath(el);
+  if (path.length) loc.shadow = path;
+  return loc;
+}
+
+// Counts of accessible elements per role + exact name, for the given roles:
+// a {role, name, exact} locator is only offered when its count is 1.
+function roleNameCounts(roles) {
+  const counts = new Map();
+  walkDeep(document, el => {
+    const role = computeRole(el);
+    if (!roles.has(role) || !isAccessible(el)) return;
+    const key = role + '\u0000' + accessibleName(el);
+    counts.set(key, (counts.get(key) || 0) + 1);
+  });
+  return counts;
+}
+
+// What the agent should do with a target, and why; tool null = leave it alone.
+function recommend(el, tag, role, rect, state) {
+  if (state.disabled) return [null, 'disabled'];
+  if (state.inert) return [null, 'inert: outside an open modal or inside [inert]'];
+  if (state.readonly) return [null, 'read-only'];
+  if (tag === 'input' && el.type === 'file') {
+    return el.getRootNode() === document ? ['upload_files', 'file input'] : ['unsupported', 'file input inside shadow DOM'];
+  }
+  if (tag === 'canvas') return ['verify_coordinate_target', 'canvas: its contents cannot be located'];
+  if (!rect.width || !rect.height) return ['verify_coordinate_target', 'zero-size element'];
+  if (tag === 'select') return ['select_existing_option', 'native select'];
+  if (state.editable) return ['page_type', 'editable text field'];
+  return ['page_click', role || tag];
+}
+
+function frameInfo(el, box, inView) {
+  let same = false;
+  try { same = !!el.contentDocument; } catch (e) { same = false; }
+  return {
+    frame: [cssLocator(el)],
+    src: el.getAttribute('src') ? el.src : '',
+    name: el.getAttribute('name') || '',
+    title: el.getAttribute('title') || '',
+    rect: box,
+    in_viewport: inView,
+    same_origin: same,
+  };
+}
+
+function observe(max) {
+  const out = { targets: [], frames: [], truncated: false };
+  if (!(max > 0)) return out;
+  const picked = [];
+  walkDeep(document, el => {
+    if (!el.matches(TARGET_SEL) || !isVisible(el)) return;
+    if (picked.length === max) { out.truncated = true; return false; }
+    picked.push(el);
+  });
+  const vp = viewportSize();
+  const roles = new Set(picked.map(computeRole).filter(Boolean));
+  let counts = null;
+  for (const el of picked) {
+    const tag = el.localName;
+    const r = el.getBoundingClientRect();
+    const box = roundRect(r);
+    const inView = r.right >= 0 && r.bottom >= 0 && r.left <= vp.w && r.top <= vp.h;
+    if (tag === 'iframe' || tag === 'frame') { out.frames.push(frameInfo(el, box, inView)); continue; }
+    const role = computeRole(el);
+    const name = accessibleName(el);
+    const hiddenFromAT = ariaHidden(el) || isInert(el);
+    let locator = null;
+    if (role && name && name.length <= 80 && !hiddenFromAT) {
+      counts = counts || roleNameCounts(roles);
+      if (counts.get(role + '\u0000' + name) === 1) locator = { role, name, exact: true };
+    }
+    const state = {
+      disabled: isDisabled(el),
+      readonly: isReadOnly(el),
+      inert: isInert(el),
+      editable: isTextField(el),
+    };
+    const [tool, reason] = recommend(el, tag, role, box, state);
+    const t = { locator: locator || cssLocator(el), role, name: clip(name, 80), tag };
+    if (tag === 'input') t.type = el.type;
+    t.editable = state.editable && !state.disabled && !state.readonly;
+    if (state.disabled) t.disabled = true;
+    if (state.readonly) t.readonly = true;
+    Object.assign(t, { rect: box, in_viewport: inView, recommended_tool: tool, reason });
+    out.targets.push(t);
+  }
+  return out;
+}
+
+TW.scan = function (args) {
+  const a = args || {};
+  const html = a.text_only !== true;
+  const cutOn = a.cutlist !== false;
+  const maxchars = a.maxchars > 0 ? Math.floor(a.maxchars) : 35000;
+  const maxTargets = a.max_targets == null ? 80 : Math.max(0, Math.floor(a.max_targets));
+  const r = renderContent(html, cutOn);
+  let content = r.content;
+  const total = content.length;
+  const truncated = total > maxchars;
+  if (truncated) {
+    content = content.slice(0, maxchars) + '\n[… truncated: ' + (total - maxchars) + ' more chars; raise maxchars or scroll]';
+  }
+  const render = renderState();
+  const se = document.scrollingElement || document.documentElement;
+  const out = {
+    title: document.title,
+    url: location.href,
+    content,
+    links: r.links,
+    chars: content.length,
+    total_chars: total,
+    truncated,
+    offscreen: r.offscreen,
+  };
+  if (r.offscreen) out.hint = r.offscreen + ' elements are outside the viewport; use scroll_page or their locators';
+  out.cutlist = r.cuts;
+  out.render_state = render;
+  out.content_ready = render === 'ready';
+  out.ready_state = document.readyState;
+  out.viewport = {
+    width: window.innerWidth,
+    height: window.innerHeight,
+    scroll_x: Math.round(window.scrollX),
+    scroll_y: Math.round(window.scrollY),
+    scroll_height: se ? se.scrollHeight : 0,
+    device_pixel_ratio: window.devicePixelRatio,
+  };
+  out.observation = observe(maxTargets);
+  return out;
+};

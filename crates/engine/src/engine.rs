@@ -1,0 +1,287 @@
+//! The engine: owns the browser link (launching or reconnecting it on demand), the
+//! agents' sessions and their default tabs, tab ownership, reservations and receipts.
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
+use crate::error::{EngineError, Result};
+use crate::launch::{self, LaunchOptions};
+use crate::page::Page;
+use crate::receipts::Receipts;
+
+/// How the engine reaches a browser.
+#[derive(Debug, Clone)]
+pub enum LinkConfig {
+    /// Launch (and relaunch after a crash) a browser of our own over a pipe.
+    Managed(LaunchOptions),
+    /// Attach to a running browser at a ws:// or http:// CDP endpoint.
+    Endpoint(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub link: LinkConfig,
+    /// Every file the engine writes lands under this directory.
+    pub output_dir: PathBuf,
+}
+
+pub struct Engine {
+    pub config: EngineConfig,
+    browser: tokio::sync::Mutex<Option<Arc<Browser>>>,
+    /// Tab ids are never reused, even across a browser relaunch.
+    next_tab_id: Arc<AtomicU64>,
+    next_session: AtomicU64,
+    /// Which agent session uses which tab as its default, so a new session does not
+    /// silently share another's page.
+    default_claims: Mutex<HashMap<u64, u64>>,
+    pub receipts: Receipts,
+    pub(crate) creations: crate::tabs::Creations,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig) -> Arc<Engine> {
+        Arc::new(Engine {
+            config,
+            browser: tokio::sync::Mutex::new(None),
+            next_tab_id: Arc::new(AtomicU64::new(1)),
+            next_session: AtomicU64::new(1),
+            default_claims: Mutex::new(HashMap::new()),
+            receipts: Receipts::default(),
+            creations: Default::default(),
+        })
+    }
+
+    pub fn link_name(&self) -> &'static str {
+        match self.config.link {
+            LinkConfig::Managed(_) => "managed",
+            LinkConfig::Endpoint(_) => "cdp",
+        }
+    }
+
+    /// The connected browser, launching or reconnecting it when there is none or the last
+    /// one went away.
+    pub async fn browser(&self) -> Result<Arc<Browser>> {
+        let mut slot = self.browser.lock().await;
+        if let Some(browser) = slot.as_ref()
+            && !browser.conn.is_closed()
+        {
+            return Ok(browser.clone());
+        }
+        if let Some(dead) = slot.take() {
+            tracing::warn!("browser connection lost; reconnecting");
+            dead.shutdown().await;
+        }
+        let browser = self.connect().await?;
+        *slot = Some(browser.clone());
+        Ok(browser)
+    }
+
+    /// The browser if one is connected now; never launches.
+    pub async fn current_browser(&self) -> Option<Arc<Browser>> {
+        self.browser
+            .lock()
+            .await
+            .as_ref()
+            .filter(|b| !b.conn.is_closed())
+            .cloned()
+    }
+
+    async fn connect(&self) -> Result<Arc<Browser>> {
+        match &self.config.link {
+            LinkConfig::Managed(options) => {
+                let launched = launch::launch(options)?;
+                let conn = cdp::Connection::over_pipe(
+                    pipe_sender(launched.to_browser)?,
+                    pipe_receiver(launched.from_browser)?,
+                );
+                let browser = Browser::start(
+                    conn,
+                    "managed",
+                    self.next_tab_id.clone(),
+                    Some(launched.child),
+                    launched.temp_profile,
+                )
+                .await;
+                browser.map_err(|e| EngineError::Launch(format!("browser did not answer: {e}")))
+            }
+            LinkConfig::Endpoint(endpoint) => {
+                let url = cdp::websocket_url(endpoint)
+                    .await
+                    .map_err(|e| EngineError::Endpoint(e.to_string()))?;
+                let conn = cdp::Connection::over_websocket(&url).await?;
+                Browser::start(conn, "cdp", self.next_tab_id.clone(), None, None).await
+            }
+        }
+    }
+
+    pub async fn shutdown(&self) {
+        if let Some(browser) = self.browser.lock().await.take() {
+            browser.shutdown().await;
+        }
+    }
+
+    /// A new agent session (one per MCP session).
+    pub fn new_session(self: &Arc<Self>) -> AgentSession {
+        AgentSession {
+            id: self.next_session.fetch_add(1, Ordering::Relaxed),
+            engine: self.clone(),
+            default_tab: Mutex::new(None),
+        }
+    }
+
+    /// Opens a new tab and records its owner.
+    pub async fn open_tab(&self, url: &str, active: bool, owner_id: Option<&str>) -> Result<Tab> {
+        let browser = self.browser().await?;
+        let created = browser
+            .conn
+            .call(
+                None,
+                "Target.createTarget",
+                json!({"url": url, "background": !active}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        let target_id = created["targetId"].as_str().unwrap_or_default().to_owned();
+        let info = browser
+            .conn
+            .call(
+                None,
+                "Target.getTargetInfo",
+                json!({"targetId": target_id}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        browser.note_target(&info["targetInfo"]);
+        browser.update_tab(&target_id, |tab| {
+            tab.owner_id = owner_id.map(str::to_owned);
+        });
+        browser
+            .tab_by_target(&target_id)
+            .ok_or_else(|| EngineError::NoSuchTab(target_id))
+    }
+
+    /// Parses a tab handle (`client:N`, `N`) and finds the tab.
+    pub async fn find_tab(&self, handle: &str) -> Result<(Arc<Browser>, Tab)> {
+        let browser = self.browser().await?;
+        let tab_id = parse_tab_handle(handle, &browser.client_id)?;
+        let tab = browser
+            .tab_by_id(tab_id)
+            .ok_or_else(|| EngineError::NoSuchTab(handle.to_owned()))?;
+        Ok((browser, tab))
+    }
+
+    fn claim_default(&self, tab_id: u64, session: u64) {
+        lock(&self.default_claims).insert(tab_id, session);
+    }
+
+    fn claimed_by_other(&self, tab_id: u64, session: u64) -> bool {
+        lock(&self.default_claims)
+            .get(&tab_id)
+            .is_some_and(|owner| *owner != session)
+    }
+}
+
+/// `managed:3`, `cdp:3` or `3` → 3.
+pub fn parse_tab_handle(handle: &str, client_id: &str) -> Result<u64> {
+    let handle = handle.trim();
+    let number = match handle.split_once(':') {
+        Some((client, number)) if client == client_id => number,
+        Some((client, _)) => {
+            return Err(EngineError::NoSuchTab(format!(
+                "{handle} (this server's browser is '{client_id}', not '{client}')"
+            )));
+        }
+        None => handle,
+    };
+    number
+        .parse()
+        .map_err(|_| EngineError::invalid("session_id", format!("'{handle}' is not a tab handle like {client_id}:3")))
+}
+
+pub fn tab_handle(browser: &Browser, tab: &Tab) -> String {
+    format!("{}:{}", browser.client_id, tab.tab_id)
+}
+
+fn pipe_sender(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Sender> {
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd)
+        .map_err(|e| EngineError::Launch(format!("pipe: {e}")))
+}
+
+fn pipe_receiver(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Receiver> {
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+        .map_err(|e| EngineError::Launch(format!("pipe: {e}")))
+}
+
+/// One agent's view of the engine: its default tab and its receipts.
+pub struct AgentSession {
+    pub id: u64,
+    pub engine: Arc<Engine>,
+    default_tab: Mutex<Option<u64>>,
+}
+
+impl AgentSession {
+    /// The tab a call addresses: the explicit handle, else this session's default (chosen
+    /// on first use: a tab no other session uses, or a new one).
+    pub async fn resolve_tab(&self, handle: Option<&str>) -> Result<(Arc<Browser>, Tab)> {
+        if let Some(handle) = handle {
+            return self.engine.find_tab(handle).await;
+        }
+        let browser = self.engine.browser().await?;
+        let current = *lock(&self.default_tab);
+        if let Some(tab) = current.and_then(|id| browser.tab_by_id(id)) {
+            return Ok((browser, tab));
+        }
+        let free = browser
+            .tabs()
+            .into_iter()
+            .find(|tab| !self.engine.claimed_by_other(tab.tab_id, self.id) && tab.owner_id.is_none());
+        let tab = match free {
+            Some(tab) => tab,
+            None => self.engine.open_tab("about:blank", false, None).await?,
+        };
+        self.set_default(tab.tab_id);
+        Ok((browser, tab))
+    }
+
+    pub fn set_default(&self, tab_id: u64) {
+        *lock(&self.default_tab) = Some(tab_id);
+        self.engine.claim_default(tab_id, self.id);
+    }
+
+    pub fn default_tab(&self) -> Option<u64> {
+        *lock(&self.default_tab)
+    }
+
+    /// Reserves a tab for one page operation. A tab another call holds answers
+    /// `target_busy` at once; calls are never queued behind each other.
+    pub async fn page(&self, handle: Option<&str>) -> Result<Page> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        let reservation = tab
+            .busy
+            .clone()
+            .try_lock_owned()
+            .map_err(|_| EngineError::TargetBusy {
+                tab: tab_handle(&browser, &tab),
+            })?;
+        let session = browser.session_for(&tab.target_id).await?;
+        Ok(Page::new(browser, tab, session, reservation, self.engine.clone()))
+    }
+}
+
+impl Drop for AgentSession {
+    fn drop(&mut self) {
+        lock(&self.engine.default_claims).retain(|_, owner| *owner != self.id);
+    }
+}
+
+/// The deadline helper every page operation uses: seconds from a tool's `timeout`.
+pub fn seconds(timeout: f64) -> Duration {
+    Duration::from_secs_f64(timeout.clamp(0.0, 3600.0))
+}

@@ -1,0 +1,241 @@
+//! Trusted CDP input to one tab: clicks, typing, key chords and drags. Never the OS
+//! cursor or keyboard.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::{EngineError, Result};
+use crate::keys::{self, Chord};
+use crate::page::{FrameContext, Page};
+
+/// What a click aims at.
+pub enum ClickTarget {
+    /// A locator (CSS string or object, with an optional frame path) — hit-tested.
+    Element {
+        locator: Value,
+        frame: Vec<Value>,
+        offset: (Option<f64>, Option<f64>),
+    },
+    /// A point in the top document's (or a frame's) viewport — not hit-tested.
+    Point { x: f64, y: f64, frame: Vec<Value> },
+}
+
+impl Page {
+    pub async fn click(
+        &self,
+        target: ClickTarget,
+        button: &str,
+        clicks: u32,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let button = match button {
+            "left" | "right" | "middle" => button,
+            other => {
+                return Err(EngineError::invalid(
+                    "button",
+                    format!("'{other}' is not left, right or middle"),
+                ));
+            }
+        };
+        let (x, y, mut report) = match target {
+            ClickTarget::Point { x, y, frame } => {
+                let ctx = self.frame_context(&frame, timeout).await?;
+                (x + ctx.offset.0, y + ctx.offset.1, json!({"hit_verified": false}))
+            }
+            ClickTarget::Element {
+                locator,
+                frame,
+                offset,
+            } => {
+                let ctx = self.frame_context(&frame, timeout).await?;
+                let aimed = self
+                    .run_ok(
+                        &ctx,
+                        "click_point",
+                        json!({
+                            "locator": locator,
+                            "offset_x": offset.0,
+                            "offset_y": offset.1,
+                            // Framed clicks do not scroll: the frame's offset was measured already.
+                            "scroll": !ctx.framed,
+                        }),
+                        timeout,
+                    )
+                    .await?;
+                if ctx.framed {
+                    self.check_frames_unobscured(&frame, &aimed, timeout).await?;
+                }
+                let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
+                let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
+                (x, y, aimed)
+            }
+        };
+        self.mouse_click(x, y, button, clicks, timeout).await?;
+        report["x"] = json!(x);
+        report["y"] = json!(y);
+        report["button"] = json!(button);
+        report["clicks"] = json!(clicks);
+        Ok(report)
+    }
+
+    /// Each parent document must show the iframe at the click point, else the click would
+    /// land on whatever covers it.
+    async fn check_frames_unobscured(
+        &self,
+        frame: &[Value],
+        aimed: &Value,
+        timeout: Duration,
+    ) -> Result<()> {
+        let (mut x, mut y) = (
+            aimed["x"].as_f64().unwrap_or_default(),
+            aimed["y"].as_f64().unwrap_or_default(),
+        );
+        // Convert the point to each ancestor's coordinates, innermost first.
+        let mut contexts: Vec<FrameContext> = Vec::new();
+        for depth in 0..frame.len() {
+            contexts.push(self.frame_context(&frame[..depth], timeout).await?);
+        }
+        let inner = self.frame_context(frame, timeout).await?;
+        let mut offset = inner.offset;
+        for depth in (0..frame.len()).rev() {
+            let parent = &contexts[depth];
+            x += offset.0 - parent.offset.0;
+            y += offset.1 - parent.offset.1;
+            offset = parent.offset;
+            let hit = self
+                .run(parent, "hit_test", json!({"x": x, "y": y, "locator": frame[depth]}), timeout)
+                .await?;
+            if hit["status"] != "ok" {
+                let code = hit["status"].as_str().unwrap_or("obscured").to_owned();
+                return Err(EngineError::page(
+                    &code,
+                    format!("frame {depth} is covered at the click point"),
+                    hit,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn mouse_click(
+        &self,
+        x: f64,
+        y: f64,
+        button: &str,
+        clicks: u32,
+        timeout: Duration,
+    ) -> Result<()> {
+        self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
+        for count in 1..=clicks.max(1) {
+            self.mouse("mousePressed", x, y, button, count, timeout).await?;
+            self.mouse("mouseReleased", x, y, button, count, timeout).await?;
+        }
+        Ok(())
+    }
+
+    async fn mouse(
+        &self,
+        kind: &str,
+        x: f64,
+        y: f64,
+        button: &str,
+        click_count: u32,
+        timeout: Duration,
+    ) -> Result<()> {
+        let buttons = match (kind, button) {
+            ("mouseReleased", _) | (_, "none") => 0,
+            (_, "left") => 1,
+            (_, "right") => 2,
+            _ => 4,
+        };
+        self.cdp(
+            "Input.dispatchMouseEvent",
+            json!({
+                "type": kind, "x": x, "y": y, "button": button,
+                "buttons": buttons, "clickCount": click_count,
+            }),
+            timeout,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Focuses a field (or keeps the current focus), optionally selects its content so the
+    /// text replaces it, inserts the text, then presses `submit_key`.
+    pub async fn type_text(
+        &self,
+        locator: Option<Value>,
+        frame: &[Value],
+        text: &str,
+        clear: bool,
+        submit_key: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let submit = submit_key.map(keys::parse_chord).transpose()?;
+        let ctx = self.frame_context(frame, timeout).await?;
+        let mut report = self
+            .run_ok(
+                &ctx,
+                "focus_for_typing",
+                json!({ "locator": locator, "clear": clear }),
+                timeout,
+            )
+            .await?;
+        if clear && text.is_empty() {
+            self.press_chord(&keys::parse_chord("Delete")?, timeout).await?;
+        } else if !text.is_empty() {
+            self.cdp("Input.insertText", json!({ "text": text }), timeout)
+                .await?;
+        }
+        if let Some(chord) = &submit {
+            self.press_chord(chord, timeout).await?;
+        }
+        report["typed_chars"] = json!(text.chars().count());
+        report["submitted"] = json!(submit_key);
+        Ok(report)
+    }
+
+    pub async fn press(&self, keys_csv: &str, timeout: Duration) -> Result<Value> {
+        let chord = keys::parse_chord(keys_csv)?;
+        self.press_chord(&chord, timeout).await?;
+        Ok(json!({ "keys": chord.describe() }))
+    }
+
+    async fn press_chord(&self, chord: &Chord, timeout: Duration) -> Result<()> {
+        for event in chord.events() {
+            self.cdp("Input.dispatchKeyEvent", event, timeout).await?;
+        }
+        Ok(())
+    }
+
+    /// One uninterrupted press-move-release sequence, spread over `duration`.
+    pub async fn drag(
+        &self,
+        from: (f64, f64),
+        to: (f64, f64),
+        duration: Duration,
+        button: &str,
+        timeout: Duration,
+    ) -> Result<Value> {
+        // ~60 moves a second, at least a few so pages see a real path.
+        let steps = ((duration.as_secs_f64() * 60.0) as u32).clamp(4, 600);
+        let pause = duration / steps;
+        self.mouse("mouseMoved", from.0, from.1, "none", 0, timeout).await?;
+        self.mouse("mousePressed", from.0, from.1, button, 1, timeout).await?;
+        for step in 1..=steps {
+            let t = f64::from(step) / f64::from(steps);
+            let (x, y) = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
+            self.cdp(
+                "Input.dispatchMouseEvent",
+                json!({"type": "mouseMoved", "x": x, "y": y, "button": button, "buttons": 1}),
+                timeout,
+            )
+            .await?;
+            // Pacing for the page's benefit (drag libraries sample over time), not a wait.
+            tokio::time::sleep(pause).await;
+        }
+        self.mouse("mouseReleased", to.0, to.1, button, 1, timeout).await?;
+        Ok(json!({ "from": [from.0, from.1], "to": [to.0, to.1], "steps": steps }))
+    }
+}

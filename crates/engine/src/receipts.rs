@@ -1,0 +1,179 @@
+//! Operation receipts: a call that outlives its deadline hands back an `operation_id`;
+//! the work goes on, and its result can be collected later by the same agent session.
+//! A result is stored once and read any number of times; nothing is ever replayed.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::browser::lock;
+use crate::error::{EngineError, Result};
+
+/// Completed results are kept this long…
+pub const RETENTION: Duration = Duration::from_secs(600);
+/// …and at most this many, oldest evicted first.
+pub const MAX_COMPLETED: usize = 512;
+
+/// A finished operation: what the call would have returned.
+pub type Outcome = std::result::Result<Value, EngineError>;
+
+struct Entry {
+    session: u64,
+    kind: &'static str,
+    started: Instant,
+    finished: Option<Instant>,
+    result: watch::Receiver<Option<std::sync::Arc<Outcome>>>,
+}
+
+#[derive(Default)]
+pub struct Receipts {
+    entries: Mutex<HashMap<String, Entry>>,
+    counter: AtomicU64,
+}
+
+/// Handed to the task doing the work; completing it stores the outcome.
+pub struct Completer {
+    id: String,
+    sender: watch::Sender<Option<std::sync::Arc<Outcome>>>,
+}
+
+impl Completer {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+pub enum ReceiptState {
+    Pending { kind: &'static str, age: Duration },
+    Done { kind: &'static str, outcome: std::sync::Arc<Outcome> },
+}
+
+impl Receipts {
+    pub fn create(&self, session: u64, kind: &'static str) -> Completer {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = format!("op-{session}-{n}-{:x}", nonce());
+        let (sender, result) = watch::channel(None);
+        lock(&self.entries).insert(
+            id.clone(),
+            Entry {
+                session,
+                kind,
+                started: Instant::now(),
+                finished: None,
+                result,
+            },
+        );
+        Completer { id, sender }
+    }
+
+    pub fn complete(&self, completer: Completer, outcome: Outcome) {
+        let mut entries = lock(&self.entries);
+        if let Some(entry) = entries.get_mut(&completer.id) {
+            entry.finished = Some(Instant::now());
+        }
+        completer.sender.send_replace(Some(std::sync::Arc::new(outcome)));
+        evict(&mut entries);
+    }
+
+    /// Reads a receipt, waiting up to `wait` for a pending one to finish.
+    pub async fn get(&self, session: u64, id: &str, wait: Duration) -> Result<ReceiptState> {
+        let (kind, started, mut result) = {
+            let mut entries = lock(&self.entries);
+            evict(&mut entries);
+            let entry = entries.get(id).ok_or_else(|| EngineError::Refused {
+                code: "unknown_operation".into(),
+                message: format!(
+                    "operation_id: '{id}' is unknown or expired (results are kept {} s, at most {MAX_COMPLETED}); a missing result does not prove the operation never ran",
+                    RETENTION.as_secs()
+                ),
+            })?;
+            if entry.session != session {
+                return Err(EngineError::Refused {
+                    code: "foreign_operation".into(),
+                    message: format!("operation_id: '{id}' belongs to another MCP session"),
+                });
+            }
+            (entry.kind, entry.started, entry.result.clone())
+        };
+        let _ = tokio::time::timeout(wait, result.wait_for(Option::is_some)).await;
+        let current = result.borrow().clone();
+        match current {
+            Some(outcome) => Ok(ReceiptState::Done { kind, outcome }),
+            None => Ok(ReceiptState::Pending {
+                kind,
+                age: started.elapsed(),
+            }),
+        }
+    }
+}
+
+fn evict(entries: &mut HashMap<String, Entry>) {
+    entries.retain(|_, e| e.finished.is_none_or(|at| at.elapsed() < RETENTION));
+    let mut finished: Vec<(Instant, String)> = entries
+        .iter()
+        .filter_map(|(id, e)| e.finished.map(|at| (at, id.clone())))
+        .collect();
+    if finished.len() > MAX_COMPLETED {
+        finished.sort();
+        for (_, id) in finished.iter().take(finished.len() - MAX_COMPLETED) {
+            entries.remove(id);
+        }
+    }
+}
+
+/// Makes operation ids unguessable across processes and restarts.
+fn nonce() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or_default();
+    t ^ (u64::from(std::process::id()) << 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn a_result_is_read_by_its_session_only() {
+        let receipts = Receipts::default();
+        let completer = receipts.create(1, "execute_js");
+        let id = completer.id().to_owned();
+        assert!(matches!(
+            receipts.get(1, &id, Duration::ZERO).await.unwrap(),
+            ReceiptState::Pending { .. }
+        ));
+        receipts.complete(completer, Ok(json!(42)));
+        for _ in 0..2 {
+            let ReceiptState::Done { outcome, .. } = receipts.get(1, &id, Duration::ZERO).await.unwrap() else {
+                panic!("expected done");
+            };
+            assert_eq!(outcome.as_ref().as_ref().unwrap(), &json!(42));
+        }
+        let foreign = receipts.get(2, &id, Duration::ZERO).await.err().unwrap();
+        assert_eq!(foreign.code(), "foreign_operation");
+        let unknown = receipts.get(1, "op-nope", Duration::ZERO).await.err().unwrap();
+        assert_eq!(unknown.code(), "unknown_operation");
+    }
+
+    #[tokio::test]
+    async fn completed_results_are_bounded_in_count() {
+        let receipts = Receipts::default();
+        let first = receipts.create(1, "x");
+        let first_id = first.id().to_owned();
+        receipts.complete(first, Ok(json!(0)));
+        for _ in 0..MAX_COMPLETED {
+            let c = receipts.create(1, "x");
+            receipts.complete(c, Ok(json!(1)));
+        }
+        assert_eq!(
+            receipts.get(1, &first_id, Duration::ZERO).await.err().unwrap().code(),
+            "unknown_operation"
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! Reading a page: scan_page, scrolling and readiness.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::{EngineError, Result};
+use crate::page::Page;
+
+pub struct ScanRequest {
+    pub text_only: bool,
+    pub cutlist: bool,
+    pub maxchars: u64,
+    pub max_targets: u64,
+    pub frame: Vec<Value>,
+    pub extra_js: Option<String>,
+}
+
+impl Page {
+    pub async fn scan(&self, request: &ScanRequest, timeout: Duration) -> Result<Value> {
+        if request.extra_js.is_some() && !request.frame.is_empty() {
+            return Err(EngineError::invalid("extra_js", "cannot be combined with frame"));
+        }
+        let ctx = self.frame_context(&request.frame, timeout).await?;
+        let mut extra = Value::Null;
+        if let Some(code) = &request.extra_js {
+            let reply = self
+                .cdp(
+                    "Runtime.evaluate",
+                    json!({"expression": code, "awaitPromise": true, "returnByValue": true, "replMode": true}),
+                    timeout,
+                )
+                .await?;
+            extra = match reply.get("exceptionDetails") {
+                Some(details) => json!({"error": crate::page::exception_text(details)}),
+                None => reply["result"]["value"].clone(),
+            };
+        }
+        let mut result = self
+            .run(
+                &ctx,
+                "scan",
+                json!({
+                    "text_only": request.text_only,
+                    "cutlist": request.cutlist,
+                    "maxchars": request.maxchars,
+                    "max_targets": request.max_targets,
+                }),
+                timeout,
+            )
+            .await?;
+        if result.get("content").is_none() {
+            let message = result["message"].as_str().unwrap_or("the page could not be read").to_owned();
+            return Err(EngineError::page(
+                "scan_failed",
+                message,
+                result,
+            ));
+        }
+        if request.extra_js.is_some() {
+            result["extra_js_result"] = extra;
+        }
+        if !request.frame.is_empty() {
+            result["frame"] = json!(request.frame);
+        }
+        Ok(result)
+    }
+
+    pub async fn scroll(&self, to: Value, timeout: Duration) -> Result<Value> {
+        self.run_ok(&self.top(), "scroll", json!({ "to": to }), timeout).await
+    }
+}

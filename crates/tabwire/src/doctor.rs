@@ -1,0 +1,44 @@
+//! `tabwire doctor`: what is found, what is missing, and the exact fix.
+
+use crate::ServeArgs;
+
+pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+    let mut problems = 0;
+    println!("tabwire {}", env!("CARGO_PKG_VERSION"));
+    match &args.cdp_endpoint {
+        Some(endpoint) => println!("ok   link: CDP endpoint {endpoint} (checked on first use)"),
+        None => match engine::find_browser(args.browser_path.as_deref()) {
+            Ok(path) => {
+                let version = std::process::Command::new(&path)
+                    .arg("--version")
+                    .output()
+                    .ok()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+                    .unwrap_or_default();
+                println!("ok   browser: {} {version}", path.display());
+            }
+            Err(error) => {
+                problems += 1;
+                println!("MISSING browser: {error}");
+                println!("     fix: apt-get install -y chromium   (or pass --browser-path /path/to/chrome)");
+            }
+        },
+    }
+    if engine::running_as_root() {
+        println!("note running as root: the browser is started with --no-sandbox");
+    }
+    let display = std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    println!("ok   display: {}", if display { "present (headed by default)" } else { "none (headless by default)" });
+    let config = crate::engine_config(args)?;
+    println!("ok   output dir: {}", config.output_dir.display());
+    if let engine::LinkConfig::Managed(options) = &config.link {
+        match &options.profile_dir {
+            Some(dir) => println!("ok   profile: {}", dir.display()),
+            None => println!("ok   profile: throw-away (--isolated)"),
+        }
+    }
+    if problems == 0 {
+        println!("\nready: add tabwire to your MCP client, e.g. `tabwire print-config claude`");
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! The tabwire binary: command line, config printers, doctor and demo. Everything else
+//! lives in the library crates; this is the edge where errors become `anyhow`.
+
+mod demo;
+mod doctor;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+
+use engine::{Engine, EngineConfig, LaunchOptions, LinkConfig};
+
+#[derive(Parser, Debug)]
+#[command(name = "tabwire", version, about = "An MCP server that gives AI agents full, safe control of Chromium-family browsers.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct ServeArgs {
+    /// Serve MCP Streamable HTTP on this address (at /mcp) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Bearer token required from HTTP clients (mandatory on non-loopback addresses).
+    #[arg(long, env = "TABWIRE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Use a throw-away profile instead of the persistent one.
+    #[arg(long)]
+    isolated: bool,
+    /// Show the browser window.
+    #[arg(long, conflicts_with = "headless")]
+    headed: bool,
+    /// Hide the browser window (default when there is no display).
+    #[arg(long)]
+    headless: bool,
+    /// The browser binary (default: Chromium, Chrome, Edge, Brave or Opera on the usual paths).
+    #[arg(long, value_name = "PATH")]
+    browser_path: Option<PathBuf>,
+    /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["isolated", "headed", "headless", "browser_path"])]
+    cdp_endpoint: Option<String>,
+    /// The tool surface to serve.
+    #[arg(long, value_enum, default_value = "btap")]
+    face: Face,
+    /// Where screenshots, PDFs and large results are written (default ~/Downloads/tabwire).
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Automation profile: safe refuses risky operations, lab allows them.
+    #[arg(long, value_enum, default_value = "lab")]
+    profile: ProfileArg,
+    /// Persistent profile directory (default $XDG_DATA_HOME/tabwire/profile).
+    #[arg(long, value_name = "DIR", conflicts_with = "isolated")]
+    user_data_dir: Option<PathBuf>,
+    /// Extra argument passed to the launched browser (repeatable).
+    #[arg(long = "browser-arg", value_name = "ARG", allow_hyphen_values = true)]
+    browser_args: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show the main job end to end: serve a built-in page and drive it through the MCP tools.
+    Demo,
+    /// Say what is found, what is missing and what to do.
+    Doctor,
+    /// Print the MCP client configuration for a client.
+    PrintConfig {
+        #[arg(value_enum)]
+        client: Client,
+    },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum Face {
+    Btap,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum ProfileArg {
+    Safe,
+    Lab,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum Client {
+    Claude,
+    Cursor,
+    Vscode,
+    Hermes,
+    Codex,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // stdout belongs to MCP; logs go to stderr.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("TABWIRE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        match cli.command {
+            None => serve(cli.serve).await,
+            Some(Command::Demo) => demo::run().await,
+            Some(Command::Doctor) => doctor::run(&cli.serve),
+            Some(Command::PrintConfig { client }) => {
+                println!("{}", print_config(client)?);
+                Ok(())
+            }
+        }
+    })
+}
+
+fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
+    let link = match &args.cdp_endpoint {
+        Some(endpoint) => LinkConfig::Endpoint(endpoint.clone()),
+        None => LinkConfig::Managed(LaunchOptions {
+            browser_path: args.browser_path.clone(),
+            headless: match (args.headed, args.headless) {
+                (true, _) => Some(false),
+                (_, true) => Some(true),
+                _ => None,
+            },
+            profile_dir: if args.isolated {
+                None
+            } else {
+                Some(args.user_data_dir.clone().unwrap_or_else(default_profile_dir))
+            },
+            extra_args: args.browser_args.clone(),
+        }),
+    };
+    let output_dir = match &args.output_dir {
+        Some(dir) => dir.clone(),
+        None => home().join("Downloads").join("tabwire"),
+    };
+    std::fs::create_dir_all(&output_dir)
+        .with_context(|| format!("cannot create the output dir {}", output_dir.display()))?;
+    let output_dir = output_dir.canonicalize().unwrap_or(output_dir);
+    Ok(EngineConfig { link, output_dir })
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir)
+}
+
+fn default_profile_dir() -> PathBuf {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home().join(".local").join("share"));
+    data.join("tabwire").join("profile")
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let engine = Engine::new(engine_config(&args)?);
+    let profile = match args.profile {
+        ProfileArg::Safe => mcp::Profile::Safe,
+        ProfileArg::Lab => mcp::Profile::Lab,
+    };
+    let face = match args.face {
+        Face::Btap => "btap",
+    };
+    let state = mcp::state(engine.clone(), face, profile).context("unknown face")?;
+    let served = match args.http {
+        Some(addr) => {
+            let options = mcp::HttpOptions { addr, token: args.token.clone() };
+            mcp::serve_http(state, options, shutdown_signal()).await
+        }
+        None => {
+            tokio::select! {
+                served = mcp::serve_stdio(state) => served,
+                _ = shutdown_signal() => Ok(()),
+            }
+        }
+    };
+    // The browser goes away with the server, whichever way it ends.
+    engine.shutdown().await;
+    served.map_err(anyhow::Error::from)
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+fn print_config(client: Client) -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot find this executable's path")?;
+    let exe = exe.display().to_string();
+    let server = serde_json::json!({ "command": exe, "args": [] });
+    Ok(match client {
+        Client::Claude => format!(
+            "claude mcp add tabwire -- {exe}\n\n# or in a client config file:\n{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": { "tabwire": server } }))?
+        ),
+        Client::Cursor => serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": { "tabwire": server } }))?,
+        Client::Vscode => serde_json::to_string_pretty(&serde_json::json!({ "servers": { "tabwire": server } }))?,
+        Client::Hermes => format!("mcp_servers:\n  tabwire:\n    command: {exe}\n    timeout: 120\n    connect_timeout: 60"),
+        Client::Codex => format!("[mcp_servers.tabwire]\ncommand = \"{exe}\"\nargs = []"),
+    })
+}
+
