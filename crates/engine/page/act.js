@@ -1,7 +1,7 @@
 // act.js: the page half of actions: aiming clicks, focusing fields, scrolling,
 // probing for conditions. Input events themselves are sent by the engine.
 
-const TEXT_INPUT_TYPES = new Set(['text', 'search', 'email', 'tel', 'url', 'password', 'number']);
+const TEXT_INPUT_TYPES = words('text search email tel url password number');
 
 // Fields that take typed text.
 function isTextField(el) {

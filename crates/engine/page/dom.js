@@ -2,8 +2,13 @@
 // Everything here is read-only: no globals, attributes or ids are written,
 // so the page cannot tell that it was inspected.
 
+// A Set from a space-separated word list.
+function words(s) {
+  return new Set(s.split(' '));
+}
+
 // Elements whose contents are never rendered text.
-const SKIP_TAGS = new Set(['script', 'style', 'noscript', 'template', 'head', 'meta', 'link', 'title']);
+const SKIP_TAGS = words('script style noscript template head meta link');
 
 // checkVisibility options: also treat visibility:hidden as hidden.
 const VIS_OPTS = { visibilityProperty: true };
@@ -71,8 +76,7 @@ function openModal() {
   return modalCache;
 }
 
-// Removed from the accessibility tree or not interactive: aria-hidden or inert
-// on any composed ancestor, or outside an open modal dialog.
+// Not interactive: inert on a composed ancestor, or outside an open modal.
 function isInert(el) {
   const modal = openModal();
   if (modal && !containsDeep(modal, el)) return true;
@@ -90,8 +94,15 @@ function ariaHidden(el) {
 }
 
 // Visible and exposed to assistive tech: what role/label searches match.
+// One ancestor walk checks both aria-hidden and inert.
 function isAccessible(el) {
-  return isVisible(el) && !ariaHidden(el) && !isInert(el);
+  if (!isVisible(el)) return false;
+  const modal = openModal();
+  if (modal && !containsDeep(modal, el)) return false;
+  for (let n = el; n; n = parentDeep(n)) {
+    if (n.getAttribute('aria-hidden') === 'true' || n.hasAttribute('inert')) return false;
+  }
+  return true;
 }
 
 // Calls fn(el, root) for every element under root in document order, stepping

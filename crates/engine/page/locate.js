@@ -4,7 +4,7 @@
 
 // ---------- roles ----------
 
-const HEADING_TAGS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const HEADING_TAGS = words('h1 h2 h3 h4 h5 h6');
 const SIMPLE_ROLES = {
   button: 'button', summary: 'button', textarea: 'textbox', option: 'option',
   nav: 'navigation', main: 'main', ul: 'list', ol: 'list', menu: 'list', li: 'listitem',
@@ -62,13 +62,11 @@ function computeRole(el) {
 // ---------- accessible names (a practical subset of accname) ----------
 
 // Roles whose name comes from their content.
-const NAME_FROM_CONTENT = new Set(['button', 'link', 'heading', 'cell', 'gridcell', 'columnheader',
-  'rowheader', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox',
-  'menuitemradio', 'option', 'treeitem', 'tooltip', 'row', 'label', 'legend', 'caption']);
+const NAME_FROM_CONTENT = words('button link heading cell gridcell columnheader rowheader checkbox radio switch tab ' +
+  'menuitem menuitemcheckbox menuitemradio option treeitem tooltip row label legend caption');
 // Inline tags: their text joins neighbours without a space.
-const INLINE_TAGS = new Set(['a', 'abbr', 'b', 'bdi', 'bdo', 'cite', 'code', 'data', 'dfn', 'em',
-  'font', 'i', 'kbd', 'mark', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time',
-  'u', 'var', 'label']);
+const INLINE_TAGS = words('a abbr b bdi bdo cite code data dfn em font i kbd mark q s samp small span strong sub ' +
+  'sup time u var label');
 const NAME_TEXT_LIMIT = 2000;
 
 // Name from aria-labelledby / aria-label / title only (no content).
@@ -140,7 +138,9 @@ function accessibleName(el) {
   }
   if (tag === 'img') return collapse(el.getAttribute('alt') || el.getAttribute('title'));
   if (NAME_FROM_CONTENT.has(computeRole(el))) {
-    const text = collapse(subtreeText(el, false, null));
+    // Fast path: only text inside (the common link/button case).
+    const plain = !el.firstElementChild && !el.shadowRoot;
+    const text = collapse(plain ? el.textContent : subtreeText(el, false, null));
     if (text) return text;
   }
   return collapse(el.getAttribute('title'));
@@ -181,8 +181,7 @@ function findByText(root, match) {
 
 // ---------- label matching ----------
 
-const LABELABLE_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'checkbox', 'radio', 'switch',
-  'slider', 'spinbutton', 'listbox']);
+const LABELABLE_ROLES = words('textbox searchbox combobox checkbox radio switch slider spinbutton listbox');
 
 function isLabelable(el) {
   const tag = el.localName;
@@ -301,7 +300,7 @@ function describe(el) {
   const role = computeRole(el);
   if (role) d.role = role;
   if (el.localName === 'input') d.type = el.type;
-  const text = collapse(el.textContent);
+  const text = collapse(el.textContent.slice(0, 400));
   if (text && text !== name) d.text = clip(text, 60);
   d.selector = uniqueSelector(el);
   const path = hostPath(el);

@@ -2,24 +2,23 @@
 // interactive targets with locators that resolve back to them.
 
 // Tags kept in simplified HTML. Block ones start their own line.
-const BLOCK_KEEP = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'ul', 'ol', 'li', 'form', 'table',
-  'thead', 'tbody', 'tfoot', 'tr', 'dialog', 'nav', 'main', 'header', 'footer', 'section', 'article',
-  'details', 'summary', 'pre', 'blockquote', 'select', 'option']);
-const INLINE_KEEP = new Set(['a', 'button', 'label', 'code', 'td', 'th']);
+const BLOCK_KEEP = words('h1 h2 h3 h4 h5 h6 p ul ol li form table thead tbody tfoot tr dialog nav main header ' +
+  'footer section article details summary pre blockquote select option');
+const INLINE_KEEP = words('a button label code td th');
 // Unwrapped tags that still break lines, so their texts do not run together.
-const BREAK_TAGS = new Set(['div', 'dl', 'dt', 'dd', 'fieldset', 'figure', 'figcaption', 'aside',
-  'address', 'hr', 'legend', 'caption', 'center', 'body', 'html', 'menu']);
+const BREAK_TAGS = words('div dl dt dd fieldset figure figcaption aside address hr legend caption center body html ' +
+  'menu');
 // End tags HTML lets us omit: saves characters.
-const OPTIONAL_END = new Set(['p', 'li', 'tr', 'td', 'th', 'option', 'thead', 'tbody', 'tfoot']);
+const OPTIONAL_END = words('p li tr td th option thead tbody tfoot');
 // Structural tags dropped again when nothing visible ended up inside them.
-const DROP_IF_EMPTY = new Set(['p', 'ul', 'ol', 'li', 'form', 'table', 'thead', 'tbody', 'tfoot', 'tr',
-  'nav', 'main', 'header', 'footer', 'section', 'article', 'blockquote', 'pre', 'label', 'code',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6']);
+const DROP_IF_EMPTY = words('p ul ol li form table thead tbody tfoot tr nav main header footer section article ' +
+  'blockquote pre label code h1 h2 h3 h4 h5 h6');
 const STATE_ATTRS = ['aria-checked', 'aria-selected', 'aria-expanded', 'aria-pressed', 'aria-disabled'];
-const BORING_ROLES = new Set(['presentation', 'none', 'generic']);
+const BORING_ROLES = words('presentation none generic');
 const CUT_MIN = 12, CUT_SHOWN = 3;
 
 function escText(s) {
+  if (!/[&<>]/.test(s)) return s;
   return s.replace(/[&<>]/g, c => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'));
 }
 
@@ -30,17 +29,21 @@ function attr(name, v, max) {
 // Signature used to spot runs of similar siblings: tag + sorted classes.
 function siblingSig(el) {
   const c = el.getAttribute('class');
-  return c && c.trim() ? el.localName + '.' + c.trim().split(/\s+/).sort().join('.') : el.localName;
+  if (!c) return el.localName;
+  if (!/\s/.test(c)) return el.localName + '.' + c;
+  const classes = c.trim().split(/\s+/).sort().join('.');
+  return classes ? el.localName + '.' + classes : el.localName;
 }
 
 // Groups of ≥ CUT_MIN same-signature children of container that read as a
 // list: mostly adjacent (few runs), so layout wrappers interleaved with other
 // content are not collapsed.
-function cutGroups(container) {
+function cutGroups(container, sigs) {
   const stats = new Map();
   let prev = null;
   for (let k = container.firstElementChild; k; k = k.nextElementSibling) {
     const sig = siblingSig(k);
+    sigs.set(k, sig);
     let st = stats.get(sig);
     if (!st) stats.set(sig, st = { count: 0, runs: 0 });
     st.count++;
@@ -75,7 +78,7 @@ function cutSelector(container, sig) {
 function renderContent(html, cutOn) {
   const lines = [], links = {}, refs = new Map(), cuts = [];
   const vp = viewportSize();
-  let cur = '', opened = false, emitted = 0, pre = 0, inSelect = 0, inLink = 0, offscreen = 0;
+  let cur = '', opened = false, emitted = 0, pre = 0, inSelect = 0, inLink = 0, offscreen = 0, below = false;
 
   const flush = () => { const s = cur.trim(); if (s) lines.push(s); cur = ''; opened = false; };
   const put = s => { cur += s; opened = false; emitted++; };
@@ -97,17 +100,20 @@ function renderContent(html, cutOn) {
     return refs.get(url);
   }
 
-  function visitKids(node) {
+  function visitKids(node, noText) {
     const kids = flatKids(node);
-    const groups = cutOn && node.nodeType === 1 && !node.shadowRoot && node.localName !== 'slot' &&
-      node.childElementCount >= CUT_MIN ? cutGroups(node) : null;
+    let sigs = null, groups = null;
+    if (cutOn && node.nodeType === 1 && !node.shadowRoot && node.localName !== 'slot' && node.childElementCount >= CUT_MIN) {
+      sigs = new Map();
+      groups = cutGroups(node, sigs);
+    }
     for (let i = 0; i < kids.length; i++) {
       const k = kids[i];
-      if (k.nodeType === 3) { text(k.data); continue; }
+      if (k.nodeType === 3) { if (!noText) text(k.data); continue; }
       if (k.nodeType !== 1) continue;
-      const g = groups && groups.get(siblingSig(k));
+      const g = groups && groups.get(sigs.get(k));
       if (g && ++g.seen > CUT_SHOWN) {
-        if (g.seen === CUT_SHOWN + 1) cutLine(node, siblingSig(k), g);
+        if (g.seen === CUT_SHOWN + 1) cutLine(node, sigs.get(k), g);
         continue;
       }
       visit(k);
@@ -127,17 +133,18 @@ function renderContent(html, cutOn) {
 
   function visit(el) {
     const tag = el.localName;
-    if (SKIP_TAGS.has(tag) || tag === 'svg' || el.hasAttribute('hidden') ||
-      el.getAttribute('aria-hidden') === 'true') return;
+    if (SKIP_TAGS.has(tag) || tag === 'svg' || el.getAttribute('aria-hidden') === 'true') return;
     if (!inSelect && !el.checkVisibility(VIS_OPTS)) {
+      // visibility:hidden boxes may hold visible children (but no own text);
       // display:contents has no box but renders its children.
-      if (getComputedStyle(el).display === 'contents') visitKids(el);
+      if (el.checkVisibility()) visitKids(el, true);
+      else if (getComputedStyle(el).display === 'contents') visitKids(el, false);
       return;
     }
     if (tag === 'br') return flush();
     const atom = atomic(el, tag);
     if (atom !== null) {
-      countOffscreen(el);
+      if (offscreenEl(el)) offscreen++;
       if (atom) put(atom);
       return;
     }
@@ -148,7 +155,8 @@ function renderContent(html, cutOn) {
     const block = BLOCK_KEEP.has(tag) || BREAK_TAGS.has(tag);
     const snap = DROP_IF_EMPTY.has(tag) ? { n: lines.length, cur, emitted } : null;
     if (block) flush();
-    if (kept) countOffscreen(el);
+    const wasBelow = below;
+    if (kept && offscreenEl(el)) { offscreen++; below = true; }
     const ref = (tag === 'a' || tag === 'area') && el.hasAttribute('href') ? linkRef(el) : null;
     if (kept && html) { cur += '<' + tag + tagAttrs(el, tag, role, ce, ref) + '>'; opened = true; }
     if (!html && (tag === 'td' || tag === 'th') && cur.trim()) cur += ' | ';
@@ -161,6 +169,7 @@ function renderContent(html, cutOn) {
     if (tag === 'pre') pre--;
     if (tag === 'select') inSelect--;
     if (ref) inLink--;
+    below = wasBelow;
     if (!html && tag === 'button') cur += ' ';
     if (kept && html && !OPTIONAL_END.has(tag)) cur = cur.trimEnd() + '</' + tag + '>';
     if (!html && ref) put(' [#' + ref + ']');
@@ -196,10 +205,12 @@ function renderContent(html, cutOn) {
     return null;
   }
 
-  function countOffscreen(el) {
-    if (inSelect) return;
+  // Whether el lies entirely below/right of the viewport. Descendants of such
+  // an element are assumed to as well, saving layout reads.
+  function offscreenEl(el) {
+    if (below || inSelect) return below;
     const r = el.getBoundingClientRect();
-    if (r.top >= vp.h || r.left >= vp.w) offscreen++;
+    return r.top >= vp.h || r.left >= vp.w;
   }
 
   // Attributes for form controls (input, textarea, select, button).
@@ -298,15 +309,17 @@ function cssLocator(el) {
   return loc;
 }
 
-// Counts of accessible elements per role + exact name, for the given roles:
-// a {role, name, exact} locator is only offered when its count is 1.
-function roleNameCounts(roles) {
+// How many accessible elements have each wanted role + exact name: a
+// {role, name, exact} locator is only offered when its count is 1. Names are
+// compared before the (dearer) accessibility check.
+function roleNameCounts(wanted) {
+  const roles = new Set([...wanted].map(k => k.split('\u0000')[0]));
   const counts = new Map();
   walkDeep(document, el => {
     const role = computeRole(el);
-    if (!roles.has(role) || !isAccessible(el)) return;
+    if (!roles.has(role)) return;
     const key = role + '\u0000' + accessibleName(el);
-    counts.set(key, (counts.get(key) || 0) + 1);
+    if (wanted.has(key) && isAccessible(el)) counts.set(key, (counts.get(key) || 0) + 1);
   });
   return counts;
 }
@@ -350,22 +363,23 @@ function observe(max) {
     picked.push(el);
   });
   const vp = viewportSize();
-  const roles = new Set(picked.map(computeRole).filter(Boolean));
-  let counts = null;
-  for (const el of picked) {
+  // Role + name of each target that could get a role locator.
+  const keys = picked.map(el => {
+    const role = computeRole(el), name = accessibleName(el);
+    return role && name && name.length <= 80 && isAccessible(el) ? role + '\u0000' + name : null;
+  });
+  const wanted = new Set(keys.filter(Boolean));
+  const counts = wanted.size ? roleNameCounts(wanted) : new Map();
+  picked.forEach((el, i) => {
     const tag = el.localName;
     const r = el.getBoundingClientRect();
     const box = roundRect(r);
     const inView = r.right >= 0 && r.bottom >= 0 && r.left <= vp.w && r.top <= vp.h;
-    if (tag === 'iframe' || tag === 'frame') { out.frames.push(frameInfo(el, box, inView)); continue; }
+    if (tag === 'iframe' || tag === 'frame') return out.frames.push(frameInfo(el, box, inView));
     const role = computeRole(el);
     const name = accessibleName(el);
-    const hiddenFromAT = ariaHidden(el) || isInert(el);
     let locator = null;
-    if (role && name && name.length <= 80 && !hiddenFromAT) {
-      counts = counts || roleNameCounts(roles);
-      if (counts.get(role + '\u0000' + name) === 1) locator = { role, name, exact: true };
-    }
+    if (keys[i] && counts.get(keys[i]) === 1) locator = { role, name, exact: true };
     const state = {
       disabled: isDisabled(el),
       readonly: isReadOnly(el),
@@ -380,7 +394,7 @@ function observe(max) {
     if (state.readonly) t.readonly = true;
     Object.assign(t, { rect: box, in_viewport: inView, recommended_tool: tool, reason });
     out.targets.push(t);
-  }
+  });
   return out;
 }
 

@@ -118,6 +118,11 @@ impl Browser {
         Ok(browser)
     }
 
+    /// The process id of a browser we launched.
+    pub fn pid(&self) -> Option<u32> {
+        lock(&self.child).as_ref().and_then(|c| c.id())
+    }
+
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

@@ -152,8 +152,13 @@ impl Chord {
                 if mask & SHIFT != 0 { t.to_uppercase() } else { t.to_owned() }
             });
             let down = if text.is_some() { "keyDown" } else { "rawKeyDown" };
-            events.push(key_event(down, key, mask, text.as_deref()));
-            events.push(key_event("keyUp", key, mask, None));
+            // Shift changes what a character key reports, as on a real keyboard.
+            let mut key = key.clone();
+            if mask & SHIFT != 0 && key.key.chars().count() == 1 {
+                key.key = key.key.to_uppercase();
+            }
+            events.push(key_event(down, &key, mask, text.as_deref()));
+            events.push(key_event("keyUp", &key, mask, None));
         }
         for (key, bit) in self.modifiers.iter().rev() {
             mask &= !bit;
@@ -193,7 +198,7 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["rawKeyDown Control", "rawKeyDown Shift", "rawKeyDown k", "keyUp k", "keyUp Shift", "keyUp Control"]
+            ["rawKeyDown Control", "rawKeyDown Shift", "rawKeyDown K", "keyUp K", "keyUp Shift", "keyUp Control"]
         );
         assert_eq!(chord.describe(), "Control+Shift+k");
     }

@@ -38,6 +38,7 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
         "link_state": link_state,
         "browser_version": product,
         "browser_path": browser_path,
+        "browser_pid": browser.as_ref().and_then(|b| b.pid()),
         "output_dir": config.output_dir,
         "profile": call.server.profile().name(),
         "default_session_id": call.session.default_tab().map(|id| format!("{}:{id}", engine.link_name())),

@@ -1,0 +1,13 @@
+//! End-to-end tests: tabwire is started as a real MCP server (stdio or HTTP), driven by
+//! rmcp's client, and drives a real Chromium against pages served on loopback. Each test
+//! asserts what a user would observe on the page or on disk.
+
+mod support;
+
+mod basics;
+mod capture;
+mod input;
+mod lifecycle;
+mod reading;
+mod script;
+mod tabs;

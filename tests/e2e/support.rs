@@ -1,0 +1,299 @@
+//! The harness: pages served on loopback, tabwire started as a real MCP server (stdio or
+//! HTTP) and driven by rmcp's client, and helpers that read the btap.result.v1 envelope.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path as UrlPath, Query};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_tabwire");
+
+/// Generous: tests must pass on a loaded 2-core machine. Nothing waits this long when
+/// things work; it only bounds a hang.
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Serves `tests/pages/*.html` and a few dynamic routes on 127.0.0.1:<port>.
+pub struct Site {
+    pub port: u16,
+}
+
+impl Site {
+    pub async fn start() -> Site {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind site");
+        let port = listener.local_addr().expect("site addr").port();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, routes()).await;
+        });
+        Site { port }
+    }
+
+    /// A page by name on 127.0.0.1.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{}", self.port, path.trim_start_matches('/'))
+    }
+
+    /// The same server under another site name, so its frames are out of process.
+    pub fn cross_site_url(&self, path: &str) -> String {
+        format!("http://localhost:{}/{}", self.port, path.trim_start_matches('/'))
+    }
+}
+
+fn pages_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/pages")
+}
+
+fn routes() -> Router {
+    Router::new()
+        .route("/json", get(|| async { axum::Json(json!({"items": [1, 2, 3]})) }))
+        .route("/list/{count}", get(|UrlPath(count): UrlPath<usize>| async move { html(long_list(count)) }))
+        .route("/echo", get(|Query(q): Query<std::collections::HashMap<String, String>>| async move {
+            html(format!("<title>echo</title><pre id=q>{}</pre>", escape(&format!("{q:?}"))))
+        }))
+        .route("/{name}", get(|UrlPath(name): UrlPath<String>| async move { page(&name) }))
+}
+
+fn page(name: &str) -> Response {
+    if name.contains("..") || name.contains('/') {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match std::fs::read_to_string(pages_dir().join(name)) {
+        Ok(body) => html(body),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+fn html(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;")
+}
+
+/// A page with `count` list items.
+pub fn long_list(count: usize) -> String {
+    let mut body = String::from("<title>list</title><h1>Results</h1><ul id=results>");
+    for i in 0..count {
+        body.push_str(&format!("<li class=item><a href=\"/item/{i}\">Item {i}</a> <button>Add {i}</button></li>"));
+    }
+    body.push_str("</ul><p id=after>End of results</p>");
+    body
+}
+
+/// A tabwire process and the MCP client talking to it.
+pub struct Tabwire {
+    pub client: RunningService<RoleClient, ()>,
+    pub child: Child,
+    pub output_dir: PathBuf,
+    pub work: PathBuf,
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tabwire-e2e-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The usual flags: a throw-away profile and a private output dir.
+fn base_args(work: &Path) -> Vec<String> {
+    vec![
+        "--isolated".into(),
+        "--output-dir".into(),
+        work.join("out").display().to_string(),
+    ]
+}
+
+impl Tabwire {
+    /// tabwire over stdio with a throw-away profile.
+    pub async fn stdio(name: &str) -> Tabwire {
+        Tabwire::stdio_with(name, &[]).await
+    }
+
+    pub async fn stdio_with(name: &str, extra: &[&str]) -> Tabwire {
+        let work = scratch(name);
+        let mut args = base_args(&work);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut child = Command::new(BINARY)
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log_file(&work))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn tabwire");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take().expect("stdin");
+        let client = ().serve((stdout, stdin)).await.expect("MCP initialize over stdio");
+        Tabwire { client, child, output_dir: work.join("out"), work }
+    }
+
+    /// Calls a tool; returns the parsed reply.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Reply {
+        call_on(&self.client, tool, arguments).await
+    }
+
+    /// Calls a tool that must succeed.
+    pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
+        self.call(tool, arguments).await.ok()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("tabwire pid")
+    }
+}
+
+fn log_file(work: &Path) -> Stdio {
+    std::fs::File::create(work.join("tabwire.log")).map(Stdio::from).unwrap_or_else(|_| Stdio::null())
+}
+
+/// `tabwire --http 127.0.0.1:0`, its address read from its own announcement.
+pub struct HttpServer {
+    pub child: Child,
+    pub url: String,
+    pub work: PathBuf,
+}
+
+impl HttpServer {
+    pub async fn start(name: &str, extra: &[&str]) -> HttpServer {
+        let work = scratch(name);
+        let mut args = base_args(&work);
+        args.extend(["--http".to_string(), "127.0.0.1:0".to_string()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut child = Command::new(BINARY)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn tabwire --http");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let url = tokio::time::timeout(PATIENCE, async {
+            while let Some(line) = lines.next_line().await.expect("read stderr") {
+                if let Some(url) = line.strip_prefix("tabwire: listening on ") {
+                    return url.trim().to_owned();
+                }
+            }
+            panic!("tabwire --http exited without listening");
+        })
+        .await
+        .expect("tabwire --http did not start");
+        // Keep draining stderr so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        HttpServer { child, url, work }
+    }
+
+    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(self.url.clone());
+        ().serve(transport).await.expect("MCP initialize over HTTP")
+    }
+}
+
+/// One tool reply: the envelope, any images, and whether MCP flagged an error.
+#[derive(Debug)]
+pub struct Reply {
+    pub is_error: bool,
+    pub envelope: Value,
+    pub images: Vec<(String, String)>,
+}
+
+impl Reply {
+    /// The `data` of a successful reply; panics with the error otherwise.
+    pub fn ok(self) -> Value {
+        assert!(!self.is_error && self.envelope["ok"] == true, "expected success, got {}", self.envelope);
+        self.envelope["data"].clone()
+    }
+
+    /// The envelope of a failed reply; panics on success.
+    pub fn err(self) -> Value {
+        assert!(self.is_error && self.envelope["ok"] == false, "expected failure, got {}", self.envelope);
+        self.envelope
+    }
+
+    pub fn error_code(&self) -> &str {
+        self.envelope["error_code"].as_str().unwrap_or_default()
+    }
+}
+
+pub async fn call_on(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> Reply {
+    let arguments: Map<String, Value> = arguments.as_object().cloned().expect("arguments must be an object");
+    let result: CallToolResult = tokio::time::timeout(
+        PATIENCE,
+        client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{tool} did not answer within {PATIENCE:?}"))
+    .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"));
+    let mut envelope = Value::Null;
+    let mut images = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(text) => envelope = serde_json::from_str(&text.text).expect("envelope is JSON"),
+            ContentBlock::Image(image) => images.push((image.data.clone(), image.mime_type.clone())),
+            _ => {}
+        }
+    }
+    assert_eq!(envelope["schema"], "btap.result.v1", "{envelope}");
+    Reply { is_error: result.is_error == Some(true), envelope, images }
+}
+
+/// Waits for a process (not necessarily our child) to exit, on the kernel's pidfd
+/// readiness event rather than by polling. False if it is still running after PATIENCE.
+pub async fn process_exits(pid: u32) -> bool {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return !process_alive(pid); // already gone (ESRCH)
+    }
+    // SAFETY: the syscall returned a fresh fd that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+    // SAFETY: the AsyncFd owns the fd, so it stays open for as long as it is registered.
+    let registered = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
+    let Ok(fd) = registered else {
+        return false;
+    };
+    tokio::time::timeout(PATIENCE, fd.readable()).await.is_ok() || !process_alive(pid)
+}
+
+pub fn process_alive(pid: u32) -> bool {
+    // A zombie still has a /proc entry; read its state.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Browser processes whose parent is `pid` (what tabwire launched).
+pub fn browser_children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else { continue };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let comm = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(')')).map(|(c, _)| c).unwrap_or("");
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && comm.contains("chrom") && fields[0] != "Z" {
+            found.push(child);
+        }
+    }
+    found
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
