@@ -8,14 +8,42 @@ async fn tools_are_listed_with_schemas_and_honest_annotations() {
     let tools = tw.client.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for expected in [
-        "list_tabs", "list_all_tabs", "switch_tab", "activate_tab", "open_url", "open_new_tab", "close_tabs",
-        "get_setup_status", "get_automation_profile", "set_automation_profile", "scan_page", "scroll_page",
-        "wait_for", "wait_for_url", "page_click", "page_type", "page_press", "page_drag", "execute_js",
-        "get_execute_js_result", "handle_dialog", "capture_page_screenshot", "save_pdf",
+        "list_tabs",
+        "list_all_tabs",
+        "switch_tab",
+        "activate_tab",
+        "open_url",
+        "open_new_tab",
+        "close_tabs",
+        "get_setup_status",
+        "get_automation_profile",
+        "set_automation_profile",
+        "scan_page",
+        "scroll_page",
+        "wait_for",
+        "wait_for_url",
+        "page_click",
+        "page_type",
+        "page_press",
+        "page_drag",
+        "execute_js",
+        "get_execute_js_result",
+        "handle_dialog",
+        "capture_page_screenshot",
+        "save_pdf",
     ] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
-    let hints = |name: &str| tools.iter().find(|t| t.name == name).and_then(|t| t.annotations.clone()).expect(name);
+    let hints = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.annotations.clone())
+            .expect(name)
+    };
     assert_eq!(hints("scan_page").read_only_hint, Some(true));
     assert_eq!(hints("execute_js").read_only_hint, Some(false));
     assert_eq!(hints("close_tabs").destructive_hint, Some(true));
@@ -29,14 +57,30 @@ async fn setup_status_does_not_launch_the_browser_and_the_first_page_call_does()
     let tw = Tabwire::stdio("setup").await;
     let status = tw.ok("get_setup_status", json!({})).await;
     assert_eq!(status["link_state"], "not_started");
-    assert!(status["capability_registry"]["tool_count"].as_u64().unwrap() >= 23);
-    assert!(crate::support::browser_children(tw.pid()).is_empty(), "a browser started before any page call");
+    assert!(
+        status["capability_registry"]["tool_count"]
+            .as_u64()
+            .unwrap()
+            >= 23
+    );
+    assert!(
+        crate::support::browser_children(tw.pid()).is_empty(),
+        "a browser started before any page call"
+    );
 
-    let opened = tw.ok("open_url", json!({ "url": site.url("form.html") })).await;
+    let opened = tw
+        .ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
     assert_eq!(opened["title"], "Form");
     let status = tw.ok("get_setup_status", json!({})).await;
     assert_eq!(status["link_state"], "connected");
-    assert!(status["browser_version"].as_str().unwrap().contains("Chrom"), "{status}");
+    assert!(
+        status["browser_version"]
+            .as_str()
+            .unwrap()
+            .contains("Chrom"),
+        "{status}"
+    );
 }
 
 #[tokio::test]
@@ -46,29 +90,92 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
     let cases = [
         ("open_url", json!({}), "invalid_argument", "url"),
         ("open_url", json!({ "url": 42 }), "invalid_argument", "url"),
-        ("open_url", json!({ "url": "file:///etc/passwd" }), "url_scheme_refused", "url"),
-        ("open_url", json!({ "url": "javascript:alert(1)" }), "url_scheme_refused", "url"),
-        ("scan_page", json!({ "maxchars": -5 }), "invalid_argument", "maxchars"),
-        ("scan_page", json!({ "bogus": true }), "invalid_argument", "bogus"),
+        (
+            "open_url",
+            json!({ "url": "file:///etc/passwd" }),
+            "url_scheme_refused",
+            "url",
+        ),
+        (
+            "open_url",
+            json!({ "url": "javascript:alert(1)" }),
+            "url_scheme_refused",
+            "url",
+        ),
+        (
+            "scan_page",
+            json!({ "maxchars": -5 }),
+            "invalid_argument",
+            "maxchars",
+        ),
+        (
+            "scan_page",
+            json!({ "bogus": true }),
+            "invalid_argument",
+            "bogus",
+        ),
         ("page_click", json!({ "x": 10 }), "invalid_argument", "y"),
-        ("page_press", json!({ "keys_csv": "ctrl,nosuchkey" }), "invalid_argument", "nosuchkey"),
-        ("scan_page", json!({ "session_id": "managed:999" }), "tab_not_found", "managed:999"),
-        ("save_pdf", json!({ "save_path": "../escape.pdf" }), "path_outside_output_dir", "save_path"),
-        ("capture_page_screenshot", json!({ "save_path": "/tmp/abs.png" }), "path_outside_output_dir", "save_path"),
-        ("capture_page_screenshot", json!({ "format": "png", "quality": 50 }), "invalid_argument", "quality"),
-        ("wait_for", json!({ "text": "a", "selector": "b" }), "invalid_argument", "exactly one"),
+        (
+            "page_press",
+            json!({ "keys_csv": "ctrl,nosuchkey" }),
+            "invalid_argument",
+            "nosuchkey",
+        ),
+        (
+            "scan_page",
+            json!({ "session_id": "managed:999" }),
+            "tab_not_found",
+            "managed:999",
+        ),
+        (
+            "save_pdf",
+            json!({ "save_path": "../escape.pdf" }),
+            "path_outside_output_dir",
+            "save_path",
+        ),
+        (
+            "capture_page_screenshot",
+            json!({ "save_path": "/tmp/abs.png" }),
+            "path_outside_output_dir",
+            "save_path",
+        ),
+        (
+            "capture_page_screenshot",
+            json!({ "format": "png", "quality": 50 }),
+            "invalid_argument",
+            "quality",
+        ),
+        (
+            "wait_for",
+            json!({ "text": "a", "selector": "b" }),
+            "invalid_argument",
+            "exactly one",
+        ),
     ];
     for (tool, args, code, named) in cases {
         let reply = tw.call(tool, args.clone()).await;
-        assert_eq!(reply.error_code(), code, "{tool} {args}: {}", reply.envelope);
+        assert_eq!(
+            reply.error_code(),
+            code,
+            "{tool} {args}: {}",
+            reply.envelope
+        );
         let envelope = reply.err();
-        assert!(envelope["error"].as_str().unwrap().contains(named), "{tool} {args}: message should name {named}: {envelope}");
+        assert!(
+            envelope["error"].as_str().unwrap().contains(named),
+            "{tool} {args}: message should name {named}: {envelope}"
+        );
     }
     // Selector problems come back from the page, still as structured errors.
-    tw.ok("open_url", json!({ "url": site.url("form.html") })).await;
-    let reply = tw.call("page_click", json!({ "selector": "button[[" })).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let reply = tw
+        .call("page_click", json!({ "selector": "button[[" }))
+        .await;
     assert_eq!(reply.error_code(), "invalid_selector", "{}", reply.envelope);
-    let reply = tw.call("page_click", json!({ "selector": "#does-not-exist" })).await;
+    let reply = tw
+        .call("page_click", json!({ "selector": "#does-not-exist" }))
+        .await;
     assert_eq!(reply.error_code(), "not_found", "{}", reply.envelope);
     let reply = tw.call("page_click", json!({ "selector": "input" })).await;
     assert_eq!(reply.error_code(), "ambiguous", "{}", reply.envelope);

@@ -10,24 +10,62 @@ async fn js(tw: &Tabwire, script: &str) -> Value {
 async fn typing_fills_a_form_that_then_submits_what_was_typed() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("form").await;
-    tw.ok("open_url", json!({ "url": site.url("form.html") })).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
 
-    tw.ok("page_type", json!({ "selector": { "label": "Full name" }, "text": "Ada Lovelace" })).await;
-    tw.ok("page_type", json!({ "selector": { "label": "Email address" }, "text": "ada@example.org" })).await;
-    let typed = tw.ok("page_type", json!({ "selector": "#password", "text": "s3cret" })).await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": { "label": "Full name" }, "text": "Ada Lovelace" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": { "label": "Email address" }, "text": "ada@example.org" }),
+    )
+    .await;
+    let typed = tw
+        .ok(
+            "page_type",
+            json!({ "selector": "#password", "text": "s3cret" }),
+        )
+        .await;
     assert_eq!(typed["focus_confirmed"], true);
-    assert!(!typed.to_string().contains("s3cret"), "password leaked into the reply: {typed}");
+    assert!(
+        !typed.to_string().contains("s3cret"),
+        "password leaked into the reply: {typed}"
+    );
     // clear replaces the existing value instead of appending to it.
-    tw.ok("page_type", json!({ "selector": "#notes", "text": "new note", "clear": true })).await;
-    tw.ok("page_click", json!({ "selector": { "role": "checkbox", "name": "I agree" } })).await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "#notes", "text": "new note", "clear": true }),
+    )
+    .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "role": "checkbox", "name": "I agree" } }),
+    )
+    .await;
     // A read-only field refuses text and types nothing.
-    let refused = tw.call("page_type", json!({ "selector": "#locked", "text": "x" })).await;
+    let refused = tw
+        .call("page_type", json!({ "selector": "#locked", "text": "x" }))
+        .await;
     assert_eq!(refused.error_code(), "read_only", "{}", refused.envelope);
 
     // Enter in the email field submits the form.
-    tw.ok("page_type", json!({ "selector": "#email", "text": "", "submit_key": "enter" })).await;
-    tw.ok("wait_for", json!({ "selector": "#result:not(:empty)" })).await;
-    let submitted: Value = serde_json::from_str(js(&tw, "document.getElementById('result').textContent").await.as_str().unwrap()).unwrap();
+    tw.ok(
+        "page_type",
+        json!({ "selector": "#email", "text": "", "submit_key": "enter" }),
+    )
+    .await;
+    tw.ok("wait_for", json!({ "selector": "#result:not(:empty)" }))
+        .await;
+    let submitted: Value = serde_json::from_str(
+        js(&tw, "document.getElementById('result').textContent")
+            .await
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(submitted["name"], "Ada Lovelace");
     assert_eq!(submitted["email"], "ada@example.org");
     assert_eq!(submitted["password"], "s3cret");
@@ -40,42 +78,88 @@ async fn typing_fills_a_form_that_then_submits_what_was_typed() {
 async fn a_covered_button_is_reported_obscured_and_not_clicked() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("overlay").await;
-    tw.ok("open_url", json!({ "url": site.url("overlay.html") })).await;
+    tw.ok("open_url", json!({ "url": site.url("overlay.html") }))
+        .await;
 
     let reply = tw.call("page_click", json!({ "selector": "#under" })).await;
     assert_eq!(reply.error_code(), "obscured", "{}", reply.envelope);
     let envelope = reply.err();
     let occluder = &envelope["legacy"]["occluded_by"];
-    assert!(occluder.to_string().contains("banner") || occluder.to_string().contains("Cookie banner"), "occluder not named: {envelope}");
-    assert_eq!(js(&tw, "document.getElementById('under').dataset.clicks || '0'").await, "0");
+    assert!(
+        occluder.to_string().contains("banner") || occluder.to_string().contains("Cookie banner"),
+        "occluder not named: {envelope}"
+    );
+    assert_eq!(
+        js(
+            &tw,
+            "document.getElementById('under').dataset.clicks || '0'"
+        )
+        .await,
+        "0"
+    );
 
     // Dismiss the overlay through its own button, then the click lands.
-    tw.ok("page_click", json!({ "selector": { "role": "button", "name": "Accept cookies" } })).await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "role": "button", "name": "Accept cookies" } }),
+    )
+    .await;
     let clicked = tw.ok("page_click", json!({ "selector": "#under" })).await;
     assert_eq!(clicked["hit_verified"], true);
-    assert_eq!(js(&tw, "document.getElementById('under').dataset.clicks").await, "1");
+    assert_eq!(
+        js(&tw, "document.getElementById('under').dataset.clicks").await,
+        "1"
+    );
 }
 
 #[tokio::test]
 async fn an_element_below_the_fold_is_scrolled_into_view_and_clicked() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("fold").await;
-    tw.ok("open_url", json!({ "url": site.url("fold.html") })).await;
-    let clicked = tw.ok("page_click", json!({ "selector": { "role": "button", "name": "Deep button" } })).await;
+    tw.ok("open_url", json!({ "url": site.url("fold.html") }))
+        .await;
+    let clicked = tw
+        .ok(
+            "page_click",
+            json!({ "selector": { "role": "button", "name": "Deep button" } }),
+        )
+        .await;
     assert_eq!(clicked["scrolled_into_view"], true, "{clicked}");
-    assert_eq!(js(&tw, "document.getElementById('deep').textContent").await, "Clicked deep");
+    assert_eq!(
+        js(&tw, "document.getElementById('deep').textContent").await,
+        "Clicked deep"
+    );
 }
 
 #[tokio::test]
 async fn open_shadow_roots_are_reachable_by_role_and_by_shadow_path() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("shadow").await;
-    tw.ok("open_url", json!({ "url": site.url("shadow.html") })).await;
-    tw.ok("page_type", json!({ "selector": { "css": "#inner", "shadow": ["#card"] }, "text": "deep text" })).await;
-    tw.ok("page_click", json!({ "selector": { "role": "button", "name": "Shadow action" } })).await;
-    assert_eq!(js(&tw, "document.getElementById('log').textContent").await, "shadow clicked: deep text");
+    tw.ok("open_url", json!({ "url": site.url("shadow.html") }))
+        .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": { "css": "#inner", "shadow": ["#card"] }, "text": "deep text" }),
+    )
+    .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "role": "button", "name": "Shadow action" } }),
+    )
+    .await;
+    assert_eq!(
+        js(&tw, "document.getElementById('log').textContent").await,
+        "shadow clicked: deep text"
+    );
     let scan = tw.ok("scan_page", json!({})).await;
-    assert!(scan["content"].as_str().unwrap().contains("Inside the shadow"), "{}", scan["content"]);
+    assert!(
+        scan["content"]
+            .as_str()
+            .unwrap()
+            .contains("Inside the shadow"),
+        "{}",
+        scan["content"]
+    );
     let targets = scan["observation"]["targets"].to_string();
     assert!(targets.contains("Shadow action"), "{targets}");
 }
@@ -84,21 +168,34 @@ async fn open_shadow_roots_are_reachable_by_role_and_by_shadow_path() {
 async fn same_origin_and_out_of_process_iframes_are_driven_through_frame_paths() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("frames").await;
-    tw.ok("open_url", json!({ "url": site.url("frames.html") })).await;
-    tw.ok("wait_for", json!({ "selector": { "frame": ["#cross"], "css": "#inner" } })).await;
+    tw.ok("open_url", json!({ "url": site.url("frames.html") }))
+        .await;
+    tw.ok(
+        "wait_for",
+        json!({ "selector": { "frame": ["#cross"], "css": "#inner" } }),
+    )
+    .await;
 
     for frame in ["#same", "#cross"] {
         tw.ok("page_type", json!({ "selector": { "frame": [frame], "label": "Inner field" }, "text": format!("typed in {frame}") })).await;
         let clicked = tw.ok("page_click", json!({ "selector": { "frame": [frame], "role": "button", "name": "Inner button" } })).await;
         assert_eq!(clicked["hit_verified"], true);
-        let inner = tw.ok("scan_page", json!({ "frame": [frame], "text_only": true })).await;
+        let inner = tw
+            .ok("scan_page", json!({ "frame": [frame], "text_only": true }))
+            .await;
         assert!(
-            inner["content"].as_str().unwrap().contains(&format!("inner clicked: typed in {frame}")),
-            "{frame}: {}", inner["content"]
+            inner["content"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("inner clicked: typed in {frame}")),
+            "{frame}: {}",
+            inner["content"]
         );
     }
     let scan = tw.ok("scan_page", json!({})).await;
-    let frames = scan["observation"]["frames"].as_array().expect("observation.frames");
+    let frames = scan["observation"]["frames"]
+        .as_array()
+        .expect("observation.frames");
     assert_eq!(frames.len(), 2, "{frames:?}");
 }
 
@@ -106,13 +203,28 @@ async fn same_origin_and_out_of_process_iframes_are_driven_through_frame_paths()
 async fn key_chords_and_drags_arrive_as_trusted_events() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("keys").await;
-    tw.ok("open_url", json!({ "url": site.url("input.html") })).await;
-    tw.ok("page_press", json!({ "keys_csv": "ctrl,shift,k" })).await;
+    tw.ok("open_url", json!({ "url": site.url("input.html") }))
+        .await;
+    tw.ok("page_press", json!({ "keys_csv": "ctrl,shift,k" }))
+        .await;
     tw.ok("page_press", json!({ "keys_csv": "Escape" })).await;
-    assert_eq!(js(&tw, "document.getElementById('keys').textContent.trim()").await, "Control+Shift+K Escape");
+    assert_eq!(
+        js(&tw, "document.getElementById('keys').textContent.trim()").await,
+        "Control+Shift+K Escape"
+    );
 
-    tw.ok("page_drag", json!({ "x1": 20, "y1": 20, "x2": 300, "y2": 200, "duration": 0.1 })).await;
-    let drag: Value = serde_json::from_str(js(&tw, "document.getElementById('drag').textContent").await.as_str().unwrap()).unwrap();
+    tw.ok(
+        "page_drag",
+        json!({ "x1": 20, "y1": 20, "x2": 300, "y2": 200, "duration": 0.1 }),
+    )
+    .await;
+    let drag: Value = serde_json::from_str(
+        js(&tw, "document.getElementById('drag').textContent")
+            .await
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(drag["first"], json!(["down", 20, 20]));
     assert_eq!(drag["last"], json!(["up", 300, 200]));
     assert!(drag["moves"].as_u64().unwrap() >= 4, "{drag}");

@@ -1,1 +1,204 @@
+use std::process::Stdio;
 
+use serde_json::json;
+use tokio::io::AsyncBufReadExt;
+
+use crate::support::{BINARY, Site, Tabwire, process_alive, process_exits, scratch};
+
+async fn browser_pid(tw: &Tabwire) -> u32 {
+    let status = tw.ok("get_setup_status", json!({})).await;
+    status["browser_pid"]
+        .as_u64()
+        .expect("browser_pid once launched") as u32
+}
+
+#[tokio::test]
+async fn the_browser_goes_away_when_the_client_disconnects() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("disconnect").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let browser = browser_pid(&tw).await;
+    let Tabwire {
+        client, mut child, ..
+    } = tw;
+    drop(client); // closes tabwire's stdin
+    let status = tokio::time::timeout(crate::support::PATIENCE, child.wait())
+        .await
+        .expect("tabwire exits")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert!(
+        process_exits(browser).await,
+        "browser {browser} outlived its server"
+    );
+}
+
+#[tokio::test]
+async fn the_browser_goes_away_when_the_server_is_killed() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("killed-server").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let browser = browser_pid(&tw).await;
+    // SIGKILL: no chance to clean up; the pipe closing and the parent-death signal must do.
+    unsafe { libc::kill(tw.pid() as i32, libc::SIGKILL) };
+    assert!(
+        process_exits(browser).await,
+        "browser {browser} orphaned by a killed server"
+    );
+}
+
+#[tokio::test]
+async fn a_crashed_browser_fails_the_call_in_flight_and_is_relaunched() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("crash").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let browser = browser_pid(&tw).await;
+    // A script that never finishes is in flight inside the browser when it dies.
+    let pending = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "await new Promise(() => {})", "wait": false }),
+        )
+        .await;
+    unsafe { libc::kill(browser as i32, libc::SIGKILL) };
+    assert!(process_exits(browser).await);
+    let outcome = tw
+        .call(
+            "get_execute_js_result",
+            json!({ "operation_id": pending["operation_id"], "timeout": 60 }),
+        )
+        .await;
+    assert_eq!(
+        outcome.error_code(),
+        "browser_disconnected",
+        "{}",
+        outcome.envelope
+    );
+    // The next call relaunches the browser and works.
+    let opened = tw
+        .ok("open_url", json!({ "url": site.url("fold.html") }))
+        .await;
+    assert_eq!(opened["title"], "Below the fold");
+    let relaunched = browser_pid(&tw).await;
+    assert_ne!(relaunched, browser);
+    assert!(process_alive(relaunched));
+}
+
+#[tokio::test]
+async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
+    let site = Site::start().await;
+    let work = scratch("cdp-endpoint");
+    let mut chromium = tokio::process::Command::new(system_browser())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start chromium");
+    // Chromium announces its endpoint on stderr once it listens.
+    let mut lines = tokio::io::BufReader::new(chromium.stderr.take().unwrap()).lines();
+    let ws = tokio::time::timeout(crate::support::PATIENCE, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                return url.trim().to_owned();
+            }
+        }
+        panic!("chromium exited without listening");
+    })
+    .await
+    .expect("chromium endpoint");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let port = ws
+        .split(':')
+        .nth(2)
+        .and_then(|p| p.split('/').next())
+        .unwrap()
+        .to_owned();
+
+    // Both endpoint forms: the HTTP one is asked for the WebSocket URL.
+    for endpoint in [format!("http://127.0.0.1:{port}"), ws.clone()] {
+        let tw = Tabwire::stdio_with("cdp-endpoint-client", &["--cdp-endpoint", &endpoint]).await;
+        tw.ok("open_url", json!({ "url": site.url("form.html") }))
+            .await;
+        tw.ok(
+            "page_type",
+            json!({ "selector": "#name", "text": "over CDP" }),
+        )
+        .await;
+        let value = tw
+            .ok(
+                "execute_js",
+                json!({ "script": "document.getElementById('name').value" }),
+            )
+            .await;
+        assert_eq!(value["js_return"], "over CDP");
+        let tabs = tw.ok("list_tabs", json!({})).await;
+        assert!(
+            tabs["default_session_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("cdp:"),
+            "{tabs}"
+        );
+        // Leaving does not close a browser tabwire did not launch.
+        let Tabwire {
+            client, mut child, ..
+        } = tw;
+        drop(client);
+        let _ = child.wait().await;
+        assert!(
+            chromium.try_wait().unwrap().is_none(),
+            "tabwire closed a browser it only attached to"
+        );
+    }
+    let unreachable =
+        Tabwire::stdio_with("cdp-unreachable", &["--cdp-endpoint", "http://127.0.0.1:9"]).await;
+    let reply = unreachable.call("list_tabs", json!({})).await;
+    assert_eq!(
+        reply.error_code(),
+        "browser_unreachable",
+        "{}",
+        reply.envelope
+    );
+    let _ = chromium.kill().await;
+}
+
+fn system_browser() -> String {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists())
+    .unwrap_or("chromium")
+    .into()
+}
+
+#[tokio::test]
+async fn http_on_a_public_address_without_a_token_is_refused_at_start() {
+    let output = tokio::process::Command::new(BINARY)
+        .args(["--http", "0.0.0.0:0", "--isolated"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--token"), "{stderr}");
+}

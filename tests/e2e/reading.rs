@@ -1,1 +1,151 @@
+use serde_json::json;
 
+use crate::support::{Site, Tabwire};
+
+#[tokio::test]
+async fn a_long_list_is_collapsed_with_a_selector_that_finds_every_item() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("cutlist").await;
+    tw.ok("open_url", json!({ "url": site.url("list/500") }))
+        .await;
+    let scan = tw.ok("scan_page", json!({})).await;
+    let content = scan["content"].as_str().unwrap();
+    assert!(
+        content.contains("Item 0") && !content.contains("Item 400"),
+        "list not collapsed"
+    );
+    assert!(
+        content.contains("End of results"),
+        "content after the list was lost"
+    );
+    let cut = &scan["cutlist"][0];
+    assert_eq!(cut["total"], 500, "{}", scan["cutlist"]);
+    let selector = cut["selector"].as_str().unwrap();
+    let count = tw
+        .ok(
+            "execute_js",
+            json!({ "script": format!("document.querySelectorAll({}).length", json!(selector)) }),
+        )
+        .await;
+    assert_eq!(
+        count["js_return"], 500,
+        "selector {selector} must match every collapsed item"
+    );
+    // Link refs resolve to absolute URLs.
+    let first = scan["links"]["r1"].as_str().unwrap();
+    assert!(
+        first.starts_with("http://127.0.0.1:") && first.ends_with("/item/0"),
+        "{first}"
+    );
+
+    let full = tw
+        .ok(
+            "scan_page",
+            json!({ "cutlist": false, "maxchars": 2_000_000 }),
+        )
+        .await;
+    assert!(full["content"].as_str().unwrap().contains("Item 499"));
+    let small = tw
+        .ok("scan_page", json!({ "cutlist": false, "maxchars": 500 }))
+        .await;
+    assert_eq!(small["truncated"], true);
+}
+
+#[tokio::test]
+async fn scan_reports_targets_with_locators_that_act_on_the_same_element() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("targets").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let scan = tw.ok("scan_page", json!({})).await;
+    assert_eq!(scan["render_state"], "ready");
+    let targets = scan["observation"]["targets"].as_array().unwrap();
+    let name_field = targets
+        .iter()
+        .find(|t| t["name"] == "Full name")
+        .expect("Full name target");
+    assert_eq!(name_field["recommended_tool"], "page_type");
+    assert_eq!(name_field["editable"], true);
+    let select = targets
+        .iter()
+        .find(|t| t["name"] == "Plan")
+        .expect("Plan target");
+    assert_eq!(select["recommended_tool"], "select_existing_option");
+    // The locator, passed back unchanged, types into that field.
+    tw.ok(
+        "page_type",
+        json!({ "selector": name_field["locator"], "text": "via locator" }),
+    )
+    .await;
+    let value = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.getElementById('name').value" }),
+        )
+        .await;
+    assert_eq!(value["js_return"], "via locator");
+}
+
+#[tokio::test]
+async fn waits_follow_content_that_appears_and_disappears() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("delayed").await;
+    tw.ok("open_url", json!({ "url": site.url("delayed.html") }))
+        .await;
+    let appeared = tw
+        .ok("wait_for", json!({ "text": "Data arrived", "timeout": 30 }))
+        .await;
+    assert_eq!(appeared["matched"], true);
+    tw.ok("wait_for", json!({ "selector": "#spinner", "gone": true }))
+        .await;
+    tw.ok(
+        "wait_for",
+        json!({ "js": "document.querySelectorAll('p').length === 1" }),
+    )
+    .await;
+    let never = tw
+        .call("wait_for", json!({ "selector": "#never", "timeout": 0.3 }))
+        .await;
+    assert_eq!(never.error_code(), "timeout", "{}", never.envelope);
+    let bad = tw
+        .call("wait_for", json!({ "selector": "p[[", "timeout": 5 }))
+        .await;
+    assert_eq!(bad.error_code(), "invalid_selector", "{}", bad.envelope);
+}
+
+#[tokio::test]
+async fn a_click_that_navigates_is_followed_by_wait_for_url() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("wait-url").await;
+    tw.ok("open_url", json!({ "url": site.url("input.html") }))
+        .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "role": "link", "name": "Go on" } }),
+    )
+    .await;
+    let landed = tw
+        .ok("wait_for_url", json!({ "url_pattern": "echo\\?from=link" }))
+        .await;
+    assert_eq!(landed["ready_state"], "complete");
+    assert_eq!(landed["title"], "echo");
+    assert!(landed["url"].as_str().unwrap().ends_with("/echo?from=link"));
+}
+
+#[tokio::test]
+async fn scroll_page_moves_and_reports_the_position() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("scroll").await;
+    tw.ok("open_url", json!({ "url": site.url("fold.html") }))
+        .await;
+    let bottom = tw.ok("scroll_page", json!({})).await;
+    assert_eq!(bottom["at_bottom"], true, "{bottom}");
+    let top = tw.ok("scroll_page", json!({ "to": "top" })).await;
+    assert_eq!(top["scroll_y"], 0);
+    let offset = tw.ok("scroll_page", json!({ "to": "500" })).await;
+    assert_eq!(offset["scroll_y"], 500);
+    let scrolled = tw
+        .ok("execute_js", json!({ "script": "window.scrollY" }))
+        .await;
+    assert_eq!(scrolled["js_return"], 500);
+}

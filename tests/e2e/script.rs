@@ -1,1 +1,234 @@
+use serde_json::json;
 
+use crate::support::{Site, Tabwire, sha256_hex};
+
+#[tokio::test]
+async fn values_convert_and_errors_are_reported_once() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("js-values").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let cases = [
+        ("1 + 1", json!(2)),
+        ("return document.title", json!("Form")),
+        (
+            "(async () => { await null; return [1, 'a', null]; })()",
+            json!([1, "a", null]),
+        ),
+        ("await Promise.resolve(7)", json!(7)),
+        ("undefined", json!(null)),
+        ("NaN", json!(null)),
+        ("10n ** 20n", json!("100000000000000000000n")),
+        ("({ a: { b: 1 } })", json!({ "a": { "b": 1 } })),
+    ];
+    for (script, expected) in cases {
+        let data = tw.ok("execute_js", json!({ "script": script })).await;
+        assert_eq!(data["js_return"], expected, "{script}");
+        assert_eq!(data["status"], "success");
+    }
+    let cycle = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "const o = {}; o.self = o; o" }),
+        )
+        .await;
+    assert!(
+        cycle["js_return"].to_string().contains("Circular"),
+        "{cycle}"
+    );
+    let node = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.querySelector('button')" }),
+        )
+        .await;
+    assert!(
+        node["js_return"].as_str().unwrap().contains("button"),
+        "{node}"
+    );
+
+    // A throwing script reports its error and ran exactly once.
+    let thrown = tw
+        .call(
+            "execute_js",
+            json!({ "script": "window.runs = (window.runs || 0) + 1; throw new Error('boom')" }),
+        )
+        .await;
+    assert_eq!(thrown.error_code(), "script_error");
+    assert!(thrown.envelope["error"].as_str().unwrap().contains("boom"));
+    let runs = tw
+        .ok("execute_js", json!({ "script": "window.runs" }))
+        .await;
+    assert_eq!(runs["js_return"], 1);
+}
+
+#[tokio::test]
+async fn alert_confirm_and_prompt_follow_the_dialog_policy() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("dialogs").await;
+    tw.ok("open_url", json!({ "url": site.url("dialogs.html") }))
+        .await;
+
+    let dismissed = tw
+        .ok("execute_js", json!({ "script": "confirm('Delete it?')" }))
+        .await;
+    assert_eq!(dismissed["js_return"], false);
+    assert_eq!(dismissed["dialogs"][0]["type"], "confirm");
+    assert_eq!(dismissed["dialogs"][0]["message"], "Delete it?");
+    let accepted = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "confirm('Keep it?')", "dialog_policy": "accept" }),
+        )
+        .await;
+    assert_eq!(accepted["js_return"], true);
+
+    // manual: the script pauses with the prompt open until handle_dialog answers it.
+    let paused = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "prompt('Your name?', 'anon')", "dialog_policy": "manual" }),
+        )
+        .await;
+    assert_eq!(paused["status"], "blocked_by_dialog", "{paused}");
+    let operation = paused["operation_id"].as_str().unwrap().to_owned();
+    let seen = tw.ok("handle_dialog", json!({ "action": "manual" })).await;
+    assert_eq!(seen["dialog"]["message"], "Your name?");
+    tw.ok(
+        "handle_dialog",
+        json!({ "action": "accept", "prompt_text": "Grace" }),
+    )
+    .await;
+    let result = tw
+        .ok(
+            "get_execute_js_result",
+            json!({ "operation_id": operation, "timeout": 30 }),
+        )
+        .await;
+    assert_eq!(result["js_return"], "Grace");
+    let none = tw.ok("handle_dialog", json!({ "action": "manual" })).await;
+    assert_eq!(none["status"], "no_dialog");
+
+    // A click that opens an alert is not left hanging: it is dismissed and reported.
+    let clicked = tw.ok("page_click", json!({ "selector": "#alert" })).await;
+    tw.ok("wait_for", json!({ "text": "alert closed" })).await;
+    let _ = clicked;
+}
+
+#[tokio::test]
+async fn a_script_that_navigates_reports_where_it_landed() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("js-navigate").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let target = site.url("echo?via=script");
+    let data = tw
+        .ok(
+            "execute_js",
+            json!({ "script": format!("location.href = {}", json!(target)) }),
+        )
+        .await;
+    assert_eq!(data["status"], "navigated", "{data}");
+    assert_eq!(data["landed_url"], target);
+}
+
+#[tokio::test]
+async fn a_result_over_24_kib_goes_to_a_file_with_its_size_and_hash() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("js-large").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let data = tw
+        .ok("execute_js", json!({ "script": "'x'.repeat(30000)" }))
+        .await;
+    assert_eq!(data["js_return"], json!(null));
+    let path = data["result_file"].as_str().expect("result_file");
+    let bytes = std::fs::read(path).expect("result file exists");
+    assert!(
+        path.starts_with(tw.output_dir.canonicalize().unwrap().to_str().unwrap()),
+        "{path} outside the output dir"
+    );
+    assert_eq!(data["result_bytes"], bytes.len());
+    assert_eq!(data["result_sha256"], sha256_hex(&bytes));
+    let value: String = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(value.len(), 30000);
+}
+
+#[tokio::test]
+async fn a_timed_out_script_is_collected_later_exactly_once() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("js-receipt").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    // A slow script (the page's own 1.5 s timer) outlives the call's 0.3 s deadline.
+    let script = "window.runs = (window.runs || 0) + 1; await new Promise(r => setTimeout(r, 1500)); return 'finished'";
+    let late = tw
+        .ok("execute_js", json!({ "script": script, "timeout": 0.3 }))
+        .await;
+    assert_eq!(late["status"], "timeout", "{late}");
+    assert_eq!(late["retry_safe"], false);
+    assert_eq!(late["may_have_executed"], true);
+    let operation = late["operation_id"].as_str().unwrap().to_owned();
+
+    // While it runs the tab is held: another call is refused at once, not queued.
+    let busy = tw.call("scan_page", json!({})).await;
+    if busy.error_code() == "target_busy" {
+        assert_eq!(busy.envelope["retryable"], true);
+    } else {
+        // On a very slow machine the script may already have finished; then the scan works.
+        busy.ok();
+    }
+
+    let done = tw
+        .ok(
+            "get_execute_js_result",
+            json!({ "operation_id": operation, "timeout": 30 }),
+        )
+        .await;
+    assert_eq!(done["js_return"], "finished");
+    assert_eq!(done["replayed"], false);
+    let again = tw
+        .ok(
+            "get_execute_js_result",
+            json!({ "operation_id": operation }),
+        )
+        .await;
+    assert_eq!(again["js_return"], "finished");
+    let runs = tw
+        .ok("execute_js", json!({ "script": "window.runs" }))
+        .await;
+    assert_eq!(
+        runs["js_return"], 1,
+        "the script must have run exactly once"
+    );
+
+    let unknown = tw
+        .call(
+            "get_execute_js_result",
+            json!({ "operation_id": "op-nope" }),
+        )
+        .await;
+    assert_eq!(unknown.error_code(), "unknown_operation");
+}
+
+#[tokio::test]
+async fn wait_false_returns_a_receipt_at_once() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("js-nowait").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let started = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "await new Promise(r => setTimeout(r, 300)); 6 * 7", "wait": false }),
+        )
+        .await;
+    assert_eq!(started["status"], "in_progress");
+    let done = tw
+        .ok(
+            "get_execute_js_result",
+            json!({ "operation_id": started["operation_id"], "timeout": 30 }),
+        )
+        .await;
+    assert_eq!(done["js_return"], 42);
+}

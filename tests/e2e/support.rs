@@ -30,7 +30,9 @@ pub struct Site {
 
 impl Site {
     pub async fn start() -> Site {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind site");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind site");
         let port = listener.local_addr().expect("site addr").port();
         tokio::spawn(async move {
             let _ = axum::serve(listener, routes()).await;
@@ -40,12 +42,11 @@ impl Site {
 
     /// A page by name on 127.0.0.1.
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}/{}", self.port, path.trim_start_matches('/'))
-    }
-
-    /// The same server under another site name, so its frames are out of process.
-    pub fn cross_site_url(&self, path: &str) -> String {
-        format!("http://localhost:{}/{}", self.port, path.trim_start_matches('/'))
+        format!(
+            "http://127.0.0.1:{}/{}",
+            self.port,
+            path.trim_start_matches('/')
+        )
     }
 }
 
@@ -55,12 +56,29 @@ fn pages_dir() -> PathBuf {
 
 fn routes() -> Router {
     Router::new()
-        .route("/json", get(|| async { axum::Json(json!({"items": [1, 2, 3]})) }))
-        .route("/list/{count}", get(|UrlPath(count): UrlPath<usize>| async move { html(long_list(count)) }))
-        .route("/echo", get(|Query(q): Query<std::collections::HashMap<String, String>>| async move {
-            html(format!("<title>echo</title><pre id=q>{}</pre>", escape(&format!("{q:?}"))))
-        }))
-        .route("/{name}", get(|UrlPath(name): UrlPath<String>| async move { page(&name) }))
+        .route(
+            "/json",
+            get(|| async { axum::Json(json!({"items": [1, 2, 3]})) }),
+        )
+        .route(
+            "/list/{count}",
+            get(|UrlPath(count): UrlPath<usize>| async move { html(long_list(count)) }),
+        )
+        .route(
+            "/echo",
+            get(
+                |Query(q): Query<std::collections::HashMap<String, String>>| async move {
+                    html(format!(
+                        "<title>echo</title><pre id=q>{}</pre>",
+                        escape(&format!("{q:?}"))
+                    ))
+                },
+            ),
+        )
+        .route(
+            "/{name}",
+            get(|UrlPath(name): UrlPath<String>| async move { page(&name) }),
+        )
 }
 
 fn page(name: &str) -> Response {
@@ -85,7 +103,9 @@ fn escape(text: &str) -> String {
 pub fn long_list(count: usize) -> String {
     let mut body = String::from("<title>list</title><h1>Results</h1><ul id=results>");
     for i in 0..count {
-        body.push_str(&format!("<li class=item><a href=\"/item/{i}\">Item {i}</a> <button>Add {i}</button></li>"));
+        body.push_str(&format!(
+            "<li class=item><a href=\"/item/{i}\">Item {i}</a> <button>Add {i}</button></li>"
+        ));
     }
     body.push_str("</ul><p id=after>End of results</p>");
     body
@@ -107,13 +127,18 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The usual flags: a throw-away profile and a private output dir.
-fn base_args(work: &Path) -> Vec<String> {
-    vec![
-        "--isolated".into(),
+/// The usual flags: a private output dir and, unless `extra` names a browser to attach
+/// to, a throw-away profile.
+fn base_args(work: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
         "--output-dir".into(),
         work.join("out").display().to_string(),
-    ]
+    ];
+    if !extra.contains(&"--cdp-endpoint") {
+        args.push("--isolated".into());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
 }
 
 impl Tabwire {
@@ -124,10 +149,8 @@ impl Tabwire {
 
     pub async fn stdio_with(name: &str, extra: &[&str]) -> Tabwire {
         let work = scratch(name);
-        let mut args = base_args(&work);
-        args.extend(extra.iter().map(|s| s.to_string()));
         let mut child = Command::new(BINARY)
-            .args(&args)
+            .args(base_args(&work, extra))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log_file(&work))
@@ -137,7 +160,12 @@ impl Tabwire {
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take().expect("stdin");
         let client = ().serve((stdout, stdin)).await.expect("MCP initialize over stdio");
-        Tabwire { client, child, output_dir: work.join("out"), work }
+        Tabwire {
+            client,
+            child,
+            output_dir: work.join("out"),
+            work,
+        }
     }
 
     /// Calls a tool; returns the parsed reply.
@@ -156,22 +184,23 @@ impl Tabwire {
 }
 
 fn log_file(work: &Path) -> Stdio {
-    std::fs::File::create(work.join("tabwire.log")).map(Stdio::from).unwrap_or_else(|_| Stdio::null())
+    std::fs::File::create(work.join("tabwire.log"))
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null())
 }
 
 /// `tabwire --http 127.0.0.1:0`, its address read from its own announcement.
 pub struct HttpServer {
-    pub child: Child,
+    /// Killed when the test drops the server.
+    _child: Child,
     pub url: String,
-    pub work: PathBuf,
 }
 
 impl HttpServer {
     pub async fn start(name: &str, extra: &[&str]) -> HttpServer {
         let work = scratch(name);
-        let mut args = base_args(&work);
+        let mut args = base_args(&work, extra);
         args.extend(["--http".to_string(), "127.0.0.1:0".to_string()]);
-        args.extend(extra.iter().map(|s| s.to_string()));
         let mut child = Command::new(BINARY)
             .args(&args)
             .stdin(Stdio::null())
@@ -193,7 +222,7 @@ impl HttpServer {
         .expect("tabwire --http did not start");
         // Keep draining stderr so the server never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        HttpServer { child, url, work }
+        HttpServer { _child: child, url }
     }
 
     pub async fn client(&self) -> RunningService<RoleClient, ()> {
@@ -213,13 +242,21 @@ pub struct Reply {
 impl Reply {
     /// The `data` of a successful reply; panics with the error otherwise.
     pub fn ok(self) -> Value {
-        assert!(!self.is_error && self.envelope["ok"] == true, "expected success, got {}", self.envelope);
+        assert!(
+            !self.is_error && self.envelope["ok"] == true,
+            "expected success, got {}",
+            self.envelope
+        );
         self.envelope["data"].clone()
     }
 
     /// The envelope of a failed reply; panics on success.
     pub fn err(self) -> Value {
-        assert!(self.is_error && self.envelope["ok"] == false, "expected failure, got {}", self.envelope);
+        assert!(
+            self.is_error && self.envelope["ok"] == false,
+            "expected failure, got {}",
+            self.envelope
+        );
         self.envelope
     }
 
@@ -228,8 +265,15 @@ impl Reply {
     }
 }
 
-pub async fn call_on(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> Reply {
-    let arguments: Map<String, Value> = arguments.as_object().cloned().expect("arguments must be an object");
+pub async fn call_on(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    arguments: Value,
+) -> Reply {
+    let arguments: Map<String, Value> = arguments
+        .as_object()
+        .cloned()
+        .expect("arguments must be an object");
     let result: CallToolResult = tokio::time::timeout(
         PATIENCE,
         client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
@@ -241,13 +285,21 @@ pub async fn call_on(client: &RunningService<RoleClient, ()>, tool: &str, argume
     let mut images = Vec::new();
     for block in &result.content {
         match block {
-            ContentBlock::Text(text) => envelope = serde_json::from_str(&text.text).expect("envelope is JSON"),
-            ContentBlock::Image(image) => images.push((image.data.clone(), image.mime_type.clone())),
+            ContentBlock::Text(text) => {
+                envelope = serde_json::from_str(&text.text).expect("envelope is JSON")
+            }
+            ContentBlock::Image(image) => {
+                images.push((image.data.clone(), image.mime_type.clone()))
+            }
             _ => {}
         }
     }
     assert_eq!(envelope["schema"], "btap.result.v1", "{envelope}");
-    Reply { is_error: result.is_error == Some(true), envelope, images }
+    Reply {
+        is_error: result.is_error == Some(true),
+        envelope,
+        images,
+    }
 }
 
 /// Waits for a process (not necessarily our child) to exit, on the kernel's pidfd
@@ -262,7 +314,9 @@ pub async fn process_exits(pid: u32) -> bool {
     // SAFETY: the syscall returned a fresh fd that nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
     // SAFETY: the AsyncFd owns the fd, so it stays open for as long as it is registered.
-    let registered = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
+    let registered = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    };
     let Ok(fd) = registered else {
         return false;
     };
@@ -272,7 +326,10 @@ pub async fn process_exits(pid: u32) -> bool {
 pub fn process_alive(pid: u32) -> bool {
     // A zombie still has a /proc entry; read its state.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')),
+        Ok(stat) => !stat
+            .split(") ")
+            .nth(1)
+            .is_some_and(|rest| rest.starts_with('Z')),
         Err(_) => false,
     }
 }
@@ -281,12 +338,29 @@ pub fn process_alive(pid: u32) -> bool {
 pub fn browser_children(pid: u32) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else { continue };
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
-        let comm = stat.split_once(" (").and_then(|(_, r)| r.rsplit_once(')')).map(|(c, _)| c).unwrap_or("");
-        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid) && comm.contains("chrom") && fields[0] != "Z" {
+        let comm = stat
+            .split_once(" (")
+            .and_then(|(_, r)| r.rsplit_once(')'))
+            .map(|(c, _)| c)
+            .unwrap_or("");
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(pid)
+            && comm.contains("chrom")
+            && fields[0] != "Z"
+        {
             found.push(child);
         }
     }
@@ -295,5 +369,8 @@ pub fn browser_children(pid: u32) -> Vec<u32> {
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

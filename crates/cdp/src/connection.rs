@@ -194,7 +194,9 @@ impl Connection {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding this lock cannot leave the map inconsistent, so poisoning is
     // not a reason to stop serving.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn dispatch(shared: &Shared, text: &str) {

@@ -29,10 +29,13 @@ pub async fn websocket_url(endpoint: &str) -> Result<String, DiscoveryError> {
         endpoint: endpoint.to_owned(),
         reason,
     };
-    let body = tokio::time::timeout(Duration::from_secs(10), http_get(authority, "/json/version"))
-        .await
-        .map_err(|_| unreachable("no answer within 10 s".into()))?
-        .map_err(|e| unreachable(e.to_string()))?;
+    let body = tokio::time::timeout(
+        Duration::from_secs(10),
+        http_get(authority, "/json/version"),
+    )
+    .await
+    .map_err(|_| unreachable("no answer within 10 s".into()))?
+    .map_err(|e| unreachable(e.to_string()))?;
     let version: serde_json::Value = serde_json::from_str(&body)
         .map_err(|e| unreachable(format!("/json/version is not JSON: {e}")))?;
     version["webSocketDebuggerUrl"]
@@ -43,18 +46,38 @@ pub async fn websocket_url(endpoint: &str) -> Result<String, DiscoveryError> {
         })
 }
 
-/// A minimal HTTP/1.1 GET; the DevTools HTTP endpoint answers small JSON bodies and closes.
+/// A minimal HTTP/1.1 GET. Chromium's DevTools HTTP server keeps the connection open
+/// after answering, so the body is read by its Content-Length, not to end of stream.
 async fn http_get(authority: &str, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect(authority).await?;
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await?;
     let mut response = Vec::new();
-    stream.read_to_end(&mut response).await?;
-    let text = String::from_utf8_lossy(&response);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body)
-        .unwrap_or_default();
-    Ok(body.to_owned())
+    let mut chunk = [0u8; 8192];
+    loop {
+        let read = stream.read(&mut chunk).await?;
+        if read == 0 {
+            break;
+        }
+        response.extend_from_slice(&chunk[..read]);
+        if let Some(body) = complete_body(&response) {
+            return Ok(body);
+        }
+    }
+    Ok(complete_body(&response).unwrap_or_default())
+}
+
+/// The body once the headers and Content-Length bytes have all arrived.
+fn complete_body(response: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(response);
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .unwrap_or(usize::MAX);
+    (body.len() >= length).then(|| body.to_owned())
 }

@@ -129,6 +129,7 @@ TW.frame_box = function (args) {
   for (let n = el; n; n = parentDeep(n)) {
     if (hasOddTransform(n === el ? cs : getComputedStyle(n))) { out.unsupported_transform = true; break; }
   }
+  if (!isVisible(el)) out.hidden = true;
   const vp = viewportSize();
   const cx = rect.left + rect.width / 2, cy = rect.top + rect.height / 2;
   out.in_viewport = cx >= 0 && cy >= 0 && cx < vp.w && cy < vp.h;
@@ -260,7 +261,8 @@ function scrollState(s) {
 }
 
 TW.scroll = function (args) {
-  const to = args && args.to != null ? args.to : 'bottom';
+  let to = args && args.to != null ? args.to : 'bottom';
+  if (typeof to === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(to)) to = Number(to);
   const s = mainScroller();
   if (to === 'top' || to === 'bottom' || typeof to === 'number') {
     const y = to === 'top' ? 0 : to === 'bottom' ? s.scrollHeight : to;

@@ -16,20 +16,17 @@ const SIMPLE_ROLES = {
 // header/footer are landmarks only at page level, not inside sectioning content.
 const SECTIONING = 'article, aside, main, nav, section';
 
+// Input types with a simple role; hidden, file, color, date pickers… have none.
+const INPUT_ROLES = {
+  button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox',
+  radio: 'radio', range: 'slider', number: 'spinbutton', search: 'searchbox', text: 'textbox',
+  email: 'textbox', tel: 'textbox', url: 'textbox', password: 'textbox',
+};
+
 function inputRole(el) {
-  const t = el.type;
-  const listed = el.hasAttribute('list');
-  switch (t) {
-    case 'button': case 'submit': case 'reset': case 'image': return 'button';
-    case 'checkbox': return 'checkbox';
-    case 'radio': return 'radio';
-    case 'range': return 'slider';
-    case 'number': return 'spinbutton';
-    case 'search': return listed ? 'combobox' : 'searchbox';
-    case 'text': case 'email': case 'tel': case 'url': case 'password':
-      return listed ? 'combobox' : 'textbox';
-    default: return null; // hidden, file, color, date pickers… have no simple role
-  }
+  const role = INPUT_ROLES[el.type] || null;
+  // A text field with a datalist is a combobox.
+  return (role === 'textbox' || role === 'searchbox') && el.hasAttribute('list') ? 'combobox' : role;
 }
 
 function implicitRole(el) {

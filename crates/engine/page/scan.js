@@ -145,7 +145,8 @@ function renderContent(html, cutOn) {
     const atom = atomic(el, tag);
     if (atom !== null) {
       if (offscreenEl(el)) offscreen++;
-      if (atom) put(atom);
+      // Text-mode field tokens get a trailing space so labels do not stick to them.
+      if (atom) put(!html && atom[0] === '[' ? atom + ' ' : atom);
       return;
     }
     const role = el.getAttribute('role');
@@ -270,13 +271,14 @@ function renderContent(html, cutOn) {
 }
 
 // 'loading', 'shell' (almost no visible text and no controls: an unrendered
-// SPA), or 'ready'. Stops as soon as enough visible content is seen.
+// SPA), or 'ready'. Stops as soon as enough visible content is seen. Links,
+// media and frames count as controls: a page of just those is not a shell.
 function renderState() {
   if (document.readyState === 'loading') return 'loading';
   const body = document.body;
   if (!body) return 'shell';
   let chars = 0;
-  const CONTENT = /^(input|button|select|textarea|iframe|canvas|video)$/;
+  const CONTENT = /^(a|input|button|select|textarea|iframe|frame|canvas|video|img|svg)$/;
   function seen(node) {
     const kids = flatKids(node);
     for (let i = 0; i < kids.length; i++) {

@@ -2,10 +2,10 @@
 //! task that keeps that knowledge current from CDP events.
 
 use std::collections::HashMap;
-use tokio::process::Child;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::process::Child;
 
 use cdp::{Connection, Event};
 use serde_json::{Value, json};
@@ -71,7 +71,9 @@ pub struct Browser {
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Every critical section here only swaps map entries; a panic cannot leave them torn.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Browser {
@@ -134,21 +136,24 @@ impl Browser {
         }
         let target_id = info["targetId"].as_str()?.to_owned();
         let mut tabs = lock(&self.tabs);
-        let tab = tabs.by_target.entry(target_id.clone()).or_insert_with(|| Tab {
-            tab_id: self.next_tab_id.fetch_add(1, Ordering::Relaxed),
-            target_id,
-            url: String::new(),
-            title: String::new(),
-            generation: 1,
-            owner_id: None,
-            opener: info["openerId"].as_str().map(str::to_owned),
-            session: None,
-            busy: Arc::new(tokio::sync::Mutex::new(())),
-            dialog_policy: DialogPolicy::default(),
-            open_dialog: None,
-            answered_dialogs: Vec::new(),
-            child_sessions: HashMap::new(),
-        });
+        let tab = tabs
+            .by_target
+            .entry(target_id.clone())
+            .or_insert_with(|| Tab {
+                tab_id: self.next_tab_id.fetch_add(1, Ordering::Relaxed),
+                target_id,
+                url: String::new(),
+                title: String::new(),
+                generation: 1,
+                owner_id: None,
+                opener: info["openerId"].as_str().map(str::to_owned),
+                session: None,
+                busy: Arc::new(tokio::sync::Mutex::new(())),
+                dialog_policy: DialogPolicy::default(),
+                open_dialog: None,
+                answered_dialogs: Vec::new(),
+                child_sessions: HashMap::new(),
+            });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();
         }
@@ -328,10 +333,11 @@ fn note_child_session(browser: &Arc<Browser>, event: &Event) {
     }
     let mut tabs = lock(&browser.tabs);
     for tab in tabs.by_target.values_mut() {
-        let owns_parent =
-            tab.session.as_deref() == Some(parent) || tab.child_sessions.values().any(|s| s == parent);
+        let owns_parent = tab.session.as_deref() == Some(parent)
+            || tab.child_sessions.values().any(|s| s == parent);
         if owns_parent {
-            tab.child_sessions.insert(frame.to_owned(), child.to_owned());
+            tab.child_sessions
+                .insert(frame.to_owned(), child.to_owned());
         }
     }
     drop(tabs);

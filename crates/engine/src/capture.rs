@@ -22,7 +22,10 @@ impl ImageFormat {
             "png" => Ok(ImageFormat::Png),
             "jpeg" | "jpg" => Ok(ImageFormat::Jpeg),
             "webp" => Ok(ImageFormat::Webp),
-            other => Err(EngineError::invalid("format", format!("'{other}' is not png, jpeg or webp"))),
+            other => Err(EngineError::invalid(
+                "format",
+                format!("'{other}' is not png, jpeg or webp"),
+            )),
         }
     }
 
@@ -67,17 +70,27 @@ pub struct PdfRequest {
 }
 
 impl Page {
-    pub async fn screenshot(&self, request: &ScreenshotRequest, timeout: Duration) -> Result<Screenshot> {
+    pub async fn screenshot(
+        &self,
+        request: &ScreenshotRequest,
+        timeout: Duration,
+    ) -> Result<Screenshot> {
         if request.quality.is_some() && request.format == ImageFormat::Png {
-            return Err(EngineError::invalid("quality", "applies only to jpeg and webp"));
+            return Err(EngineError::invalid(
+                "quality",
+                "applies only to jpeg and webp",
+            ));
         }
         let mut params = json!({ "format": request.format.name() });
         if let Some(quality) = request.quality {
             params["quality"] = json!(quality);
         }
-        let metrics = self.cdp("Page.getLayoutMetrics", json!({}), timeout).await?;
+        let metrics = self
+            .cdp("Page.getLayoutMetrics", json!({}), timeout)
+            .await?;
         if let Some((x, y, width, height, scale)) = request.clip {
-            params["clip"] = json!({"x": x, "y": y, "width": width, "height": height, "scale": scale});
+            params["clip"] =
+                json!({"x": x, "y": y, "width": width, "height": height, "scale": scale});
             params["captureBeyondViewport"] = json!(true);
         } else if request.full_page {
             let size = &metrics["cssContentSize"];
@@ -90,9 +103,17 @@ impl Page {
         }
         let reply = self.cdp("Page.captureScreenshot", params, timeout).await?;
         let bytes = decode(&reply["data"], "screenshot")?;
-        let css_width = metrics["cssVisualViewport"]["clientWidth"].as_f64().unwrap_or(0.0);
-        let device_width = metrics["visualViewport"]["clientWidth"].as_f64().unwrap_or(css_width);
-        let device_pixel_ratio = if css_width > 0.0 { (device_width / css_width).max(1.0) } else { 1.0 };
+        let css_width = metrics["cssVisualViewport"]["clientWidth"]
+            .as_f64()
+            .unwrap_or(0.0);
+        let device_width = metrics["visualViewport"]["clientWidth"]
+            .as_f64()
+            .unwrap_or(css_width);
+        let device_pixel_ratio = if css_width > 0.0 {
+            (device_width / css_width).max(1.0)
+        } else {
+            1.0
+        };
         Ok(Screenshot {
             dimensions: image_dimensions(&bytes),
             bytes,
@@ -102,10 +123,18 @@ impl Page {
     }
 
     /// Prints to PDF and writes it atomically under the output dir.
-    pub async fn save_pdf(&self, save_path: &str, request: &PdfRequest, timeout: Duration) -> Result<Value> {
+    pub async fn save_pdf(
+        &self,
+        save_path: &str,
+        request: &PdfRequest,
+        timeout: Duration,
+    ) -> Result<Value> {
         let path = files::confined_path(&self.engine.config.output_dir, save_path, "save_path")?;
         if !(0.1..=2.0).contains(&request.scale) {
-            return Err(EngineError::invalid("scale", format!("{} is outside 0.1–2.0", request.scale)));
+            return Err(EngineError::invalid(
+                "scale",
+                format!("{} is outside 0.1–2.0", request.scale),
+            ));
         }
         let mut params = json!({
             "landscape": request.landscape,
@@ -116,15 +145,21 @@ impl Page {
         if let Some(ranges) = &request.page_ranges {
             params["pageRanges"] = json!(ranges);
         }
-        let reply = self.cdp("Page.printToPDF", params, timeout).await.map_err(|e| match e {
-            EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => {
-                EngineError::invalid("page_ranges", format!("the browser refused to print: {message}"))
-            }
-            other => other,
-        })?;
+        let reply = self
+            .cdp("Page.printToPDF", params, timeout)
+            .await
+            .map_err(|e| match e {
+                EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => EngineError::invalid(
+                    "page_ranges",
+                    format!("the browser refused to print: {message}"),
+                ),
+                other => other,
+            })?;
         let bytes = decode(&reply["data"], "PDF")?;
         if !looks_like_pdf(&bytes) {
-            return Err(EngineError::Io("the browser returned bytes that are not a PDF".into()));
+            return Err(EngineError::Io(
+                "the browser returned bytes that are not a PDF".into(),
+            ));
         }
         let (path, sha) = files::write_atomic(&path, &bytes)?;
         Ok(json!({ "path": path, "bytes": bytes.len(), "sha256": sha }))
@@ -145,8 +180,16 @@ pub fn looks_like_pdf(bytes: &[u8]) -> bool {
 /// Width and height read from a PNG, JPEG or WebP header; None when it cannot be parsed.
 pub fn image_dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     let be32 = |at: usize| Some(u32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
-    let be16 = |at: usize| Some(u32::from(u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?)));
-    let le16 = |at: usize| Some(u32::from(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?)));
+    let be16 = |at: usize| {
+        Some(u32::from(u16::from_be_bytes(
+            bytes.get(at..at + 2)?.try_into().ok()?,
+        )))
+    };
+    let le16 = |at: usize| {
+        Some(u32::from(u16::from_le_bytes(
+            bytes.get(at..at + 2)?.try_into().ok()?,
+        )))
+    };
     let le24 = |at: usize| {
         let b = bytes.get(at..at + 3)?;
         Some(u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16)

@@ -164,7 +164,7 @@ impl Engine {
         });
         browser
             .tab_by_target(&target_id)
-            .ok_or_else(|| EngineError::NoSuchTab(target_id))
+            .ok_or(EngineError::NoSuchTab(target_id))
     }
 
     /// Parses a tab handle (`client:N`, `N`) and finds the tab.
@@ -200,9 +200,12 @@ pub fn parse_tab_handle(handle: &str, client_id: &str) -> Result<u64> {
         }
         None => handle,
     };
-    number
-        .parse()
-        .map_err(|_| EngineError::invalid("session_id", format!("'{handle}' is not a tab handle like {client_id}:3")))
+    number.parse().map_err(|_| {
+        EngineError::invalid(
+            "session_id",
+            format!("'{handle}' is not a tab handle like {client_id}:3"),
+        )
+    })
 }
 
 pub fn tab_handle(browser: &Browser, tab: &Tab) -> String {
@@ -238,10 +241,9 @@ impl AgentSession {
         if let Some(tab) = current.and_then(|id| browser.tab_by_id(id)) {
             return Ok((browser, tab));
         }
-        let free = browser
-            .tabs()
-            .into_iter()
-            .find(|tab| !self.engine.claimed_by_other(tab.tab_id, self.id) && tab.owner_id.is_none());
+        let free = browser.tabs().into_iter().find(|tab| {
+            !self.engine.claimed_by_other(tab.tab_id, self.id) && tab.owner_id.is_none()
+        });
         let tab = match free {
             Some(tab) => tab,
             None => self.engine.open_tab("about:blank", false, None).await?,
@@ -263,15 +265,21 @@ impl AgentSession {
     /// `target_busy` at once; calls are never queued behind each other.
     pub async fn page(&self, handle: Option<&str>) -> Result<Page> {
         let (browser, tab) = self.resolve_tab(handle).await?;
-        let reservation = tab
-            .busy
-            .clone()
-            .try_lock_owned()
-            .map_err(|_| EngineError::TargetBusy {
-                tab: tab_handle(&browser, &tab),
-            })?;
+        let reservation =
+            tab.busy
+                .clone()
+                .try_lock_owned()
+                .map_err(|_| EngineError::TargetBusy {
+                    tab: tab_handle(&browser, &tab),
+                })?;
         let session = browser.session_for(&tab.target_id).await?;
-        Ok(Page::new(browser, tab, session, reservation, self.engine.clone()))
+        Ok(Page::new(
+            browser,
+            tab,
+            session,
+            reservation,
+            self.engine.clone(),
+        ))
     }
 }
 

@@ -71,7 +71,8 @@ impl AgentSession {
                 return std::future::pending().await;
             }
             wait_event(&mut events, deadline, |e| {
-                e.method == "Page.javascriptDialogOpening" && e.session_id.as_deref() == Some(&session)
+                e.method == "Page.javascriptDialogOpening"
+                    && e.session_id.as_deref() == Some(&session)
             })
             .await
         };
@@ -92,7 +93,12 @@ impl AgentSession {
     }
 }
 
-async fn run_script(page: &Page, script: &str, policy: DialogPolicy, operation_id: &str) -> Result<Value> {
+async fn run_script(
+    page: &Page,
+    script: &str,
+    policy: DialogPolicy,
+    operation_id: &str,
+) -> Result<Value> {
     page.set_dialog_policy(policy);
     let mut events = page.browser.conn.subscribe();
     let evaluated = evaluate_user_script(page, script).await;
@@ -109,7 +115,8 @@ async fn run_script(page: &Page, script: &str, policy: DialogPolicy, operation_i
         reply["status"] = json!("navigated");
         let deadline = Instant::now() + Duration::from_secs(10);
         wait_event(&mut events, deadline, |e| {
-            e.session_id.as_deref() == Some(page.session.as_str()) && e.method == "Page.loadEventFired"
+            e.session_id.as_deref() == Some(page.session.as_str())
+                && e.method == "Page.loadEventFired"
         })
         .await;
         reply["landed_url"] = json!(page.current_url().await?.0);
@@ -130,10 +137,26 @@ async fn evaluate_user_script(page: &Page, script: &str) -> Result<Value> {
         let wrapped = format!("(async () => {{\n{script}\n}})()");
         reply = evaluate(page, &wrapped, false).await?;
     }
+    // A REPL program's completion value is not awaited when it is itself a promise
+    // (an async IIFE, for one); await it here.
+    if reply["result"]["subtype"] == "promise" && reply.get("exceptionDetails").is_none() {
+        let promise = reply["result"]["objectId"].clone();
+        reply = page
+            .cdp(
+                "Runtime.awaitPromise",
+                json!({"promiseObjectId": promise, "returnByValue": false}),
+                BACKGROUND_LIMIT,
+            )
+            .await?;
+    }
     if let Some(details) = reply.get("exceptionDetails") {
-        return Err(EngineError::page("script_error", exception_text(details), json!({
-            "line": details["lineNumber"], "column": details["columnNumber"],
-        })));
+        return Err(EngineError::page(
+            "script_error",
+            exception_text(details),
+            json!({
+                "line": details["lineNumber"], "column": details["columnNumber"],
+            }),
+        ));
     }
     convert(page, &reply["result"]).await
 }
@@ -171,7 +194,10 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
             None => object.get("value").cloned().unwrap_or(Value::Null),
         });
     };
-    let declaration = format!("function () {{ return ({})('convert', this); }}", script::library());
+    let declaration = format!(
+        "function () {{ return ({})('convert', this); }}",
+        script::library()
+    );
     let converted = page
         .cdp(
             "Runtime.callFunctionOn",
@@ -180,7 +206,11 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
         )
         .await;
     let _ = page
-        .cdp("Runtime.releaseObject", json!({"objectId": object_id}), Duration::from_secs(5))
+        .cdp(
+            "Runtime.releaseObject",
+            json!({"objectId": object_id}),
+            Duration::from_secs(5),
+        )
         .await;
     Ok(converted?["result"]["value"].clone())
 }
@@ -193,7 +223,8 @@ fn navigation_seen(
     let mut seen = false;
     while let Ok(event) = events.try_recv() {
         let ours = event.session_id.as_deref() == Some(session);
-        let main = event.params["frameId"] == main_frame || event.params["frame"]["id"] == main_frame;
+        let main =
+            event.params["frameId"] == main_frame || event.params["frame"]["id"] == main_frame;
         let kind = matches!(
             event.method.as_str(),
             "Page.frameRequestedNavigation" | "Page.frameStartedNavigating" | "Page.frameNavigated"
@@ -215,7 +246,12 @@ fn spill_large_result(page: &Page, reply: &mut Value, operation_id: &str) -> Res
     if encoded.len() <= INLINE_LIMIT {
         return Ok(());
     }
-    let path = page.engine.config.output_dir.join("results").join(format!("{operation_id}.json"));
+    let path = page
+        .engine
+        .config
+        .output_dir
+        .join("results")
+        .join(format!("{operation_id}.json"));
     let (path, sha) = files::write_atomic(&path, &encoded)?;
     reply["js_return"] = Value::Null;
     reply["result_file"] = json!(path);

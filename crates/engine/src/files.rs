@@ -17,14 +17,20 @@ pub fn confined_path(root: &Path, relative: &str, param: &str) -> Result<PathBuf
     if candidate.is_absolute() {
         return Err(EngineError::Refused {
             code: "path_outside_output_dir".into(),
-            message: format!("{param}: '{relative}' is absolute; give a path relative to the output dir {}", root.display()),
+            message: format!(
+                "{param}: '{relative}' is absolute; give a path relative to the output dir {}",
+                root.display()
+            ),
         });
     }
     for component in candidate.components() {
         if !matches!(component, Component::Normal(_) | Component::CurDir) {
             return Err(EngineError::Refused {
                 code: "path_outside_output_dir".into(),
-                message: format!("{param}: '{relative}' leaves the output dir {} ('..' is not allowed)", root.display()),
+                message: format!(
+                    "{param}: '{relative}' leaves the output dir {} ('..' is not allowed)",
+                    root.display()
+                ),
             });
         }
     }
@@ -81,7 +87,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tw-files-{}", std::process::id()));
         let (path, sha) = write_atomic(&dir.join("a/b.txt"), b"hello").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"hello");
-        assert_eq!(sha, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+        assert_eq!(
+            sha,
+            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+        );
         assert_eq!(std::fs::read_dir(dir.join("a")).unwrap().count(), 1);
         std::fs::remove_dir_all(dir).unwrap();
     }

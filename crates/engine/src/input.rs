@@ -41,7 +41,11 @@ impl Page {
         let (x, y, mut report) = match target {
             ClickTarget::Point { x, y, frame } => {
                 let ctx = self.frame_context(&frame, timeout).await?;
-                (x + ctx.offset.0, y + ctx.offset.1, json!({"hit_verified": false}))
+                (
+                    x + ctx.offset.0,
+                    y + ctx.offset.1,
+                    json!({"hit_verified": false}),
+                )
             }
             ClickTarget::Element {
                 locator,
@@ -64,7 +68,8 @@ impl Page {
                     )
                     .await?;
                 if ctx.framed {
-                    self.check_frames_unobscured(&frame, &aimed, timeout).await?;
+                    self.check_frames_unobscured(&frame, &aimed, timeout)
+                        .await?;
                 }
                 let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
                 let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
@@ -104,7 +109,12 @@ impl Page {
             y += offset.1 - parent.offset.1;
             offset = parent.offset;
             let hit = self
-                .run(parent, "hit_test", json!({"x": x, "y": y, "locator": frame[depth]}), timeout)
+                .run(
+                    parent,
+                    "hit_test",
+                    json!({"x": x, "y": y, "locator": frame[depth]}),
+                    timeout,
+                )
                 .await?;
             if hit["status"] != "ok" {
                 let code = hit["status"].as_str().unwrap_or("obscured").to_owned();
@@ -128,8 +138,10 @@ impl Page {
     ) -> Result<()> {
         self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
         for count in 1..=clicks.max(1) {
-            self.mouse("mousePressed", x, y, button, count, timeout).await?;
-            self.mouse("mouseReleased", x, y, button, count, timeout).await?;
+            self.mouse("mousePressed", x, y, button, count, timeout)
+                .await?;
+            self.mouse("mouseReleased", x, y, button, count, timeout)
+                .await?;
         }
         Ok(())
     }
@@ -183,7 +195,8 @@ impl Page {
             )
             .await?;
         if clear && text.is_empty() {
-            self.press_chord(&keys::parse_chord("Delete")?, timeout).await?;
+            self.press_chord(&keys::parse_chord("Delete")?, timeout)
+                .await?;
         } else if !text.is_empty() {
             self.cdp("Input.insertText", json!({ "text": text }), timeout)
                 .await?;
@@ -221,8 +234,10 @@ impl Page {
         // ~60 moves a second, at least a few so pages see a real path.
         let steps = ((duration.as_secs_f64() * 60.0) as u32).clamp(4, 600);
         let pause = duration / steps;
-        self.mouse("mouseMoved", from.0, from.1, "none", 0, timeout).await?;
-        self.mouse("mousePressed", from.0, from.1, button, 1, timeout).await?;
+        self.mouse("mouseMoved", from.0, from.1, "none", 0, timeout)
+            .await?;
+        self.mouse("mousePressed", from.0, from.1, button, 1, timeout)
+            .await?;
         for step in 1..=steps {
             let t = f64::from(step) / f64::from(steps);
             let (x, y) = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
@@ -235,7 +250,8 @@ impl Page {
             // Pacing for the page's benefit (drag libraries sample over time), not a wait.
             tokio::time::sleep(pause).await;
         }
-        self.mouse("mouseReleased", to.0, to.1, button, 1, timeout).await?;
+        self.mouse("mouseReleased", to.0, to.1, button, 1, timeout)
+            .await?;
         Ok(json!({ "from": [from.0, from.1], "to": [to.0, to.1], "steps": steps }))
     }
 }

@@ -46,12 +46,15 @@ pub fn parse_chord(spec: &str) -> Result<Chord> {
         if i != parts.len() - 1 {
             return Err(EngineError::invalid(
                 "keys_csv",
-                format!("'{part}' must come last: only modifiers (ctrl, shift, alt, meta) may precede the key"),
+                format!(
+                    "'{part}' must come last: only modifiers (ctrl, shift, alt, meta) may precede the key"
+                ),
             ));
         }
-        chord.key = Some(named_key(part).ok_or_else(|| {
-            EngineError::invalid("keys_csv", format!("unknown key '{part}'"))
-        })?);
+        chord.key =
+            Some(named_key(part).ok_or_else(|| {
+                EngineError::invalid("keys_csv", format!("unknown key '{part}'"))
+            })?);
     }
     Ok(chord)
 }
@@ -149,9 +152,17 @@ impl Chord {
             // A chord with ctrl/alt/meta is a shortcut, not typing.
             let types_text = mask & (CTRL | ALT | META) == 0;
             let text = key.text.as_deref().filter(|_| types_text).map(|t| {
-                if mask & SHIFT != 0 { t.to_uppercase() } else { t.to_owned() }
+                if mask & SHIFT != 0 {
+                    t.to_uppercase()
+                } else {
+                    t.to_owned()
+                }
             });
-            let down = if text.is_some() { "keyDown" } else { "rawKeyDown" };
+            let down = if text.is_some() {
+                "keyDown"
+            } else {
+                "rawKeyDown"
+            };
             // Shift changes what a character key reports, as on a real keyboard.
             let mut key = key.clone();
             if mask & SHIFT != 0 && key.key.chars().count() == 1 {
@@ -194,11 +205,24 @@ mod tests {
         let kinds: Vec<_> = chord
             .events()
             .iter()
-            .map(|e| format!("{} {}", e["type"].as_str().unwrap(), e["key"].as_str().unwrap()))
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["type"].as_str().unwrap(),
+                    e["key"].as_str().unwrap()
+                )
+            })
             .collect();
         assert_eq!(
             kinds,
-            ["rawKeyDown Control", "rawKeyDown Shift", "rawKeyDown K", "keyUp K", "keyUp Shift", "keyUp Control"]
+            [
+                "rawKeyDown Control",
+                "rawKeyDown Shift",
+                "rawKeyDown K",
+                "keyUp K",
+                "keyUp Shift",
+                "keyUp Control"
+            ]
         );
         assert_eq!(chord.describe(), "Control+Shift+k");
     }

@@ -104,7 +104,10 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, EngineError> {
         }
     };
     std::fs::create_dir_all(&profile).map_err(|e| {
-        EngineError::Launch(format!("cannot create profile dir {}: {e}", profile.display()))
+        EngineError::Launch(format!(
+            "cannot create profile dir {}: {e}",
+            profile.display()
+        ))
     })?;
 
     let headless = options.headless.unwrap_or(!display_available());

@@ -25,7 +25,9 @@ mod tabs;
 
 pub use browser::{Browser, Dialog, DialogPolicy, Tab};
 pub use capture::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest, image_dimensions};
-pub use engine::{AgentSession, Engine, EngineConfig, LinkConfig, parse_tab_handle, seconds, tab_handle};
+pub use engine::{
+    AgentSession, Engine, EngineConfig, LinkConfig, parse_tab_handle, seconds, tab_handle,
+};
 pub use error::{EngineError, Result};
 pub use exec::{INLINE_LIMIT, ScriptRequest, outcome_reply};
 pub use files::{confined_path, sha256_hex, write_atomic};

@@ -184,11 +184,19 @@ impl Page {
         Ok(ctx)
     }
 
-    async fn frame_id_of(&self, ctx: &FrameContext, locator: &Value, timeout: Duration) -> Result<String> {
+    async fn frame_id_of(
+        &self,
+        ctx: &FrameContext,
+        locator: &Value,
+        timeout: Duration,
+    ) -> Result<String> {
         let expression = script::call_expression("element", &json!({ "locator": locator }));
         let reply = self.evaluate_raw(ctx, &expression, false, timeout).await?;
         let object_id = match reply["result"]["subtype"].as_str() {
-            Some("node") => reply["result"]["objectId"].as_str().unwrap_or_default().to_owned(),
+            Some("node") => reply["result"]["objectId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
             _ => {
                 return Err(EngineError::page(
                     "not_found",
@@ -198,16 +206,30 @@ impl Page {
             }
         };
         let node = self
-            .cdp_in(&ctx.session, "DOM.describeNode", json!({ "objectId": object_id }), timeout)
+            .cdp_in(
+                &ctx.session,
+                "DOM.describeNode",
+                json!({ "objectId": object_id }),
+                timeout,
+            )
             .await?;
         let _ = self
-            .cdp_in(&ctx.session, "Runtime.releaseObject", json!({ "objectId": object_id }), timeout)
+            .cdp_in(
+                &ctx.session,
+                "Runtime.releaseObject",
+                json!({ "objectId": object_id }),
+                timeout,
+            )
             .await;
         node["node"]["frameId"]
             .as_str()
             .map(str::to_owned)
             .ok_or_else(|| {
-                EngineError::page("not_a_frame", "frame locator names an element that is not an iframe", json!({ "frame": locator }))
+                EngineError::page(
+                    "not_a_frame",
+                    "frame locator names an element that is not an iframe",
+                    json!({ "frame": locator }),
+                )
             })
     }
 
@@ -215,11 +237,22 @@ impl Page {
         let info = self
             .browser
             .conn
-            .call(None, "Target.getTargetInfo", json!({"targetId": self.tab.target_id}), HOUSEKEEPING)
+            .call(
+                None,
+                "Target.getTargetInfo",
+                json!({"targetId": self.tab.target_id}),
+                HOUSEKEEPING,
+            )
             .await?;
         Ok((
-            info["targetInfo"]["url"].as_str().unwrap_or_default().to_owned(),
-            info["targetInfo"]["title"].as_str().unwrap_or_default().to_owned(),
+            info["targetInfo"]["url"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            info["targetInfo"]["title"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
         ))
     }
 
@@ -310,10 +343,18 @@ impl Page {
 
     /// Waits until the URL matches (regex or substring) and, with `ready`, the document
     /// has finished loading.
-    pub async fn wait_for_url(&self, pattern: &str, ready: bool, timeout: Duration) -> Result<Value> {
+    pub async fn wait_for_url(
+        &self,
+        pattern: &str,
+        ready: bool,
+        timeout: Duration,
+    ) -> Result<Value> {
         let top = self.top();
         let mut waited = poll(timeout, "wait_for_url", || async {
-            let matched = check_status(self.run(&top, "probe", json!({ "url_pattern": pattern }), timeout).await?)?;
+            let matched = check_status(
+                self.run(&top, "probe", json!({ "url_pattern": pattern }), timeout)
+                    .await?,
+            )?;
             if matched["matched"] != true {
                 return Ok(false);
             }
@@ -355,7 +396,10 @@ where
             Err(_) => {}
         }
         if Instant::now() + POLL > deadline {
-            return Err(EngineError::Timeout { what: what.to_owned(), seconds: timeout.as_secs_f64() });
+            return Err(EngineError::Timeout {
+                what: what.to_owned(),
+                seconds: timeout.as_secs_f64(),
+            });
         }
         tokio::time::sleep(POLL).await;
     }
@@ -374,7 +418,10 @@ fn transient(error: &EngineError) -> bool {
 
 fn truthy(result: &Value) -> bool {
     match &result["value"] {
-        Value::Null => result["type"] == "object" && result["subtype"] != "null" || result["type"] == "function",
+        Value::Null => {
+            result["type"] == "object" && result["subtype"] != "null"
+                || result["type"] == "function"
+        }
         Value::Bool(b) => *b,
         Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
         Value::String(s) => !s.is_empty(),
@@ -418,7 +465,11 @@ pub(crate) fn check_status(result: Value) -> Result<Value> {
 
 fn frame_error(error: EngineError, depth: usize) -> EngineError {
     match error {
-        EngineError::Page { code, message, details } => EngineError::Page {
+        EngineError::Page {
+            code,
+            message,
+            details,
+        } => EngineError::Page {
             code,
             message: format!("frame path step {depth}: {message}"),
             details,
@@ -445,6 +496,8 @@ pub fn check_url_scheme(url: &str) -> Result<()> {
     }
     Err(EngineError::Refused {
         code: "url_scheme_refused".into(),
-        message: format!("url: '{url}' is refused; only http, https, data: and about:blank URLs can be opened"),
+        message: format!(
+            "url: '{url}' is refused; only http, https, data: and about:blank URLs can be opened"
+        ),
     })
 }

@@ -48,8 +48,14 @@ impl Completer {
 }
 
 pub enum ReceiptState {
-    Pending { kind: &'static str, age: Duration },
-    Done { kind: &'static str, outcome: std::sync::Arc<Outcome> },
+    Pending {
+        kind: &'static str,
+        age: Duration,
+    },
+    Done {
+        kind: &'static str,
+        outcome: std::sync::Arc<Outcome>,
+    },
 }
 
 impl Receipts {
@@ -75,7 +81,9 @@ impl Receipts {
         if let Some(entry) = entries.get_mut(&completer.id) {
             entry.finished = Some(Instant::now());
         }
-        completer.sender.send_replace(Some(std::sync::Arc::new(outcome)));
+        completer
+            .sender
+            .send_replace(Some(std::sync::Arc::new(outcome)));
         evict(&mut entries);
     }
 
@@ -150,14 +158,20 @@ mod tests {
         ));
         receipts.complete(completer, Ok(json!(42)));
         for _ in 0..2 {
-            let ReceiptState::Done { outcome, .. } = receipts.get(1, &id, Duration::ZERO).await.unwrap() else {
+            let ReceiptState::Done { outcome, .. } =
+                receipts.get(1, &id, Duration::ZERO).await.unwrap()
+            else {
                 panic!("expected done");
             };
             assert_eq!(outcome.as_ref().as_ref().unwrap(), &json!(42));
         }
         let foreign = receipts.get(2, &id, Duration::ZERO).await.err().unwrap();
         assert_eq!(foreign.code(), "foreign_operation");
-        let unknown = receipts.get(1, "op-nope", Duration::ZERO).await.err().unwrap();
+        let unknown = receipts
+            .get(1, "op-nope", Duration::ZERO)
+            .await
+            .err()
+            .unwrap();
         assert_eq!(unknown.code(), "unknown_operation");
     }
 
@@ -172,7 +186,12 @@ mod tests {
             receipts.complete(c, Ok(json!(1)));
         }
         assert_eq!(
-            receipts.get(1, &first_id, Duration::ZERO).await.err().unwrap().code(),
+            receipts
+                .get(1, &first_id, Duration::ZERO)
+                .await
+                .err()
+                .unwrap()
+                .code(),
             "unknown_operation"
         );
     }

@@ -19,7 +19,10 @@ pub struct ScanRequest {
 impl Page {
     pub async fn scan(&self, request: &ScanRequest, timeout: Duration) -> Result<Value> {
         if request.extra_js.is_some() && !request.frame.is_empty() {
-            return Err(EngineError::invalid("extra_js", "cannot be combined with frame"));
+            return Err(EngineError::invalid(
+                "extra_js",
+                "cannot be combined with frame",
+            ));
         }
         let ctx = self.frame_context(&request.frame, timeout).await?;
         let mut extra = Value::Null;
@@ -50,12 +53,11 @@ impl Page {
             )
             .await?;
         if result.get("content").is_none() {
-            let message = result["message"].as_str().unwrap_or("the page could not be read").to_owned();
-            return Err(EngineError::page(
-                "scan_failed",
-                message,
-                result,
-            ));
+            let message = result["message"]
+                .as_str()
+                .unwrap_or("the page could not be read")
+                .to_owned();
+            return Err(EngineError::page("scan_failed", message, result));
         }
         if request.extra_js.is_some() {
             result["extra_js_result"] = extra;
@@ -67,6 +69,7 @@ impl Page {
     }
 
     pub async fn scroll(&self, to: Value, timeout: Duration) -> Result<Value> {
-        self.run_ok(&self.top(), "scroll", json!({ "to": to }), timeout).await
+        self.run_ok(&self.top(), "scroll", json!({ "to": to }), timeout)
+            .await
     }
 }

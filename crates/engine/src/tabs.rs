@@ -17,7 +17,11 @@ use crate::page::check_url_scheme;
 #[derive(Debug, Clone)]
 pub(crate) enum Creation {
     Pending,
-    Done { tab_id: u64, generation: u64, owner_id: String },
+    Done {
+        tab_id: u64,
+        generation: u64,
+        owner_id: String,
+    },
     Failed(String),
 }
 
@@ -92,18 +96,33 @@ impl AgentSession {
                         let one = one.clone();
                         (browser, one)
                     }
-                    [] => return Err(EngineError::page("not_found", format!("url_pattern: no tab URL contains '{pattern}'"), Value::Null)),
+                    [] => {
+                        return Err(EngineError::page(
+                            "not_found",
+                            format!("url_pattern: no tab URL contains '{pattern}'"),
+                            Value::Null,
+                        ));
+                    }
                     many => {
-                        let candidates: Vec<String> = many.iter().map(|t| tab_handle(&browser, t)).collect();
+                        let candidates: Vec<String> =
+                            many.iter().map(|t| tab_handle(&browser, t)).collect();
                         return Err(EngineError::page(
                             "ambiguous",
-                            format!("url_pattern: {} tabs match '{pattern}'; pass one session_id", many.len()),
+                            format!(
+                                "url_pattern: {} tabs match '{pattern}'; pass one session_id",
+                                many.len()
+                            ),
                             json!({ "candidates": candidates }),
                         ));
                     }
                 }
             }
-            (None, None) => return Err(EngineError::invalid("session_id", "give session_id or url_pattern")),
+            (None, None) => {
+                return Err(EngineError::invalid(
+                    "session_id",
+                    "give session_id or url_pattern",
+                ));
+            }
         };
         self.set_default(tab.tab_id);
         let _ = browser;
@@ -115,7 +134,12 @@ impl AgentSession {
         let (browser, tab) = self.resolve_tab(handle).await?;
         browser
             .conn
-            .call(None, "Target.activateTarget", json!({"targetId": tab.target_id}), HOUSEKEEPING)
+            .call(
+                None,
+                "Target.activateTarget",
+                json!({"targetId": tab.target_id}),
+                HOUSEKEEPING,
+            )
             .await?;
         let page = self.page(Some(&tab_handle(&browser, &tab))).await?;
         let visible = page
@@ -138,13 +162,19 @@ impl AgentSession {
             return self.recover_creation(id);
         }
         let operation_id = format!("create-{}-{:x}", self.id, unique());
-        let owner_id = request.owner_id.clone().unwrap_or_else(|| format!("owner-{:x}", unique()));
-        lock(&engine.creations.by_operation).insert(operation_id.clone(), (self.id, Creation::Pending));
+        let owner_id = request
+            .owner_id
+            .clone()
+            .unwrap_or_else(|| format!("owner-{:x}", unique()));
+        lock(&engine.creations.by_operation)
+            .insert(operation_id.clone(), (self.id, Creation::Pending));
         // The tab starts blank and is navigated like any other, so its load is awaited by
         // the one navigation path.
         let created = async {
             let browser = engine.browser().await?;
-            let tab = engine.open_tab("about:blank", request.active, Some(&owner_id)).await?;
+            let tab = engine
+                .open_tab("about:blank", request.active, Some(&owner_id))
+                .await?;
             Ok::<_, EngineError>((browser, tab))
         }
         .await;
@@ -152,9 +182,12 @@ impl AgentSession {
             Ok(done) => done,
             Err(error) => {
                 // A create that failed before the browser answered may or may not exist.
-                let may_have_created = matches!(error, EngineError::Cdp(cdp::CdpError::Timeout { .. }));
-                lock(&engine.creations.by_operation)
-                    .insert(operation_id.clone(), (self.id, Creation::Failed(error.to_string())));
+                let may_have_created =
+                    matches!(error, EngineError::Cdp(cdp::CdpError::Timeout { .. }));
+                lock(&engine.creations.by_operation).insert(
+                    operation_id.clone(),
+                    (self.id, Creation::Failed(error.to_string())),
+                );
                 if may_have_created {
                     return Ok(json!({
                         "status": "unknown", "operation_id": operation_id, "owner_id": owner_id,
@@ -167,7 +200,14 @@ impl AgentSession {
         };
         lock(&engine.creations.by_operation).insert(
             operation_id.clone(),
-            (self.id, Creation::Done { tab_id: tab.tab_id, generation: tab.generation, owner_id: owner_id.clone() }),
+            (
+                self.id,
+                Creation::Done {
+                    tab_id: tab.tab_id,
+                    generation: tab.generation,
+                    owner_id: owner_id.clone(),
+                },
+            ),
         );
         lock(&engine.creations.owned).insert(tab.tab_id, owner_id.clone());
         let navigation = match self.page(Some(&tab_handle(&browser, &tab))).await {
@@ -196,15 +236,26 @@ impl AgentSession {
     }
 
     fn recover_creation(&self, operation_id: &str) -> Result<Value> {
-        let record = lock(&self.engine.creations.by_operation).get(operation_id).cloned();
+        let record = lock(&self.engine.creations.by_operation)
+            .get(operation_id)
+            .cloned();
         let reply = match record {
             Some((session, _)) if session != self.id => {
                 return Err(EngineError::Refused {
                     code: "foreign_operation".into(),
-                    message: format!("operation_id: '{operation_id}' belongs to another MCP session"),
+                    message: format!(
+                        "operation_id: '{operation_id}' belongs to another MCP session"
+                    ),
                 });
             }
-            Some((_, Creation::Done { tab_id, generation, owner_id })) => json!({
+            Some((
+                _,
+                Creation::Done {
+                    tab_id,
+                    generation,
+                    owner_id,
+                },
+            )) => json!({
                 "status": "recovered", "operation_id": operation_id, "tab_id": tab_id,
                 "session_id": format!("{}:{tab_id}", self.engine.link_name()),
                 "generation": generation, "owner_id": owner_id, "owned": true,
@@ -228,7 +279,12 @@ impl AgentSession {
     }
 
     /// Closes tabs; by default only those whose owner_id matches.
-    pub async fn close_tabs(&self, handles: &[String], owner_id: Option<&str>, only_if_owned: bool) -> Result<Value> {
+    pub async fn close_tabs(
+        &self,
+        handles: &[String],
+        owner_id: Option<&str>,
+        only_if_owned: bool,
+    ) -> Result<Value> {
         if only_if_owned && owner_id.is_none() {
             return Err(EngineError::invalid(
                 "owner_id",
@@ -242,7 +298,9 @@ impl AgentSession {
             let Some(tab) = browser.tab_by_id(tab_id) else {
                 let was_owned = lock(&self.engine.creations.owned).get(&tab_id).cloned();
                 let status = match was_owned {
-                    Some(_) => json!({"tab_id": tab_id, "status": "already_gone", "closed_by": "user"}),
+                    Some(_) => {
+                        json!({"tab_id": tab_id, "status": "already_gone", "closed_by": "user"})
+                    }
                     None => json!({"tab_id": tab_id, "status": "not_found"}),
                 };
                 results.push(status);
@@ -258,7 +316,12 @@ impl AgentSession {
             }
             browser
                 .conn
-                .call(None, "Target.closeTarget", json!({"targetId": tab.target_id}), HOUSEKEEPING)
+                .call(
+                    None,
+                    "Target.closeTarget",
+                    json!({"targetId": tab.target_id}),
+                    HOUSEKEEPING,
+                )
                 .await?;
             results.push(json!({
                 "tab_id": tab_id, "status": "closed",
@@ -267,14 +330,24 @@ impl AgentSession {
         }
         let refused = results.iter().filter(|r| r["status"] == "refused").count();
         if refused == results.len() && refused > 0 {
-            return Err(EngineError::page("not_owned", "no tab was closed: none is owned by this owner_id", json!({ "results": results })));
+            return Err(EngineError::page(
+                "not_owned",
+                "no tab was closed: none is owned by this owner_id",
+                json!({ "results": results }),
+            ));
         }
         Ok(json!({ "results": results }))
     }
 
     /// Reports or answers a dialog left open on a tab. Does not reserve the tab: the call
     /// that opened the dialog still holds it.
-    pub async fn handle_dialog(&self, handle: Option<&str>, action: &str, prompt_text: Option<&str>, timeout: Duration) -> Result<Value> {
+    pub async fn handle_dialog(
+        &self,
+        handle: Option<&str>,
+        action: &str,
+        prompt_text: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         let Some(dialog) = tab.open_dialog.clone() else {
             return Ok(json!({ "status": "no_dialog" }));
@@ -283,14 +356,30 @@ impl AgentSession {
             "manual" => return Ok(json!({ "status": "blocked_by_dialog", "dialog": dialog })),
             "accept" => true,
             "dismiss" => false,
-            other => return Err(EngineError::invalid("action", format!("'{other}' is not manual, accept or dismiss"))),
+            other => {
+                return Err(EngineError::invalid(
+                    "action",
+                    format!("'{other}' is not manual, accept or dismiss"),
+                ));
+            }
         };
-        let session = tab.session.clone().ok_or_else(|| EngineError::NoSuchTab(tab_handle(&browser, &tab)))?;
+        let session = tab
+            .session
+            .clone()
+            .ok_or_else(|| EngineError::NoSuchTab(tab_handle(&browser, &tab)))?;
         let mut params = json!({ "accept": accept });
         if let Some(text) = prompt_text {
             params["promptText"] = json!(text);
         }
-        browser.conn.call(Some(&session), "Page.handleJavaScriptDialog", params, timeout).await?;
+        browser
+            .conn
+            .call(
+                Some(&session),
+                "Page.handleJavaScriptDialog",
+                params,
+                timeout,
+            )
+            .await?;
         browser.update_tab(&tab.target_id, |t| t.open_dialog = None);
         Ok(json!({
             "status": if accept { "accepted" } else { "dismissed" },

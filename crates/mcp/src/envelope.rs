@@ -15,7 +15,10 @@ pub struct Reply {
 
 impl Reply {
     pub fn data(data: Value) -> Reply {
-        Reply { data, ..Reply::default() }
+        Reply {
+            data,
+            ..Reply::default()
+        }
     }
 
     pub fn on(mut self, target: impl Into<String>) -> Reply {
@@ -77,7 +80,10 @@ pub fn failure(error: &EngineError, target: Option<String>, elapsed_ms: u64) -> 
 
 fn project(envelope: &mut Value, data: &Map<String, Value>) {
     for key in PROJECTED {
-        if let Some(value) = data.get(*key).filter(|v| v.is_string() || v.is_number() || v.is_boolean()) {
+        if let Some(value) = data
+            .get(*key)
+            .filter(|v| v.is_string() || v.is_number() || v.is_boolean())
+        {
             envelope[*key] = value.clone();
         }
     }

@@ -23,11 +23,26 @@ pub struct Hints {
 }
 
 /// Reads the browser; changes nothing.
-pub const READ: Hints = Hints { read_only: true, destructive: false, idempotent: true, open_world: false };
+pub const READ: Hints = Hints {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
 /// Changes page or browser state, nothing irreversible.
-pub const ACT: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: true };
+pub const ACT: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: false,
+    open_world: true,
+};
 /// Can lose state that cannot be recovered (closing tabs, running arbitrary script).
-pub const DESTROY: Hints = Hints { read_only: false, destructive: true, idempotent: false, open_world: true };
+pub const DESTROY: Hints = Hints {
+    read_only: false,
+    destructive: true,
+    idempotent: false,
+    open_world: true,
+};
 
 pub struct ToolDef {
     pub name: &'static str,

@@ -16,7 +16,11 @@ pub use server::{HttpOptions, ServeError, TabwireServer, serve_http, serve_stdio
 use std::sync::Arc;
 
 /// The server-wide state for a face.
-pub fn state(engine: Arc<engine::Engine>, face: &str, profile: Profile) -> Option<Arc<ServerState>> {
+pub fn state(
+    engine: Arc<engine::Engine>,
+    face: &str,
+    profile: Profile,
+) -> Option<Arc<ServerState>> {
     let tools = match face {
         "btap" => btap::TOOLS,
         _ => return None,

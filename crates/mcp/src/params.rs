@@ -9,8 +9,14 @@ use engine::EngineError;
 pub enum Kind {
     Str,
     Bool,
-    Int { min: i64, max: i64 },
-    Num { min: f64, max: f64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Num {
+        min: f64,
+        max: f64,
+    },
     /// One of a fixed set of strings.
     Choice(&'static [&'static str]),
     /// A CSS string or a locator object.
@@ -35,19 +41,40 @@ pub struct Param {
 }
 
 pub const fn opt(name: &'static str, kind: Kind, doc: &'static str) -> Param {
-    Param { name, kind, required: false, doc }
+    Param {
+        name,
+        kind,
+        required: false,
+        doc,
+    }
 }
 
 pub const fn req(name: &'static str, kind: Kind, doc: &'static str) -> Param {
-    Param { name, kind, required: true, doc }
+    Param {
+        name,
+        kind,
+        required: true,
+        doc,
+    }
 }
 
 /// The `timeout` every page tool takes, in seconds.
 pub const fn timeout(default_doc: &'static str) -> Param {
-    opt("timeout", Kind::Num { min: 0.0, max: 1800.0 }, default_doc)
+    opt(
+        "timeout",
+        Kind::Num {
+            min: 0.0,
+            max: 1800.0,
+        },
+        default_doc,
+    )
 }
 
-pub const SESSION: Param = opt("session_id", Kind::Id, "tab handle (client:tab) from list_tabs; default: this session's tab");
+pub const SESSION: Param = opt(
+    "session_id",
+    Kind::Id,
+    "tab handle (client:tab) from list_tabs; default: this session's tab",
+);
 
 pub fn schema(params: &[Param]) -> Map<String, Value> {
     let mut properties = Map::new();
@@ -73,7 +100,11 @@ pub fn schema(params: &[Param]) -> Map<String, Value> {
     let mut schema = Map::new();
     schema.insert("type".into(), json!("object"));
     schema.insert("properties".into(), Value::Object(properties));
-    let required: Vec<&str> = params.iter().filter(|p| p.required).map(|p| p.name).collect();
+    let required: Vec<&str> = params
+        .iter()
+        .filter(|p| p.required)
+        .map(|p| p.name)
+        .collect();
     if !required.is_empty() {
         schema.insert("required".into(), json!(required));
     }
@@ -95,7 +126,14 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
             let known: Vec<&str> = params.iter().map(|p| p.name).collect();
             return Err(EngineError::invalid(
                 name,
-                format!("unknown parameter; this tool takes: {}", if known.is_empty() { "nothing".into() } else { known.join(", ") }),
+                format!(
+                    "unknown parameter; this tool takes: {}",
+                    if known.is_empty() {
+                        "nothing".into()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
             ));
         }
     }
@@ -111,7 +149,10 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
 
 fn check_value(param: &Param, value: &Value) -> Result<(), EngineError> {
     let fail = |expected: String| {
-        Err(EngineError::invalid(param.name, format!("expected {expected}, got {}", short(value))))
+        Err(EngineError::invalid(
+            param.name,
+            format!("expected {expected}, got {}", short(value)),
+        ))
     };
     match param.kind {
         Kind::Str if !value.is_string() => fail("a string".into()),
@@ -166,7 +207,10 @@ impl Args {
     }
 
     pub fn bool_or(&self, name: &str, default: bool) -> bool {
-        self.values.get(name).and_then(Value::as_bool).unwrap_or(default)
+        self.values
+            .get(name)
+            .and_then(Value::as_bool)
+            .unwrap_or(default)
     }
 
     pub fn f64(&self, name: &str) -> Option<f64> {
@@ -178,7 +222,10 @@ impl Args {
     }
 
     pub fn i64_or(&self, name: &str, default: i64) -> i64 {
-        self.values.get(name).and_then(Value::as_i64).unwrap_or(default)
+        self.values
+            .get(name)
+            .and_then(Value::as_i64)
+            .unwrap_or(default)
     }
 
     /// A tab id or handle as a string ("3" or "managed:3").
@@ -193,7 +240,11 @@ impl Args {
         match self.values.get(name) {
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| v.to_string())
+                })
                 .collect(),
             Some(_) => self.id(name).into_iter().collect(),
             None => Vec::new(),
@@ -211,7 +262,14 @@ mod tests {
 
     const PARAMS: &[Param] = &[
         req("url", Kind::Str, ""),
-        opt("timeout", Kind::Num { min: 0.0, max: 60.0 }, ""),
+        opt(
+            "timeout",
+            Kind::Num {
+                min: 0.0,
+                max: 60.0,
+            },
+            "",
+        ),
         opt("format", Kind::Choice(&["png", "jpeg"]), ""),
     ];
 
@@ -224,10 +282,22 @@ mod tests {
         let cases = [
             (json!({}), "url: is required"),
             (json!({"url": 3}), "url: expected a string, got 3"),
-            (json!({"url": "x", "timeout": "soon"}), "timeout: expected a number from 0 to 60"),
-            (json!({"url": "x", "timeout": 99}), "timeout: expected a number from 0 to 60, got 99"),
-            (json!({"url": "x", "format": "gif"}), "format: expected one of png, jpeg"),
-            (json!({"url": "x", "bogus": 1}), "bogus: unknown parameter; this tool takes: url, timeout, format"),
+            (
+                json!({"url": "x", "timeout": "soon"}),
+                "timeout: expected a number from 0 to 60",
+            ),
+            (
+                json!({"url": "x", "timeout": 99}),
+                "timeout: expected a number from 0 to 60, got 99",
+            ),
+            (
+                json!({"url": "x", "format": "gif"}),
+                "format: expected one of png, jpeg",
+            ),
+            (
+                json!({"url": "x", "bogus": 1}),
+                "bogus: unknown parameter; this tool takes: url, timeout, format",
+            ),
         ];
         for (input, expected) in cases {
             let message = args(input).err().unwrap().to_string();
@@ -246,6 +316,9 @@ mod tests {
         let schema = schema(PARAMS);
         assert_eq!(schema["required"], json!(["url"]));
         assert_eq!(schema["additionalProperties"], json!(false));
-        assert_eq!(schema["properties"]["format"]["enum"], json!(["png", "jpeg"]));
+        assert_eq!(
+            schema["properties"]["format"]["enum"],
+            json!(["png", "jpeg"])
+        );
     }
 }

@@ -25,7 +25,10 @@ pub enum ServeError {
     #[error("MCP transport: {0}")]
     Transport(String),
     #[error("cannot listen on {addr}: {source}")]
-    Bind { addr: SocketAddr, source: std::io::Error },
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
     #[error("refusing to serve HTTP on non-loopback {0} without --token")]
     NoToken(SocketAddr),
 }
@@ -55,7 +58,12 @@ fn describe(tool: &crate::face::ToolDef) -> Tool {
         .destructive(tool.hints.destructive)
         .idempotent(tool.hints.idempotent)
         .open_world(tool.hints.open_world);
-    Tool::new(tool.name, tool.description, Arc::new(params::schema(tool.params))).with_annotations(annotations)
+    Tool::new(
+        tool.name,
+        tool.description,
+        Arc::new(params::schema(tool.params)),
+    )
+    .with_annotations(annotations)
 }
 
 impl ServerHandler for TabwireServer {
@@ -74,7 +82,9 @@ impl ServerHandler for TabwireServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.catalogue.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.catalogue.as_ref().clone(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -87,21 +97,35 @@ impl ServerHandler for TabwireServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = self.state.tools.iter().find(|t| t.name == request.name) else {
-            return Err(ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None));
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool '{}'", request.name),
+                None,
+            ));
         };
         let started = Instant::now();
         let target_hint = request
             .arguments
             .as_ref()
             .and_then(|a| a.get("session_id"))
-            .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string())
+            });
         let outcome = match params::check(tool.params, request.arguments) {
             Ok(args) => {
-                let call = Call { session: self.session.clone(), args, server: self.state.clone() };
+                let call = Call {
+                    session: self.session.clone(),
+                    args,
+                    server: self.state.clone(),
+                };
                 // A panic inside one tool must not take the server down with it.
                 match tokio::spawn((tool.run)(call)).await {
                     Ok(outcome) => outcome,
-                    Err(join) => Err(engine::EngineError::Io(format!("internal error in {}: {join}", tool.name))),
+                    Err(join) => Err(engine::EngineError::Io(format!(
+                        "internal error in {}: {join}",
+                        tool.name
+                    ))),
                 }
             }
             Err(error) => Err(error),
@@ -109,8 +133,15 @@ impl ServerHandler for TabwireServer {
         let elapsed = started.elapsed().as_millis() as u64;
         let result = match outcome {
             Ok(reply) => {
-                let mut content = vec![ContentBlock::text(envelope::success(&reply, elapsed).to_string())];
-                content.extend(reply.images.iter().map(|(data, mime)| ContentBlock::image(data.clone(), *mime)));
+                let mut content = vec![ContentBlock::text(
+                    envelope::success(&reply, elapsed).to_string(),
+                )];
+                content.extend(
+                    reply
+                        .images
+                        .iter()
+                        .map(|(data, mime)| ContentBlock::image(data.clone(), *mime)),
+                );
                 CallToolResult::success(content)
             }
             Err(error) => {
@@ -131,7 +162,10 @@ pub async fn serve_stdio(state: Arc<ServerState>) -> Result<(), ServeError> {
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
-    running.waiting().await.map_err(|e| ServeError::Transport(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Transport(e.to_string()))?;
     Ok(())
 }
 
@@ -157,9 +191,20 @@ pub async fn serve_http(
     }
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
-        .map_err(|source| ServeError::Bind { addr: options.addr, source })?;
-    let bound = listener.local_addr().map_err(|source| ServeError::Bind { addr: options.addr, source })?;
-    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned(), "[::1]".to_owned()];
+        .map_err(|source| ServeError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+    let bound = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: options.addr,
+        source,
+    })?;
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+        "[::1]".to_owned(),
+    ];
     if !loopback {
         hosts.push(options.addr.ip().to_string());
     }
@@ -169,15 +214,19 @@ pub async fn serve_http(
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .with_cancellation_token(cancel.clone());
-    let service: StreamableHttpService<TabwireServer, LocalSessionManager> = StreamableHttpService::new(
-        move || Ok(TabwireServer::new(state.clone())),
-        Default::default(),
-        config,
-    );
+    let service: StreamableHttpService<TabwireServer, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(TabwireServer::new(state.clone())),
+            Default::default(),
+            config,
+        );
     let token = options.token.map(Arc::new);
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(move |request, next| check_token(token.clone(), request, next)));
+    let router =
+        axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(move |request, next| {
+                check_token(token.clone(), request, next)
+            }));
     tracing::info!("serving MCP over HTTP at http://{bound}/mcp");
     // Printed for scripts and tests that bind port 0.
     eprintln!("tabwire: listening on http://{bound}/mcp");

@@ -32,7 +32,8 @@ impl Client {
     async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await?;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await?;
         loop {
             let mut line = String::new();
             if self.stdout.read_line(&mut line).await? == 0 {
@@ -49,14 +50,18 @@ impl Client {
     }
 
     async fn send(&mut self, message: Value) -> anyhow::Result<()> {
-        self.stdin.write_all(format!("{message}\n").as_bytes()).await?;
+        self.stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await?;
         Ok(())
     }
 
     /// Calls a tool and returns the envelope it answered with.
     async fn tool(&mut self, name: &str, arguments: Value) -> anyhow::Result<Value> {
         println!("\n→ {name} {arguments}");
-        let result = self.request("tools/call", json!({"name": name, "arguments": arguments})).await?;
+        let result = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await?;
         let text = result["content"][0]["text"].as_str().unwrap_or("{}");
         let envelope: Value = serde_json::from_str(text)?;
         if envelope["ok"] != true {
@@ -83,36 +88,92 @@ pub async fn run() -> anyhow::Result<()> {
         .context("cannot start tabwire")?;
     let stdin = child.stdin.take().context("no stdin")?;
     let stdout = BufReader::new(child.stdout.take().context("no stdout")?);
-    let mut client = Client { _child: child, stdin, stdout, next_id: 0 };
+    let mut client = Client {
+        _child: child,
+        stdin,
+        stdout,
+        next_id: 0,
+    };
 
     client
         .request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tabwire-demo", "version": "1"}}))
         .await?;
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await?;
     let tools = client.request("tools/list", json!({})).await?;
-    println!("tabwire serves {} tools over MCP (stdio).", tools["tools"].as_array().map_or(0, Vec::len));
+    println!(
+        "tabwire serves {} tools over MCP (stdio).",
+        tools["tools"].as_array().map_or(0, Vec::len)
+    );
 
     let opened = client.tool("open_url", json!({ "url": url })).await?;
-    println!("  loaded {} ({})", opened["data"]["url"], opened["data"]["load_status"]);
-    let scan = client.tool("scan_page", json!({ "max_targets": 5 })).await?;
-    println!("  the agent reads:\n{}", indent(scan["data"]["content"].as_str().unwrap_or_default()));
-    for target in scan["data"]["observation"]["targets"].as_array().into_iter().flatten() {
-        println!("  target {} → {}", target["locator"], target["recommended_tool"]);
+    println!(
+        "  loaded {} ({})",
+        opened["data"]["url"], opened["data"]["load_status"]
+    );
+    let scan = client
+        .tool("scan_page", json!({ "max_targets": 5 }))
+        .await?;
+    println!(
+        "  the agent reads:\n{}",
+        indent(scan["data"]["content"].as_str().unwrap_or_default())
+    );
+    for target in scan["data"]["observation"]["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        println!(
+            "  target {} → {}",
+            target["locator"], target["recommended_tool"]
+        );
     }
-    client.tool("page_type", json!({ "selector": { "label": "Name" }, "text": "Ada" })).await?;
-    let click = client.tool("page_click", json!({ "selector": { "role": "button", "name": "Join" } })).await?;
-    println!("  clicked at ({}, {}), hit_verified={}", click["data"]["x"], click["data"]["y"], click["data"]["hit_verified"]);
-    client.tool("wait_for", json!({ "text": "Welcome, Ada!" })).await?;
-    let read = client.tool("execute_js", json!({ "script": "document.getElementById('out').textContent" })).await?;
+    client
+        .tool(
+            "page_type",
+            json!({ "selector": { "label": "Name" }, "text": "Ada" }),
+        )
+        .await?;
+    let click = client
+        .tool(
+            "page_click",
+            json!({ "selector": { "role": "button", "name": "Join" } }),
+        )
+        .await?;
+    println!(
+        "  clicked at ({}, {}), hit_verified={}",
+        click["data"]["x"], click["data"]["y"], click["data"]["hit_verified"]
+    );
+    client
+        .tool("wait_for", json!({ "text": "Welcome, Ada!" }))
+        .await?;
+    let read = client
+        .tool(
+            "execute_js",
+            json!({ "script": "document.getElementById('out').textContent" }),
+        )
+        .await?;
     println!("  the page now says: {}", read["data"]["js_return"]);
-    let shot = client.tool("capture_page_screenshot", json!({ "save_path": "demo.png" })).await?;
-    println!("  screenshot {}×{} saved to {}", shot["data"]["image_width"], shot["data"]["image_height"], shot["data"]["saved_path"]);
+    let shot = client
+        .tool(
+            "capture_page_screenshot",
+            json!({ "save_path": "demo.png" }),
+        )
+        .await?;
+    println!(
+        "  screenshot {}×{} saved to {}",
+        shot["data"]["image_width"], shot["data"]["image_height"], shot["data"]["saved_path"]
+    );
     println!("\ndemo complete.");
     Ok(())
 }
 
 fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A loopback HTTP server that answers every request with the demo page.

@@ -20,15 +20,25 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             Err(error) => {
                 problems += 1;
                 println!("MISSING browser: {error}");
-                println!("     fix: apt-get install -y chromium   (or pass --browser-path /path/to/chrome)");
+                println!(
+                    "     fix: apt-get install -y chromium   (or pass --browser-path /path/to/chrome)"
+                );
             }
         },
     }
     if engine::running_as_root() {
         println!("note running as root: the browser is started with --no-sandbox");
     }
-    let display = std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
-    println!("ok   display: {}", if display { "present (headed by default)" } else { "none (headless by default)" });
+    let display =
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    println!(
+        "ok   display: {}",
+        if display {
+            "present (headed by default)"
+        } else {
+            "none (headless by default)"
+        }
+    );
     let config = crate::engine_config(args)?;
     println!("ok   output dir: {}", config.output_dir.display());
     if let engine::LinkConfig::Managed(options) = &config.link {

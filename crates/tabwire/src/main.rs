@@ -13,7 +13,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use engine::{Engine, EngineConfig, LaunchOptions, LinkConfig};
 
 #[derive(Parser, Debug)]
-#[command(name = "tabwire", version, about = "An MCP server that gives AI agents full, safe control of Chromium-family browsers.")]
+#[command(
+    name = "tabwire",
+    version,
+    about = "An MCP server that gives AI agents full, safe control of Chromium-family browsers."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -134,7 +138,11 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
             profile_dir: if args.isolated {
                 None
             } else {
-                Some(args.user_data_dir.clone().unwrap_or_else(default_profile_dir))
+                Some(
+                    args.user_data_dir
+                        .clone()
+                        .unwrap_or_else(default_profile_dir),
+                )
             },
             extra_args: args.browser_args.clone(),
         }),
@@ -150,7 +158,9 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
 }
 
 fn home() -> PathBuf {
-    std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir)
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 fn default_profile_dir() -> PathBuf {
@@ -173,7 +183,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let state = mcp::state(engine.clone(), face, profile).context("unknown face")?;
     let served = match args.http {
         Some(addr) => {
-            let options = mcp::HttpOptions { addr, token: args.token.clone() };
+            let options = mcp::HttpOptions {
+                addr,
+                token: args.token.clone(),
+            };
             mcp::serve_http(state, options, shutdown_signal()).await
         }
         None => {
@@ -190,7 +203,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         return std::future::pending().await;
     };
     tokio::select! {
@@ -206,12 +222,19 @@ fn print_config(client: Client) -> anyhow::Result<String> {
     Ok(match client {
         Client::Claude => format!(
             "claude mcp add tabwire -- {exe}\n\n# or in a client config file:\n{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": { "tabwire": server } }))?
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "mcpServers": { "tabwire": server } })
+            )?
         ),
-        Client::Cursor => serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": { "tabwire": server } }))?,
-        Client::Vscode => serde_json::to_string_pretty(&serde_json::json!({ "servers": { "tabwire": server } }))?,
-        Client::Hermes => format!("mcp_servers:\n  tabwire:\n    command: {exe}\n    timeout: 120\n    connect_timeout: 60"),
+        Client::Cursor => serde_json::to_string_pretty(
+            &serde_json::json!({ "mcpServers": { "tabwire": server } }),
+        )?,
+        Client::Vscode => {
+            serde_json::to_string_pretty(&serde_json::json!({ "servers": { "tabwire": server } }))?
+        }
+        Client::Hermes => format!(
+            "mcp_servers:\n  tabwire:\n    command: {exe}\n    timeout: 120\n    connect_timeout: 60"
+        ),
         Client::Codex => format!("[mcp_servers.tabwire]\ncommand = \"{exe}\"\nargs = []"),
     })
 }
-

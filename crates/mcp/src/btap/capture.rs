@@ -13,19 +13,33 @@ pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
         Some(clip) => {
             let field = |name: &str| clip.get(name).and_then(|v| v.as_f64());
             match (field("x"), field("y"), field("width"), field("height")) {
-                (Some(x), Some(y), Some(w), Some(h)) if w > 0.0 && h > 0.0 => Some((x, y, w, h, field("scale").unwrap_or(1.0))),
-                _ => return Err(EngineError::invalid("clip", "needs numbers x, y, width > 0, height > 0 (and optional scale)")),
+                (Some(x), Some(y), Some(w), Some(h)) if w > 0.0 && h > 0.0 => {
+                    Some((x, y, w, h, field("scale").unwrap_or(1.0)))
+                }
+                _ => {
+                    return Err(EngineError::invalid(
+                        "clip",
+                        "needs numbers x, y, width > 0, height > 0 (and optional scale)",
+                    ));
+                }
             }
         }
     };
     let request = ScreenshotRequest {
         format: ImageFormat::parse(args.str("format").unwrap_or("png"))?,
-        quality: args.value("quality").and_then(|q| q.as_u64()).map(|q| q as u8),
+        quality: args
+            .value("quality")
+            .and_then(|q| q.as_u64())
+            .map(|q| q as u8),
         full_page: args.bool_or("full_page", false),
         clip,
     };
     let save_path = match args.str("save_path") {
-        Some(relative) => Some(engine::confined_path(&call.engine().config.output_dir, relative, "save_path")?),
+        Some(relative) => Some(engine::confined_path(
+            &call.engine().config.output_dir,
+            relative,
+            "save_path",
+        )?),
         None => None,
     };
     let handle = call.tab().or_else(|| args.id("tab_id"));
@@ -42,7 +56,8 @@ pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
         "mode": if request.clip.is_some() { "clip" } else if request.full_page { "full_page" } else { "viewport" },
     });
     if shot.dimensions.is_none() {
-        data["dimensions_note"] = json!("the image header could not be parsed; size is the byte count");
+        data["dimensions_note"] =
+            json!("the image header could not be parsed; size is the byte count");
     }
     if let Some(path) = save_path {
         let (path, sha) = engine::write_atomic(&path, &shot.bytes)?;
@@ -67,7 +82,9 @@ pub async fn save_pdf(call: Call) -> Result<Reply, EngineError> {
         page_ranges: args.str("page_ranges").map(str::to_owned),
     };
     let page = call.session.page(call.tab().as_deref()).await?;
-    let mut data = page.save_pdf(&args.string("save_path"), &request, args.timeout(30.0)).await?;
+    let mut data = page
+        .save_pdf(&args.string("save_path"), &request, args.timeout(30.0))
+        .await?;
     data["status"] = json!("saved");
     Ok(Reply::data(data).on(page.handle()))
 }

@@ -11,18 +11,44 @@ pub async fn page_click(call: Call) -> Result<Reply, EngineError> {
     let point = (args.f64("x"), args.f64("y"));
     let (locator, frame) = split_locator(args.value("selector"))?;
     // A frame-relative point is {"frame": [...], "x": .., "y": ..} in the selector.
-    let framed_point = locator.get("x").and_then(|x| x.as_f64()).zip(locator.get("y").and_then(|y| y.as_f64()));
+    let framed_point = locator
+        .get("x")
+        .and_then(|x| x.as_f64())
+        .zip(locator.get("y").and_then(|y| y.as_f64()));
     let target = match (locator.is_null(), point, framed_point) {
         (_, _, Some((x, y))) => ClickTarget::Point { x, y, frame },
-        (true, (Some(x), Some(y)), _) => ClickTarget::Point { x, y, frame: Vec::new() },
-        (false, (None, None), _) => ClickTarget::Element { locator, frame, offset: (args.f64("offset_x"), args.f64("offset_y")) },
-        (true, (None, None), _) => return Err(EngineError::invalid("selector", "give a selector, or both x and y")),
+        (true, (Some(x), Some(y)), _) => ClickTarget::Point {
+            x,
+            y,
+            frame: Vec::new(),
+        },
+        (false, (None, None), _) => ClickTarget::Element {
+            locator,
+            frame,
+            offset: (args.f64("offset_x"), args.f64("offset_y")),
+        },
+        (true, (None, None), _) => {
+            return Err(EngineError::invalid(
+                "selector",
+                "give a selector, or both x and y",
+            ));
+        }
         (true, _, _) => return Err(EngineError::invalid("y", "x and y must be given together")),
-        (false, _, _) => return Err(EngineError::invalid("x", "give either a selector or x and y, not both")),
+        (false, _, _) => {
+            return Err(EngineError::invalid(
+                "x",
+                "give either a selector or x and y, not both",
+            ));
+        }
     };
     let page = call.session.page(call.tab().as_deref()).await?;
     let mut data = page
-        .click(target, args.str("button").unwrap_or("left"), args.i64_or("clicks", 1) as u32, args.timeout(15.0))
+        .click(
+            target,
+            args.str("button").unwrap_or("left"),
+            args.i64_or("clicks", 1) as u32,
+            args.timeout(15.0),
+        )
         .await?;
     data["status"] = json!("clicked");
     data["input_mode"] = json!("cdp");
@@ -56,7 +82,9 @@ pub async fn page_type(call: Call) -> Result<Reply, EngineError> {
 
 pub async fn page_press(call: Call) -> Result<Reply, EngineError> {
     let page = call.session.page(call.tab().as_deref()).await?;
-    let mut data = page.press(&call.args.string("keys_csv"), call.args.timeout(15.0)).await?;
+    let mut data = page
+        .press(&call.args.string("keys_csv"), call.args.timeout(15.0))
+        .await?;
     data["status"] = json!("pressed");
     data["input_mode"] = json!("cdp");
     data["foreground_changed"] = json!(false);

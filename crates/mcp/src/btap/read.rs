@@ -36,11 +36,21 @@ pub async fn scroll_page(call: Call) -> Result<Reply, EngineError> {
 
 pub async fn wait_for(call: Call) -> Result<Reply, EngineError> {
     let conditions = ["selector", "text", "url_pattern", "js"];
-    let given: Vec<&str> = conditions.into_iter().filter(|c| call.args.value(c).is_some()).collect();
+    let given: Vec<&str> = conditions
+        .into_iter()
+        .filter(|c| call.args.value(c).is_some())
+        .collect();
     if given.len() != 1 {
         return Err(EngineError::invalid(
             "selector",
-            format!("give exactly one of selector, text, url_pattern, js (got {})", if given.is_empty() { "none".into() } else { given.join(", ") }),
+            format!(
+                "give exactly one of selector, text, url_pattern, js (got {})",
+                if given.is_empty() {
+                    "none".into()
+                } else {
+                    given.join(", ")
+                }
+            ),
         ));
     }
     let page = call.session.page(call.tab().as_deref()).await?;
@@ -49,7 +59,10 @@ pub async fn wait_for(call: Call) -> Result<Reply, EngineError> {
     let (ctx, probe) = match given[0] {
         "selector" => {
             let (locator, frame) = split_locator(call.args.value("selector"))?;
-            (page.frame_context(&frame, timeout).await?, json!({ "selector": locator }))
+            (
+                page.frame_context(&frame, timeout).await?,
+                json!({ "selector": locator }),
+            )
         }
         "js" => (page.top(), json!({ "js": call.args.string("js") })),
         other => (page.top(), json!({ other: call.args.value(other) })),
@@ -66,7 +79,11 @@ pub async fn wait_for(call: Call) -> Result<Reply, EngineError> {
 pub async fn wait_for_url(call: Call) -> Result<Reply, EngineError> {
     let page = call.session.page(call.tab().as_deref()).await?;
     let data = page
-        .wait_for_url(&call.args.string("url_pattern"), call.args.bool_or("wait_ready", true), call.args.timeout(15.0))
+        .wait_for_url(
+            &call.args.string("url_pattern"),
+            call.args.bool_or("wait_ready", true),
+            call.args.timeout(15.0),
+        )
         .await?;
     Ok(Reply::data(data).on(page.handle()))
 }
@@ -90,10 +107,15 @@ pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), Engin
 pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, EngineError> {
     match value {
         None => Ok(Vec::new()),
-        Some(Value::Array(steps)) if !steps.is_empty() && steps.iter().all(|s| s.is_string() || s.is_object()) => {
+        Some(Value::Array(steps))
+            if !steps.is_empty() && steps.iter().all(|s| s.is_string() || s.is_object()) =>
+        {
             Ok(steps.clone())
         }
         Some(Value::String(one)) => Ok(vec![json!(one)]),
-        Some(_) => Err(EngineError::invalid("frame", "expected a non-empty list of iframe locators (CSS strings or locator objects)")),
+        Some(_) => Err(EngineError::invalid(
+            "frame",
+            "expected a non-empty list of iframe locators (CSS strings or locator objects)",
+        )),
     }
 }

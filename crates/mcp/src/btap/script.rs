@@ -17,7 +17,10 @@ pub async fn execute_js(call: Call) -> Result<Reply, EngineError> {
         timeout: call.args.timeout(15.0),
         wait: call.args.bool_or("wait", true),
     };
-    let data = call.session.execute_js(call.tab().as_deref(), request).await?;
+    let data = call
+        .session
+        .execute_js(call.tab().as_deref(), request)
+        .await?;
     let target = data["target"].as_str().map(str::to_owned);
     let mut reply = Reply::data(data);
     reply.target = target.or_else(|| call.tab());
@@ -27,7 +30,11 @@ pub async fn execute_js(call: Call) -> Result<Reply, EngineError> {
 pub async fn get_execute_js_result(call: Call) -> Result<Reply, EngineError> {
     let id = call.args.string("operation_id");
     let wait = engine::seconds(call.args.f64_or("timeout", 0.0));
-    let state = call.engine().receipts.get(call.session.id, &id, wait).await?;
+    let state = call
+        .engine()
+        .receipts
+        .get(call.session.id, &id, wait)
+        .await?;
     let data = match state {
         ReceiptState::Pending { kind, age } => json!({
             "status": "pending", "operation_id": id, "kind": kind,

@@ -10,13 +10,18 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
     let browser = engine.current_browser().await;
     let config = &engine.config;
     let (link_state, product) = match &browser {
-        Some(b) => ("connected", Some(b.product.lock().map(|p| p.clone()).unwrap_or_default())),
+        Some(b) => (
+            "connected",
+            Some(b.product.lock().map(|p| p.clone()).unwrap_or_default()),
+        ),
         None => ("not_started", None),
     };
     let browser_path = match &config.link {
-        engine::LinkConfig::Managed(options) => engine::find_browser(options.browser_path.as_deref())
-            .map(|p| json!(p))
-            .unwrap_or_else(|e| json!({ "error": e.to_string() })),
+        engine::LinkConfig::Managed(options) => {
+            engine::find_browser(options.browser_path.as_deref())
+                .map(|p| json!(p))
+                .unwrap_or_else(|e| json!({ "error": e.to_string() }))
+        }
         engine::LinkConfig::Endpoint(endpoint) => json!(endpoint),
     };
     let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
@@ -28,7 +33,12 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
     }
     let registry: serde_json::Map<String, Value> = groups
         .into_iter()
-        .map(|(group, names)| (group.to_owned(), json!({ "count": names.len(), "tools": names })))
+        .map(|(group, names)| {
+            (
+                group.to_owned(),
+                json!({ "count": names.len(), "tools": names }),
+            )
+        })
         .collect();
     Ok(Reply::data(json!({
         "package_version": env!("CARGO_PKG_VERSION"),
@@ -52,10 +62,16 @@ pub async fn get_automation_profile(call: Call) -> Result<Reply, EngineError> {
 }
 
 pub async fn set_automation_profile(call: Call) -> Result<Reply, EngineError> {
-    let mode = if call.args.str("mode") == Some("safe") { Profile::Safe } else { Profile::Lab };
+    let mode = if call.args.str("mode") == Some("safe") {
+        Profile::Safe
+    } else {
+        Profile::Lab
+    };
     let previous = call.server.profile();
     call.server.set_profile(mode);
-    Ok(Reply::data(json!({ "mode": mode.name(), "previous": previous.name(), "persisted": false })))
+    Ok(Reply::data(
+        json!({ "mode": mode.name(), "previous": previous.name(), "persisted": false }),
+    ))
 }
 
 pub async fn list_tabs(call: Call) -> Result<Reply, EngineError> {
@@ -67,9 +83,13 @@ pub async fn list_all_tabs(call: Call) -> Result<Reply, EngineError> {
 }
 
 pub async fn switch_tab(call: Call) -> Result<Reply, EngineError> {
-    let tab = call.session.switch_tab(call.tab().as_deref(), call.args.str("url_pattern")).await?;
+    let tab = call
+        .session
+        .switch_tab(call.tab().as_deref(), call.args.str("url_pattern"))
+        .await?;
     let handle = format!("{}:{}", call.engine().link_name(), tab.tab_id);
-    let mut data = json!({ "session_id": handle, "url": tab.url, "title": tab.title, "activated": false });
+    let mut data =
+        json!({ "session_id": handle, "url": tab.url, "title": tab.title, "activated": false });
     if call.args.bool_or("activate", false) {
         data["activated"] = json!(true);
         data["activation"] = call.session.activate_tab(Some(&handle)).await?;
@@ -85,10 +105,17 @@ pub async fn activate_tab(call: Call) -> Result<Reply, EngineError> {
 pub async fn open_url(call: Call) -> Result<Reply, EngineError> {
     let page = call.session.page(call.tab().as_deref()).await?;
     let target = page.handle();
-    let accept_leave = call.args.str("beforeunload") == Some("accept") && call.args.bool_or("intent_leave", true);
-    let policy = if accept_leave { engine::DialogPolicy::Accept } else { engine::DialogPolicy::Dismiss };
+    let accept_leave =
+        call.args.str("beforeunload") == Some("accept") && call.args.bool_or("intent_leave", true);
+    let policy = if accept_leave {
+        engine::DialogPolicy::Accept
+    } else {
+        engine::DialogPolicy::Dismiss
+    };
     page.set_dialog_policy(policy);
-    let navigated = page.navigate(&call.args.string("url"), call.args.timeout(15.0)).await;
+    let navigated = page
+        .navigate(&call.args.string("url"), call.args.timeout(15.0))
+        .await;
     let dialogs = page.set_dialog_policy(engine::DialogPolicy::Dismiss);
     let mut data = navigated?;
     if !dialogs.is_empty() {
@@ -116,7 +143,11 @@ pub async fn close_tabs(call: Call) -> Result<Reply, EngineError> {
     let handles = call.args.ids("tab_id");
     let data = call
         .session
-        .close_tabs(&handles, call.args.str("owner_id"), call.args.bool_or("only_if_agent_owned", true))
+        .close_tabs(
+            &handles,
+            call.args.str("owner_id"),
+            call.args.bool_or("only_if_agent_owned", true),
+        )
         .await?;
     Ok(Reply::data(data))
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests and the end-to-end suite against a real Chromium.
+# Installs Chromium on Debian/Ubuntu when it is missing and we are root; otherwise says
+# exactly what to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
+   && ! command -v google-chrome >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Chromium is missing; installing Debian's chromium package…" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "Chromium is missing. Install it first, e.g.: sudo apt-get install -y chromium" >&2
+    exit 1
+  fi
+fi
+
+if cargo nextest --version >/dev/null 2>&1; then
+  exec cargo nextest run --workspace --no-fail-fast "$@"
+else
+  exec cargo test --workspace "$@"
+fi
