@@ -62,13 +62,13 @@ async fn scan_reports_targets_with_locators_that_act_on_the_same_element() {
     let targets = scan["observation"]["targets"].as_array().unwrap();
     let name_field = targets
         .iter()
-        .find(|t| t["name"] == "Full name")
+        .find(|t| named(t, "Full name"))
         .expect("Full name target");
     assert_eq!(name_field["recommended_tool"], "page_type");
     assert_eq!(name_field["editable"], true);
     let select = targets
         .iter()
-        .find(|t| t["name"] == "Plan")
+        .find(|t| named(t, "Plan"))
         .expect("Plan target");
     assert_eq!(select["recommended_tool"], "select_existing_option");
     // The locator, passed back unchanged, types into that field.
@@ -148,4 +148,9 @@ async fn scroll_page_moves_and_reports_the_position() {
         .ok("execute_js", json!({ "script": "window.scrollY" }))
         .await;
     assert_eq!(scrolled["js_return"], 500);
+}
+
+/// A target's control name: in its role locator, or beside a CSS locator.
+fn named(target: &serde_json::Value, name: &str) -> bool {
+    target["locator"]["name"] == name || target["name"] == name
 }

@@ -77,6 +77,8 @@ function cutSelector(container, sig) {
 // the link table, cut list and offscreen count.
 function renderContent(html, cutOn) {
   const lines = [], links = {}, refs = new Map(), cuts = [];
+  // Items hidden by the cut list; their controls are not listed as targets either.
+  const collapsed = new Set();
   const vp = viewportSize();
   let cur = '', opened = false, emitted = 0, pre = 0, inSelect = 0, inLink = 0, offscreen = 0, below = false;
 
@@ -114,6 +116,7 @@ function renderContent(html, cutOn) {
       const g = groups && groups.get(sigs.get(k));
       if (g && ++g.seen > CUT_SHOWN) {
         if (g.seen === CUT_SHOWN + 1) cutLine(node, sigs.get(k), g);
+        collapsed.add(k);
         continue;
       }
       visit(k);
@@ -267,7 +270,7 @@ function renderContent(html, cutOn) {
   const start = document.body || document.documentElement;
   if (start) visit(start);
   flush();
-  return { content: lines.join('\n'), links, cuts, offscreen };
+  return { content: lines.join('\n'), links, cuts, offscreen, collapsed };
 }
 
 // 'loading', 'shell' (almost no visible text and no controls: an unrendered
@@ -355,12 +358,19 @@ function frameInfo(el, box, inView) {
   };
 }
 
-function observe(max) {
+// Whether an element sits inside an item the cut list collapsed.
+function insideCollapsed(el, collapsed) {
+  for (let n = el; n; n = n.parentElement) if (collapsed.has(n)) return true;
+  return false;
+}
+
+function observe(max, collapsed) {
   const out = { targets: [], frames: [], truncated: false };
   if (!(max > 0)) return out;
   const picked = [];
   walkDeep(document, el => {
     if (!el.matches(TARGET_SEL) || !isVisible(el)) return;
+    if (collapsed.size && insideCollapsed(el, collapsed)) return;
     if (picked.length === max) { out.truncated = true; return false; }
     picked.push(el);
   });
@@ -389,12 +399,22 @@ function observe(max) {
       editable: isTextField(el),
     };
     const [tool, reason] = recommend(el, tag, role, box, state);
-    const t = { locator: locator || cssLocator(el), role, name: clip(name, 80), tag };
-    if (tag === 'input') t.type = el.type;
-    t.editable = state.editable && !state.disabled && !state.readonly;
+    // Compact on purpose: every target costs the agent tokens. A role locator already
+    // carries the role and name; defaults (editable false, in view) are left out.
+    const t = { locator: locator || cssLocator(el) };
+    if (!locator) {
+      if (role) t.role = role; else t.tag = tag;
+      if (name) t.name = clip(name, 80);
+    }
+    if (tag === 'input' && el.type !== 'text') t.type = el.type;
+    if (state.editable && !state.disabled && !state.readonly) t.editable = true;
     if (state.disabled) t.disabled = true;
     if (state.readonly) t.readonly = true;
-    Object.assign(t, { rect: box, in_viewport: inView, recommended_tool: tool, reason });
+    t.rect = [box.x, box.y, box.width, box.height];
+    if (!inView) t.in_viewport = false;
+    t.recommended_tool = tool;
+    // The obvious reasons (a button is clicked, a text field typed into) go unsaid.
+    if (tool !== 'page_click' && tool !== 'page_type') t.reason = reason;
     out.targets.push(t);
   });
   return out;
@@ -438,6 +458,6 @@ TW.scan = function (args) {
     scroll_height: se ? se.scrollHeight : 0,
     device_pixel_ratio: window.devicePixelRatio,
   };
-  out.observation = observe(maxTargets);
+  out.observation = observe(maxTargets, r.collapsed);
   return out;
 };

@@ -56,6 +56,8 @@ pub struct Tab {
 
 pub(crate) struct Tabs {
     by_target: HashMap<String, Tab>,
+    /// Targets known to be closed; late info events must not bring them back.
+    gone: std::collections::HashSet<String>,
 }
 
 pub struct Browser {
@@ -89,6 +91,7 @@ impl Browser {
             client_id: client_id.to_owned(),
             tabs: Mutex::new(Tabs {
                 by_target: HashMap::new(),
+                gone: Default::default(),
             }),
             next_tab_id,
             child: Mutex::new(child),
@@ -181,6 +184,12 @@ impl Browser {
         if let Some(tab) = lock(&self.tabs).by_target.get_mut(target_id) {
             change(tab);
         }
+    }
+
+    pub(crate) fn forget_tab(&self, target_id: &str) {
+        let mut tabs = lock(&self.tabs);
+        tabs.by_target.remove(target_id);
+        tabs.gone.insert(target_id.to_owned());
     }
 
     pub(crate) fn tab_by_target(&self, target_id: &str) -> Option<Tab> {

@@ -314,7 +314,7 @@ impl AgentSession {
                 }));
                 continue;
             }
-            browser
+            let closed = browser
                 .conn
                 .call(
                     None,
@@ -322,11 +322,21 @@ impl AgentSession {
                     json!({"targetId": tab.target_id}),
                     HOUSEKEEPING,
                 )
-                .await?;
-            results.push(json!({
-                "tab_id": tab_id, "status": "closed",
-                "closed_by": if owned { "agent" } else { "none" },
-            }));
+                .await;
+            // Forget it now rather than when the destroyed event arrives, so an
+            // immediate retry sees it gone.
+            browser.forget_tab(&tab.target_id);
+            match closed {
+                Ok(_) => results.push(json!({
+                    "tab_id": tab_id, "status": "closed",
+                    "closed_by": if owned { "agent" } else { "none" },
+                })),
+                // Closed by someone else between our look-up and the close.
+                Err(cdp::CdpError::Protocol { .. }) => results.push(json!({
+                    "tab_id": tab_id, "status": "already_gone", "closed_by": "user",
+                })),
+                Err(other) => return Err(other.into()),
+            }
         }
         let refused = results.iter().filter(|r| r["status"] == "refused").count();
         if refused == results.len() && refused > 0 {

@@ -1,0 +1,54 @@
+//! The benchmark's pages, served on loopback.
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// A page with about 10,000 elements: a product table and a long link list, the shape of
+/// a search-results or admin page.
+fn big_page() -> String {
+    let mut html = String::from(
+        "<!doctype html><title>Big</title><h1>Inventory</h1><table id=inventory><thead><tr><th>SKU<th>Name<th>Stock<th></tr></thead><tbody>",
+    );
+    for i in 0..1500 {
+        html.push_str(&format!(
+            "<tr class=row><td>SKU-{i:05}</td><td>Widget {i}</td><td>{}</td><td><button>Edit</button></td></tr>",
+            i * 7 % 300
+        ));
+    }
+    html.push_str("</tbody></table><nav><ul class=links>");
+    for i in 0..800 {
+        html.push_str(&format!("<li><a href=\"/p/{i}\">Page {i}</a></li>"));
+    }
+    html.push_str("</ul></nav><footer>End</footer>");
+    html
+}
+
+const SMALL: &str = "<!doctype html><title>Small</title><button id=go onclick=\"window.clicks = (window.clicks || 0) + 1\">Go</button>";
+
+/// Serves /big and /small; returns the base URL.
+pub async fn serve() -> anyhow::Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let big = big_page();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let big = big.clone();
+            tokio::spawn(async move {
+                let mut request = vec![0u8; 4096];
+                let n = socket.read(&mut request).await.unwrap_or(0);
+                let body = if String::from_utf8_lossy(&request[..n]).starts_with("GET /big") {
+                    big
+                } else {
+                    SMALL.to_owned()
+                };
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = socket.write_all(head.as_bytes()).await;
+                let _ = socket.write_all(body.as_bytes()).await;
+            });
+        }
+    });
+    Ok(base)
+}
