@@ -132,7 +132,11 @@ async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
 
     // Both endpoint forms: the HTTP one is asked for the WebSocket URL.
     for endpoint in [format!("http://127.0.0.1:{port}"), ws.clone()] {
-        let tw = Tabwire::stdio_with("cdp-endpoint-client", &["--cdp-endpoint", &endpoint]).await;
+        let tw = Tabwire::stdio_with(
+            "cdp-endpoint-client",
+            &["--cdp-endpoint", &endpoint, "--broker-grace", "0"],
+        )
+        .await;
         tw.ok("open_url", json!({ "url": site.url("form.html") }))
             .await;
         tw.ok(

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod agents;
 mod basics;
 mod capture;
 mod input;

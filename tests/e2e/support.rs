@@ -134,7 +134,8 @@ fn base_args(work: &Path, extra: &[&str]) -> Vec<String> {
         "--output-dir".into(),
         work.join("out").display().to_string(),
     ];
-    if !extra.contains(&"--cdp-endpoint") {
+    let shared = extra.contains(&"--cdp-endpoint") || extra.contains(&"--user-data-dir");
+    if !shared {
         args.push("--isolated".into());
     }
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -149,8 +150,14 @@ impl Tabwire {
 
     pub async fn stdio_with(name: &str, extra: &[&str]) -> Tabwire {
         let work = scratch(name);
+        Tabwire::stdio_in(work, extra).await
+    }
+
+    /// A client in an existing work dir (several clients of one shared browser).
+    pub async fn stdio_in(work: PathBuf, extra: &[&str]) -> Tabwire {
         let mut child = Command::new(BINARY)
             .args(base_args(&work, extra))
+            .env("XDG_RUNTIME_DIR", runtime_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log_file(&work))
@@ -183,6 +190,13 @@ impl Tabwire {
     }
 }
 
+/// Brokers (and their sockets) of one test process stay private to it.
+pub fn runtime_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tabwire-e2e-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("runtime dir");
+    dir
+}
+
 fn log_file(work: &Path) -> Stdio {
     std::fs::File::create(work.join("tabwire.log"))
         .map(Stdio::from)
@@ -203,6 +217,7 @@ impl HttpServer {
         args.extend(["--http".to_string(), "127.0.0.1:0".to_string()]);
         let mut child = Command::new(BINARY)
             .args(&args)
+            .env("XDG_RUNTIME_DIR", runtime_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

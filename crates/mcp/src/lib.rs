@@ -11,7 +11,7 @@ mod params;
 mod server;
 
 pub use face::{Profile, ServerState, ToolDef};
-pub use server::{HttpOptions, ServeError, TabwireServer, serve_http, serve_stdio};
+pub use server::{HttpOptions, ServeError, TabwireServer, serve_http, serve_stdio, serve_stream};
 
 use std::sync::Arc;
 

@@ -157,9 +157,23 @@ impl ServerHandler for TabwireServer {
 
 /// Serves one MCP session over stdin/stdout until the client goes away.
 pub async fn serve_stdio(state: Arc<ServerState>) -> Result<(), ServeError> {
+    serve_stream(state, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves one MCP session over any byte stream (a broker's Unix socket connection, say)
+/// until the client goes away. Each call is its own agent session.
+pub async fn serve_stream<R, W>(
+    state: Arc<ServerState>,
+    reader: R,
+    writer: W,
+) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let server = TabwireServer::new(state);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((reader, writer))
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     running

@@ -1,6 +1,7 @@
 //! The tabwire binary: command line, config printers, doctor and demo. Everything else
 //! lives in the library crates; this is the edge where errors become `anyhow`.
 
+mod broker;
 mod demo;
 mod doctor;
 
@@ -63,6 +64,62 @@ struct ServeArgs {
     /// Extra argument passed to the launched browser (repeatable).
     #[arg(long = "browser-arg", value_name = "ARG", allow_hyphen_values = true)]
     browser_args: Vec<String>,
+    /// Seconds a shared browser's broker waits after its last client leaves.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    broker_grace: f64,
+    /// Run the browser link in this process even for a shared profile (no broker).
+    #[arg(long)]
+    no_broker: bool,
+}
+
+impl ServeArgs {
+    /// The flags a broker needs to serve the same browser the same way.
+    fn broker_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut flag = |name: &str, value: Option<String>| {
+            args.push(name.to_owned());
+            args.extend(value);
+        };
+        if let Some(endpoint) = &self.cdp_endpoint {
+            flag("--cdp-endpoint", Some(endpoint.clone()));
+        }
+        if let Some(dir) = &self.user_data_dir {
+            flag("--user-data-dir", Some(dir.display().to_string()));
+        }
+        if let Some(path) = &self.browser_path {
+            flag("--browser-path", Some(path.display().to_string()));
+        }
+        if self.headed {
+            flag("--headed", None);
+        }
+        if self.headless {
+            flag("--headless", None);
+        }
+        if let Some(dir) = &self.output_dir {
+            flag("--output-dir", Some(dir.display().to_string()));
+        }
+        flag(
+            "--profile",
+            Some(format!("{:?}", self.profile).to_lowercase()),
+        );
+        flag("--broker-grace", Some(self.broker_grace.to_string()));
+        for arg in &self.browser_args {
+            flag("--browser-arg", Some(arg.clone()));
+        }
+        args
+    }
+
+    /// The broker key when this browser is shared (a persistent profile or an endpoint).
+    fn shared_link_key(&self) -> Option<String> {
+        if self.isolated || self.no_broker {
+            return None;
+        }
+        let profile = self
+            .user_data_dir
+            .clone()
+            .unwrap_or_else(default_profile_dir);
+        broker::link_key(Some(&profile), self.cdp_endpoint.as_deref())
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -71,6 +128,9 @@ enum Command {
     Demo,
     /// Say what is found, what is missing and what to do.
     Doctor,
+    /// Serve a shared browser to the tabwire processes that use it (started on demand).
+    #[command(hide = true)]
+    Broker,
     /// Print the MCP client configuration for a client.
     PrintConfig {
         #[arg(value_enum)]
@@ -116,6 +176,7 @@ fn main() -> anyhow::Result<()> {
         match cli.command {
             None => serve(cli.serve).await,
             Some(Command::Demo) => demo::run().await,
+            Some(Command::Broker) => run_broker(cli.serve).await,
             Some(Command::Doctor) => doctor::run(&cli.serve),
             Some(Command::PrintConfig { client }) => {
                 println!("{}", print_config(client)?);
@@ -171,8 +232,10 @@ fn default_profile_dir() -> PathBuf {
     data.join("tabwire").join("profile")
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let engine = Engine::new(engine_config(&args)?);
+fn server_state(
+    args: &ServeArgs,
+) -> anyhow::Result<(std::sync::Arc<Engine>, std::sync::Arc<mcp::ServerState>)> {
+    let engine = Engine::new(engine_config(args)?);
     let profile = match args.profile {
         ProfileArg::Safe => mcp::Profile::Safe,
         ProfileArg::Lab => mcp::Profile::Lab,
@@ -181,6 +244,39 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Face::Btap => "btap",
     };
     let state = mcp::state(engine.clone(), face, profile).context("unknown face")?;
+    Ok((engine, state))
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let shared = args.shared_link_key();
+    if args.http.is_none()
+        && let Some(key) = &shared
+    {
+        // A shared browser lives in its broker; this process relays MCP to it.
+        let paths = broker::paths_for(key)?;
+        let stream = broker::connect_or_start(&paths, &args.broker_args()).await?;
+        return tokio::select! {
+            relayed = broker::relay(stream) => relayed,
+            _ = shutdown_signal() => Ok(()),
+        };
+    }
+    let (engine, state) = server_state(&args)?;
+    // An HTTP server for a shared browser is also its broker, so stdio clients of the same
+    // profile join it instead of fighting over the profile lock.
+    let _broker_lock = match (&args.http, &shared) {
+        (Some(_), Some(key)) => {
+            let paths = broker::paths_for(key)?;
+            let lock = broker::try_lock(&paths)?.with_context(|| {
+                format!(
+                    "another tabwire already serves this browser (socket {}); use --isolated or another --user-data-dir",
+                    paths.socket.display()
+                )
+            })?;
+            tokio::spawn(broker::serve(state.clone(), broker::bind(&paths)?, None));
+            Some(lock)
+        }
+        _ => None,
+    };
     let served = match args.http {
         Some(addr) => {
             let options = mcp::HttpOptions {
@@ -199,6 +295,29 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The browser goes away with the server, whichever way it ends.
     engine.shutdown().await;
     served.map_err(anyhow::Error::from)
+}
+
+/// The hidden `broker` command: owns one shared browser until its last client has gone.
+async fn run_broker(args: ServeArgs) -> anyhow::Result<()> {
+    let key = args
+        .shared_link_key()
+        .context("a broker needs a shared profile or endpoint")?;
+    let paths = broker::paths_for(&key)?;
+    let Some(_lock) = broker::try_lock(&paths)? else {
+        broker::announce("busy");
+        return Ok(());
+    };
+    let listener = broker::bind(&paths)?;
+    let (engine, state) = server_state(&args)?;
+    broker::announce("ready");
+    let grace = std::time::Duration::from_secs_f64(args.broker_grace.clamp(0.0, 86_400.0));
+    tokio::select! {
+        () = broker::serve(state, listener, Some(grace)) => {}
+        _ = shutdown_signal() => {}
+    }
+    engine.shutdown().await;
+    let _ = std::fs::remove_file(&paths.socket);
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -1,0 +1,231 @@
+//! Many agents, one browser: a per-user broker owns the browser link for one profile (or
+//! CDP endpoint) and serves every tabwire process that uses it, over a Unix socket in a
+//! private runtime directory.
+//!
+//! Each stdio `tabwire` for a shared profile is a relay: it connects to the broker (starting
+//! one if there is none) and copies MCP bytes between its stdin/stdout and the socket. The
+//! broker speaks MCP on each connection, so each relay is its own MCP session with its own
+//! default tab, while ownership, reservations and receipts are decided in one process.
+//! The broker leaves, with its browser, a short grace period after its last client.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+
+/// Where one broker's socket, lock and log live.
+pub struct BrokerPaths {
+    pub socket: PathBuf,
+    pub lock: PathBuf,
+    pub log: PathBuf,
+}
+
+/// `$XDG_RUNTIME_DIR/tabwire`, else `/tmp/tabwire-<uid>`; created 0700 and refused if
+/// another user owns it or others can enter it.
+pub fn runtime_dir() -> anyhow::Result<PathBuf> {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(base) if base.is_absolute() => base.join("tabwire"),
+        _ => std::env::temp_dir().join(format!("tabwire-{uid}")),
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .with_context(|| format!("cannot create the runtime dir {}", dir.display()))?;
+    let meta = std::fs::symlink_metadata(&dir)?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        bail!(
+            "the runtime dir {} must be a directory owned by uid {uid} with mode 0700",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+/// One broker per browser: the key is a hash of the profile path or endpoint.
+pub fn paths_for(link_key: &str) -> anyhow::Result<BrokerPaths> {
+    let dir = runtime_dir()?;
+    let key = &engine::sha256_hex(link_key.as_bytes())[..16];
+    Ok(BrokerPaths {
+        socket: dir.join(format!("broker-{key}.sock")),
+        lock: dir.join(format!("broker-{key}.lock")),
+        log: dir.join(format!("broker-{key}.log")),
+    })
+}
+
+/// Holds the broker's exclusive lock for as long as it lives.
+pub struct BrokerLock {
+    _file: std::fs::File,
+}
+
+/// Takes the broker lock, or None if another broker holds it.
+pub fn try_lock(paths: &BrokerPaths) -> anyhow::Result<Option<BrokerLock>> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&paths.lock)
+        .with_context(|| format!("cannot open {}", paths.lock.display()))?;
+    // SAFETY: flock on an fd we own; the lock is released when the file closes.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    Ok((rc == 0).then_some(BrokerLock { _file: file }))
+}
+
+/// Binds the broker socket (replacing a stale one; we hold the lock, so it is stale).
+pub fn bind(paths: &BrokerPaths) -> anyhow::Result<UnixListener> {
+    let _ = std::fs::remove_file(&paths.socket);
+    let listener = UnixListener::bind(&paths.socket)
+        .with_context(|| format!("cannot listen on {}", paths.socket.display()))?;
+    std::fs::set_permissions(&paths.socket, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
+
+/// Serves MCP sessions on the socket. With a grace period, returns once no client has
+/// been connected for that long; without one, serves until the process ends.
+pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: Option<Duration>) {
+    let clients = Arc::new(AtomicUsize::new(0));
+    let left = Arc::new(tokio::sync::Notify::new());
+    loop {
+        let idle = async {
+            match grace {
+                Some(grace) if clients.load(Ordering::Acquire) == 0 => {
+                    tokio::time::sleep(grace).await
+                }
+                _ => left.notified().await,
+            }
+        };
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                if !same_user(&stream) {
+                    tracing::warn!("refused a broker connection from another user");
+                    continue;
+                }
+                clients.fetch_add(1, Ordering::AcqRel);
+                let (state, clients, left) = (state.clone(), clients.clone(), left.clone());
+                tokio::spawn(async move {
+                    let (reader, writer) = stream.into_split();
+                    if let Err(error) = mcp::serve_stream(state, reader, writer).await {
+                        tracing::debug!(%error, "broker session ended with an error");
+                    }
+                    clients.fetch_sub(1, Ordering::AcqRel);
+                    left.notify_one();
+                });
+            }
+            () = idle => {
+                if grace.is_some() && clients.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn same_user(stream: &UnixStream) -> bool {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    stream.peer_cred().is_ok_and(|cred| cred.uid() == uid)
+}
+
+/// Connects to the broker for this link, starting one if none answers.
+pub async fn connect_or_start(
+    paths: &BrokerPaths,
+    broker_args: &[String],
+) -> anyhow::Result<UnixStream> {
+    if let Ok(stream) = UnixStream::connect(&paths.socket).await {
+        return Ok(stream);
+    }
+    let log = std::fs::File::create(&paths.log)?;
+    let mut command = tokio::process::Command::new(std::env::current_exe()?);
+    // The shared flags are top-level options, so they go before the subcommand.
+    command
+        .args(broker_args)
+        .arg("broker")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log));
+    // SAFETY: setsid is async-signal-safe. A new session keeps the broker alive when the
+    // client that started it (and its process group) goes away.
+    unsafe {
+        command.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut broker = command.spawn().context("cannot start the tabwire broker")?;
+    let stdout = broker.stdout.take().context("broker stdout")?;
+    // The broker says "ready" once it listens, or "busy" if another broker won the race.
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .context("the broker did not start within 30 s")??;
+    match first.as_deref() {
+        Some("ready") | Some("busy") => {}
+        _ => bail!("the broker failed to start; see {}", paths.log.display()),
+    }
+    // A broker that lost the race to another is already exiting; the winner listens soon.
+    for attempt in 0..100 {
+        match UnixStream::connect(&paths.socket).await {
+            Ok(stream) => return Ok(stream),
+            Err(_) if attempt < 99 => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(error) => {
+                return Err(error).context(format!(
+                    "cannot reach the broker at {}",
+                    paths.socket.display()
+                ));
+            }
+        }
+    }
+    unreachable!("the loop returns on its last attempt")
+}
+
+/// Copies MCP bytes between this process's stdin/stdout and the broker until either side
+/// closes.
+pub async fn relay(stream: UnixStream) -> anyhow::Result<()> {
+    let (mut from_broker, mut to_broker) = stream.into_split();
+    let mut stdin = tokio::io::stdin();
+    let mut stdout = tokio::io::stdout();
+    let upstream = async {
+        let _ = tokio::io::copy(&mut stdin, &mut to_broker).await;
+        // The client is done: tell the broker so it ends this session.
+        let _ = to_broker.shutdown().await;
+        std::future::pending::<()>().await
+    };
+    let downstream = tokio::io::copy(&mut from_broker, &mut stdout);
+    tokio::select! {
+        copied = downstream => { copied.context("broker connection")?; }
+        () = upstream => {}
+    }
+    stdout.flush().await?;
+    Ok(())
+}
+
+/// Says what the broker startup produced, for the client that spawned it.
+pub fn announce(word: &str) {
+    println!("{word}");
+    // Nothing else goes to stdout; the spawner stops reading after this line.
+}
+
+/// A broker key for a link: the canonical profile path, or the endpoint.
+pub fn link_key(profile: Option<&Path>, endpoint: Option<&str>) -> Option<String> {
+    match (profile, endpoint) {
+        (_, Some(endpoint)) => Some(format!("cdp:{endpoint}")),
+        (Some(profile), None) => {
+            let _ = std::fs::create_dir_all(profile);
+            let canonical = profile
+                .canonicalize()
+                .unwrap_or_else(|_| profile.to_path_buf());
+            Some(format!("profile:{}", canonical.display()))
+        }
+        (None, None) => None,
+    }
+}

@@ -1,0 +1,161 @@
+//! Many agents, one browser: separate stdio processes on one profile share a broker.
+
+use serde_json::json;
+
+use crate::support::{HttpServer, Site, Tabwire, call_on, process_alive, process_exits, scratch};
+
+fn shared(work: &std::path::Path) -> Vec<String> {
+    vec![
+        "--user-data-dir".into(),
+        work.join("profile").display().to_string(),
+        "--broker-grace".into(),
+        "0.5".into(),
+    ]
+}
+
+async fn client(work: &std::path::Path) -> Tabwire {
+    let args = shared(work);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Tabwire::stdio_in(work.to_path_buf(), &args).await
+}
+
+async fn browser_pid(tw: &Tabwire) -> u64 {
+    tw.ok("get_setup_status", json!({})).await["browser_pid"]
+        .as_u64()
+        .expect("browser_pid")
+}
+
+#[tokio::test]
+async fn two_stdio_processes_share_one_browser_each_with_its_own_tab() {
+    let site = Site::start().await;
+    let work = scratch("shared-two");
+    let (a, b) = tokio::join!(client(&work), client(&work));
+    let (ra, rb) = tokio::join!(
+        a.call("open_url", json!({ "url": site.url("form.html") })),
+        b.call("open_url", json!({ "url": site.url("fold.html") })),
+    );
+    let (ta, tb) = (ra.envelope["target"].clone(), rb.envelope["target"].clone());
+    ra.ok();
+    rb.ok();
+    assert_ne!(ta, tb, "the two processes must not share a default tab");
+    assert_eq!(
+        browser_pid(&a).await,
+        browser_pid(&b).await,
+        "one browser for one profile"
+    );
+    // Each reads its own page, at the same time.
+    let (sa, sb) = tokio::join!(
+        a.ok("execute_js", json!({ "script": "document.title" })),
+        b.ok("execute_js", json!({ "script": "document.title" })),
+    );
+    assert_eq!(sa["js_return"], "Form");
+    assert_eq!(sb["js_return"], "Below the fold");
+    let tabs = a.ok("list_tabs", json!({})).await.to_string();
+    assert!(
+        tabs.contains("form.html") && tabs.contains("fold.html"),
+        "{tabs}"
+    );
+}
+
+#[tokio::test]
+async fn a_race_for_one_tab_has_exactly_one_winner() {
+    let site = Site::start().await;
+    let work = scratch("shared-race");
+    let (a, b) = tokio::join!(client(&work), client(&work));
+    let opened = a
+        .ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let _ = opened;
+    let tab = a.ok("list_tabs", json!({})).await["default_session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Each contender holds the tab for 3 s, far longer than the two requests lie apart.
+    let script =
+        "window.wins = (window.wins || 0) + 1; await new Promise(r => setTimeout(r, 3000)); 'won'";
+    let (ra, rb) = tokio::join!(
+        a.call(
+            "execute_js",
+            json!({ "script": script, "session_id": tab, "timeout": 30 })
+        ),
+        b.call(
+            "execute_js",
+            json!({ "script": script, "session_id": tab, "timeout": 30 })
+        ),
+    );
+    let outcomes = [&ra, &rb];
+    let winners = outcomes.iter().filter(|r| !r.is_error).count();
+    let busy: Vec<_> = outcomes
+        .iter()
+        .filter(|r| r.error_code() == "target_busy")
+        .collect();
+    assert_eq!(
+        (winners, busy.len()),
+        (1, 1),
+        "a: {} b: {}",
+        ra.envelope,
+        rb.envelope
+    );
+    assert_eq!(busy[0].envelope["retryable"], true);
+    assert_eq!(busy[0].envelope["legacy"]["delivered"], false);
+    let wins = a
+        .ok(
+            "execute_js",
+            json!({ "script": "window.wins", "session_id": tab }),
+        )
+        .await;
+    assert_eq!(wins["js_return"], 1, "the loser must not have run");
+}
+
+#[tokio::test]
+async fn the_browser_outlives_one_client_and_leaves_after_the_last() {
+    let site = Site::start().await;
+    let work = scratch("shared-life");
+    let a = client(&work).await;
+    a.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let browser = browser_pid(&a).await as u32;
+    let b = client(&work).await;
+    let Tabwire {
+        client: a_client,
+        child: mut a_child,
+        ..
+    } = a;
+    drop(a_client);
+    let _ = a_child.wait().await;
+    // B keeps working in the same browser after A has gone.
+    b.ok("open_url", json!({ "url": site.url("fold.html") }))
+        .await;
+    assert_eq!(browser_pid(&b).await as u32, browser);
+    assert!(process_alive(browser));
+    let Tabwire {
+        client: b_client,
+        child: mut b_child,
+        ..
+    } = b;
+    drop(b_client);
+    let _ = b_child.wait().await;
+    assert!(
+        process_exits(browser).await,
+        "the browser must leave after the last client (and the grace period)"
+    );
+}
+
+#[tokio::test]
+async fn stdio_clients_join_an_http_server_on_the_same_profile() {
+    let site = Site::start().await;
+    let work = scratch("shared-http");
+    let args = shared(&work);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let server = HttpServer::start("shared-http-server", &args).await;
+    let http = server.client().await;
+    call_on(&http, "open_url", json!({ "url": site.url("form.html") }))
+        .await
+        .ok();
+    let over_http = call_on(&http, "get_setup_status", json!({})).await.ok()["browser_pid"].clone();
+    let stdio = client(&work).await;
+    stdio
+        .ok("open_url", json!({ "url": site.url("fold.html") }))
+        .await;
+    assert_eq!(browser_pid(&stdio).await, over_http.as_u64().unwrap());
+}
