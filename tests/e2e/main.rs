@@ -6,6 +6,7 @@ mod support;
 
 mod agents;
 mod basics;
+mod browser_data;
 mod capture;
 mod input;
 mod lifecycle;

@@ -75,14 +75,52 @@ fn routes() -> Router {
                 },
             ),
         )
+        .route("/cookies", get(echo_cookies))
+        .route("/report", get(report))
         .route(
             "/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&name) }),
         )
+        .route(
+            "/corpus/{name}",
+            get(|UrlPath(name): UrlPath<String>| async move { page(&format!("corpus/{name}")) }),
+        )
 }
 
+/// Shows the Cookie header the server received.
+async fn echo_cookies(headers: axum::http::HeaderMap) -> Response {
+    let cookie = headers
+        .get(header::COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    html(format!(
+        "<title>cookies</title><pre id=cookie>{}</pre>",
+        escape(cookie)
+    ))
+}
+
+/// A CSV served as an attachment, as a report export would be.
+async fn report() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv"),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"report.csv\"",
+            ),
+        ],
+        REPORT,
+    )
+        .into_response()
+}
+
+/// The bytes `/report` serves as an attachment.
+pub const REPORT: &str = "id,name\n1,alpha\n2,beta\n";
+
+/// A page by file name: `name`, or `corpus/name` for the fidelity corpus.
 fn page(name: &str) -> Response {
-    if name.contains("..") || name.contains('/') {
+    let file = name.strip_prefix("corpus/").unwrap_or(name);
+    if file.contains("..") || file.contains('/') {
         return StatusCode::NOT_FOUND.into_response();
     }
     match std::fs::read_to_string(pages_dir().join(name)) {

@@ -30,6 +30,8 @@ pub struct EngineConfig {
     pub link: LinkConfig,
     /// Every file the engine writes lands under this directory.
     pub output_dir: PathBuf,
+    /// upload_files reads only files under these directories.
+    pub upload_roots: Vec<PathBuf>,
 }
 
 pub struct Engine {
@@ -43,6 +45,7 @@ pub struct Engine {
     default_claims: Mutex<HashMap<u64, u64>>,
     pub receipts: Receipts,
     pub(crate) creations: crate::tabs::Creations,
+    pub(crate) captures: crate::captures::Captures,
 }
 
 impl Engine {
@@ -55,6 +58,7 @@ impl Engine {
             default_claims: Mutex::new(HashMap::new()),
             receipts: Receipts::default(),
             creations: Default::default(),
+            captures: Default::default(),
         })
     }
 

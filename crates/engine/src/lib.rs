@@ -10,6 +10,8 @@
 
 mod browser;
 mod capture;
+mod captures;
+mod cookies;
 mod engine;
 mod error;
 mod exec;
@@ -18,13 +20,17 @@ mod input;
 mod keys;
 mod launch;
 mod page;
+mod rawcdp;
 mod receipts;
 mod scan;
 mod script;
+mod storage;
 mod tabs;
+mod transfer;
 
 pub use browser::{Browser, Dialog, DialogPolicy, Tab};
 pub use capture::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest, image_dimensions};
+pub use captures::{NetworkFilter, NetworkOptions};
 pub use engine::{
     AgentSession, Engine, EngineConfig, LinkConfig, parse_tab_handle, seconds, tab_handle,
 };
@@ -36,4 +42,6 @@ pub use launch::{LaunchOptions, find_browser, running_as_root};
 pub use page::{FrameContext, Page, check_url_scheme};
 pub use receipts::{MAX_COMPLETED, RETENTION, ReceiptState};
 pub use scan::ScanRequest;
+pub use storage::StoragePage;
 pub use tabs::OpenTabRequest;
+pub use transfer::DownloadRequest;

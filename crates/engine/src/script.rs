@@ -9,6 +9,7 @@ const FILES: &[&str] = &[
     include_str!("../page/scan.js"),
     include_str!("../page/act.js"),
     include_str!("../page/value.js"),
+    include_str!("../page/storage.js"),
 ];
 
 /// `function (op, args) { …; return TW[op](args); }`

@@ -8,6 +8,7 @@ pub mod btap;
 mod envelope;
 mod face;
 mod params;
+mod policy;
 mod server;
 
 pub use face::{Profile, ServerState, ToolDef};

@@ -30,6 +30,8 @@ pub enum Kind {
     List,
     /// A string or a list of strings.
     Strs,
+    /// Any JSON value (checked by the tool).
+    Any,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +93,7 @@ pub fn schema(params: &[Param]) -> Map<String, Value> {
             Kind::Object => json!({"type": "object"}),
             Kind::List => json!({"type": "array"}),
             Kind::Strs => json!({"type": ["string", "array"], "items": {"type": "string"}}),
+            Kind::Any => json!({}),
         };
         if !param.doc.is_empty() {
             property["description"] = json!(param.doc);

@@ -67,6 +67,10 @@ struct ServeArgs {
     /// Seconds a shared browser's broker waits after its last client leaves.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     broker_grace: f64,
+    /// A directory upload_files may read from (repeatable). The output dir always is one;
+    /// nothing else is readable unless named here.
+    #[arg(long = "upload-root", value_name = "DIR")]
+    upload_roots: Vec<PathBuf>,
     /// Run the browser link in this process even for a shared profile (no broker).
     #[arg(long)]
     no_broker: bool,
@@ -103,6 +107,9 @@ impl ServeArgs {
             Some(format!("{:?}", self.profile).to_lowercase()),
         );
         flag("--broker-grace", Some(self.broker_grace.to_string()));
+        for root in &self.upload_roots {
+            flag("--upload-root", Some(root.display().to_string()));
+        }
         for arg in &self.browser_args {
             flag("--browser-arg", Some(arg.clone()));
         }
@@ -215,7 +222,13 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     std::fs::create_dir_all(&output_dir)
         .with_context(|| format!("cannot create the output dir {}", output_dir.display()))?;
     let output_dir = output_dir.canonicalize().unwrap_or(output_dir);
-    Ok(EngineConfig { link, output_dir })
+    let mut upload_roots = vec![output_dir.clone()];
+    upload_roots.extend(args.upload_roots.iter().cloned());
+    Ok(EngineConfig {
+        link,
+        output_dir,
+        upload_roots,
+    })
 }
 
 fn home() -> PathBuf {

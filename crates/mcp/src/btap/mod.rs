@@ -1,7 +1,9 @@
 //! The `btap` face: BrowserTap's tool surface, answering in `btap.result.v1`.
 
+mod browser_data;
 mod capture;
 mod input;
+mod raw;
 mod read;
 mod script;
 mod tabs;
@@ -525,5 +527,292 @@ pub const TOOLS: &[ToolDef] = &[
         ],
         capture::save_pdf,
         "Print the page to a validated PDF, written atomically under the output dir."
+    ),
+    // Browser data.
+    tool!(
+        "get_cookies",
+        "browser",
+        READ,
+        &[SESSION, opt("tab_id", Kind::Id, "alias of session_id")],
+        browser_data::get_cookies,
+        "Read the cookies the page's URL sends, HttpOnly included."
+    ),
+    tool!(
+        "set_cookies",
+        "browser",
+        ACT,
+        &[
+            req(
+                "cookies",
+                Kind::Any,
+                "cookie object or list (or JSON text): name, value, url, domain, path, expires (Unix s), httpOnly, secure, sameSite"
+            ),
+            SESSION,
+            opt("tab_id", Kind::Id, "alias of session_id"),
+            timeout("default 20"),
+        ],
+        browser_data::set_cookies,
+        "Write cookies into the browser profile through CDP; without url or domain they belong to the current page."
+    ),
+    tool!(
+        "delete_cookies",
+        "browser",
+        DESTROY,
+        &[
+            req("name", Kind::Str, ""),
+            opt("domain", Kind::Str, ""),
+            opt("path", Kind::Str, ""),
+            opt("url", Kind::Str, "default: the page's URL"),
+            SESSION,
+            opt("tab_id", Kind::Id, "alias of session_id"),
+            timeout("default 20"),
+        ],
+        browser_data::delete_cookies,
+        "Delete cookies by name, scoped by domain/path or url."
+    ),
+    tool!(
+        "storage_get",
+        "browser",
+        READ,
+        &[
+            opt("key", Kind::Str, "omit to page through all keys"),
+            opt("area", Kind::Choice(&["local", "session"]), "default local"),
+            SESSION,
+            timeout("default 30"),
+            opt(
+                "offset",
+                Kind::Int {
+                    min: 0,
+                    max: 1_000_000
+                },
+                ""
+            ),
+            opt(
+                "max_items",
+                Kind::Int {
+                    min: 1,
+                    max: 10_000
+                },
+                "default 100"
+            ),
+            opt(
+                "max_bytes",
+                Kind::Int {
+                    min: 1,
+                    max: 16_777_216
+                },
+                "default 65536"
+            ),
+        ],
+        browser_data::storage_get,
+        "Read localStorage or sessionStorage, one key or a page of keys (next_offset, truncated)."
+    ),
+    tool!(
+        "storage_set",
+        "browser",
+        ACT,
+        &[
+            req("key", Kind::Str, ""),
+            req("value", Kind::Any, "non-strings are JSON-encoded"),
+            opt("area", Kind::Choice(&["local", "session"]), "default local"),
+            SESSION,
+            timeout("default 30"),
+        ],
+        browser_data::storage_set,
+        "Write one storage value and verify it by reading it back (quota failures are reported)."
+    ),
+    tool!(
+        "network_capture_start",
+        "network",
+        ACT,
+        &[
+            SESSION,
+            opt("include_bodies", Kind::Bool, "default true"),
+            opt(
+                "max_entries",
+                Kind::Int { min: 10, max: 2000 },
+                "ring size; default 500"
+            ),
+            opt(
+                "max_body_bytes",
+                Kind::Int {
+                    min: 1024,
+                    max: 2_097_152
+                },
+                "default 262144"
+            ),
+            opt(
+                "body_timeout",
+                Kind::Num {
+                    min: 0.1,
+                    max: 10.0
+                },
+                "seconds; default 5"
+            ),
+            timeout("default 10"),
+        ],
+        browser_data::network_capture_start,
+        "Start recording requests and responses on a tab (bounded ring, optional bodies)."
+    ),
+    tool!(
+        "network_capture_stop",
+        "network",
+        ACT,
+        &[
+            SESSION,
+            opt("url_pattern", Kind::Str, "JavaScript RegExp"),
+            opt("resource_type", Kind::Str, "e.g. Fetch, XHR, Document"),
+            opt("status_min", Kind::Int { min: 100, max: 599 }, ""),
+            opt("status_max", Kind::Int { min: 100, max: 599 }, ""),
+            opt("include_response_bodies", Kind::Bool, "default true"),
+            timeout("default 10"),
+        ],
+        browser_data::network_capture_stop,
+        "Stop the capture and return its records, filtered. An invalid url_pattern leaves it running."
+    ),
+    tool!(
+        "console_capture_start",
+        "console",
+        ACT,
+        &[
+            SESSION,
+            opt(
+                "max_entries",
+                Kind::Int { min: 10, max: 5000 },
+                "default 500"
+            ),
+            timeout("default 10"),
+        ],
+        browser_data::console_capture_start,
+        "Start collecting console calls and uncaught exceptions on a tab."
+    ),
+    tool!(
+        "get_console_messages",
+        "console",
+        ACT,
+        &[
+            SESSION,
+            opt(
+                "offset",
+                Kind::Int {
+                    min: 0,
+                    max: 1_000_000
+                },
+                "default 0"
+            ),
+            opt("max_items", Kind::Int { min: 1, max: 5000 }, "default 200"),
+            opt(
+                "clear",
+                Kind::Bool,
+                "empty the buffer after reading; default false"
+            ),
+            opt(
+                "filter",
+                Kind::Choice(&["user", "all"]),
+                "user: page main-world output only"
+            ),
+            timeout("default 10"),
+        ],
+        browser_data::get_console_messages,
+        "Page through (or clear) the console buffer."
+    ),
+    tool!(
+        "console_capture_stop",
+        "console",
+        ACT,
+        &[SESSION, timeout("default 10")],
+        browser_data::console_capture_stop,
+        "Return the remaining console messages and stop collecting."
+    ),
+    tool!(
+        "download_file",
+        "browser",
+        ACT,
+        &[
+            req("url", Kind::Str, "http(s)"),
+            opt(
+                "filename",
+                Kind::Str,
+                "default: the name the server suggests"
+            ),
+            opt(
+                "directory",
+                Kind::Str,
+                "relative to the output dir; default downloads/"
+            ),
+            opt("wait", Kind::Bool, "default true"),
+            opt(
+                "timeout",
+                Kind::Num {
+                    min: 0.0,
+                    max: 1800.0
+                },
+                "seconds; default 60"
+            ),
+            SESSION,
+            opt("overwrite", Kind::Bool, "default false"),
+        ],
+        raw::download_file,
+        "Download through the browser (with its cookies); returns the verified path, size and sha256."
+    ),
+    tool!(
+        "upload_files",
+        "browser",
+        ACT,
+        &[
+            req("selector", Kind::Locator, "the <input type=file>"),
+            req(
+                "paths",
+                Kind::Strs,
+                "absolute paths under an allowed upload root"
+            ),
+            SESSION,
+            timeout("default 30"),
+        ],
+        raw::upload_files,
+        "Set files on a file input. Only files under the configured upload roots can be read."
+    ),
+    tool!(
+        "cdp_command",
+        "cdp",
+        DESTROY,
+        &[
+            req("method", Kind::Str, "e.g. Page.navigate"),
+            opt("params_json", Kind::Str, "JSON object as text"),
+            SESSION,
+            opt("tab_id", Kind::Id, "alias of session_id"),
+            opt("extension_id", Kind::Str, "extension link only"),
+            opt(
+                "target_id",
+                Kind::Str,
+                "a page target id from debugger_targets"
+            ),
+            timeout("default 20"),
+        ],
+        raw::cdp_command,
+        "Send one raw CDP command to a tab. High-risk methods are refused (raw_cdp_blocked) before dispatch."
+    ),
+    tool!(
+        "cdp_batch",
+        "cdp",
+        DESTROY,
+        &[
+            req(
+                "batch_json",
+                Kind::Str,
+                "{\"cmd\":\"batch\",\"commands\":[{\"cdp\":{\"method\":...,\"params\":{}}}]}"
+            ),
+            SESSION,
+        ],
+        raw::cdp_batch,
+        "Send several CDP commands in order; the whole batch passes the policy before the first runs."
+    ),
+    tool!(
+        "debugger_targets",
+        "cdp",
+        READ,
+        &[SESSION],
+        raw::debugger_targets,
+        "List every CDP target: pages, iframes, workers, extension pages."
     ),
 ];

@@ -1,0 +1,46 @@
+//! localStorage and sessionStorage, through the page script.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::page::Page;
+
+pub struct StoragePage {
+    pub offset: u64,
+    pub max_items: u64,
+    pub max_bytes: u64,
+}
+
+impl Page {
+    pub async fn storage_get(
+        &self,
+        area: &str,
+        key: Option<&str>,
+        paging: StoragePage,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let args = json!({
+            "area": area, "key": key, "offset": paging.offset,
+            "max_items": paging.max_items, "max_bytes": paging.max_bytes,
+        });
+        self.run_ok(&self.top(), "storage_get", args, timeout).await
+    }
+
+    pub async fn storage_set(
+        &self,
+        area: &str,
+        key: &str,
+        value: &str,
+        timeout: Duration,
+    ) -> Result<Value> {
+        self.run_ok(
+            &self.top(),
+            "storage_set",
+            json!({ "area": area, "key": key, "value": value }),
+            timeout,
+        )
+        .await
+    }
+}

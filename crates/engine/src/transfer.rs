@@ -1,0 +1,297 @@
+//! Files in and out of the browser: downloads through the browser's own download manager
+//! (with the profile's cookies), uploads onto file inputs from allowed roots only.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::browser::HOUSEKEEPING;
+use crate::engine::AgentSession;
+use crate::error::{EngineError, Result};
+use crate::files;
+use crate::page::Page;
+
+pub struct DownloadRequest {
+    pub url: String,
+    pub filename: Option<String>,
+    /// Relative to the output dir.
+    pub directory: Option<String>,
+    pub wait: bool,
+    pub timeout: Duration,
+    pub overwrite: bool,
+}
+
+impl AgentSession {
+    /// Downloads a URL in a background tab of the same profile and moves the finished file
+    /// to its place under the output dir.
+    pub async fn download(&self, request: DownloadRequest) -> Result<Value> {
+        crate::page::check_url_scheme(&request.url)?;
+        if !request.url.starts_with("http://") && !request.url.starts_with("https://") {
+            return Err(EngineError::invalid(
+                "url",
+                "only http(s) URLs can be downloaded",
+            ));
+        }
+        let output = &self.engine.config.output_dir;
+        let directory = match &request.directory {
+            Some(dir) => files::confined_path(output, dir, "directory")?,
+            None => output.join("downloads"),
+        };
+        if let Some(name) = &request.filename {
+            files::confined_path(&directory, name, "filename")?;
+        }
+        let staging = output.join(".staging");
+        std::fs::create_dir_all(&staging)
+            .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", staging.display())))?;
+        let browser = self.engine.browser().await?;
+        let mut events = browser.conn.subscribe();
+        browser
+            .conn
+            .call(
+                None,
+                "Browser.setDownloadBehavior",
+                json!({ "behavior": "allowAndName", "downloadPath": staging, "eventsEnabled": true }),
+                HOUSEKEEPING,
+            )
+            .await?;
+        let tab = self
+            .engine
+            .open_tab("about:blank", false, Some("tabwire-download"))
+            .await?;
+        let handle = crate::engine::tab_handle(&browser, &tab);
+        let started = async {
+            let page = self.page(Some(&handle)).await?;
+            page.cdp(
+                "Page.navigate",
+                json!({ "url": request.url }),
+                request.timeout,
+            )
+            .await
+        }
+        .await;
+        let deadline = Instant::now() + request.timeout;
+        let mut guid = None;
+        let mut suggested = None;
+        let close = || async {
+            let _ = browser
+                .conn
+                .call(
+                    None,
+                    "Target.closeTarget",
+                    json!({ "targetId": tab.target_id }),
+                    HOUSEKEEPING,
+                )
+                .await;
+        };
+        match started {
+            Err(error) => {
+                close().await;
+                return Err(error);
+            }
+            // The URL rendered a page (or failed) instead of starting a download.
+            Ok(reply) if reply["isDownload"] != true => {
+                close().await;
+                let why = reply["errorText"]
+                    .as_str()
+                    .filter(|e| !e.is_empty())
+                    .unwrap_or("the server answered with a page");
+                return Err(EngineError::page(
+                    "download_not_started",
+                    format!("{} did not start a download: {why}", request.url),
+                    json!({ "url": request.url, "retry_safe": true }),
+                ));
+            }
+            Ok(_) => {}
+        }
+        // Progress events carry the guid; the file is staged under that name.
+        let mut state = "in_progress".to_owned();
+        let mut total = 0u64;
+        loop {
+            let event = match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Ok(event)) => event,
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+                _ => break,
+            };
+            match event.method.as_str() {
+                "Browser.downloadWillBegin" => {
+                    guid = event.params["guid"].as_str().map(str::to_owned);
+                    suggested = event.params["suggestedFilename"]
+                        .as_str()
+                        .map(str::to_owned);
+                }
+                "Browser.downloadProgress"
+                    if guid.is_none() || event.params["guid"].as_str() == guid.as_deref() =>
+                {
+                    guid = event.params["guid"].as_str().map(str::to_owned);
+                    total = event.params["receivedBytes"].as_u64().unwrap_or(total);
+                    state = event.params["state"]
+                        .as_str()
+                        .unwrap_or("inProgress")
+                        .to_owned();
+                    if state != "inProgress" || !request.wait {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        close().await;
+        let Some(guid) = guid else {
+            return Err(EngineError::page(
+                "download_not_started",
+                format!("{} did not start a download", request.url),
+                Value::Null,
+            ));
+        };
+        match state.as_str() {
+            "completed" => {}
+            "canceled" => {
+                return Ok(
+                    json!({ "status": "failed", "reason": "interrupted", "download_id": guid, "url": request.url }),
+                );
+            }
+            _ => {
+                return Ok(json!({
+                    "status": "in_progress", "download_id": guid, "received_bytes": total,
+                    "directory_applied": false, "staging_path": staging.join(&guid),
+                }));
+            }
+        }
+        let name = request
+            .filename
+            .clone()
+            .or(suggested)
+            .unwrap_or_else(|| "download".into());
+        let target = files::confined_path(&directory, &sanitize(&name), "filename")?;
+        place(&staging.join(&guid), &target, request.overwrite)?;
+        let bytes = std::fs::read(&target)
+            .map_err(|e| EngineError::Io(format!("cannot read {}: {e}", target.display())))?;
+        Ok(json!({
+            "status": "completed", "path": target, "bytes": bytes.len(),
+            "sha256": files::sha256_hex(&bytes), "download_id": guid, "url": request.url,
+        }))
+    }
+}
+
+/// A suggested filename may carry path separators; keep only its last component.
+fn sanitize(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or(name).trim();
+    if last.is_empty() || last == "." || last == ".." {
+        "download".into()
+    } else {
+        last.to_owned()
+    }
+}
+
+fn place(staged: &Path, target: &Path, overwrite: bool) -> Result<()> {
+    if target.exists() && !overwrite {
+        let _ = std::fs::remove_file(staged);
+        return Err(EngineError::Refused {
+            code: "file_exists".into(),
+            message: format!(
+                "{} exists; pass overwrite=true to replace it",
+                target.display()
+            ),
+        });
+    }
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    std::fs::rename(staged, target).map_err(|e| {
+        EngineError::Io(format!(
+            "cannot move the download to {}: {e}",
+            target.display()
+        ))
+    })
+}
+
+impl Page {
+    /// Sets files on an `<input type=file>`. Every path must lie under an allowed root.
+    pub async fn upload(
+        &self,
+        locator: &Value,
+        paths: &[String],
+        roots: &[PathBuf],
+        timeout: Duration,
+    ) -> Result<Value> {
+        let mut files = Vec::with_capacity(paths.len());
+        for path in paths {
+            files.push(allowed_file(path, roots)?);
+        }
+        let expression = crate::script::call_expression("element", &json!({ "locator": locator }));
+        let reply = self
+            .evaluate_raw(&self.top(), &expression, false, timeout)
+            .await?;
+        let object = &reply["result"];
+        if object["subtype"] != "node" {
+            let status = object["preview"]["properties"]
+                .as_array()
+                .and_then(|p| p.iter().find(|p| p["name"] == "status"))
+                .and_then(|p| p["value"].as_str())
+                .unwrap_or("not_found")
+                .to_owned();
+            return Err(EngineError::page(
+                &status,
+                format!("selector: no single file input ({status})"),
+                Value::Null,
+            ));
+        }
+        let object_id = object["objectId"].as_str().unwrap_or_default().to_owned();
+        let set = self
+            .cdp(
+                "DOM.setFileInputFiles",
+                json!({ "files": files, "objectId": object_id }),
+                timeout,
+            )
+            .await;
+        let _ = self
+            .cdp(
+                "Runtime.releaseObject",
+                json!({ "objectId": object_id }),
+                timeout,
+            )
+            .await;
+        set.map_err(|e| match e {
+            EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => {
+                EngineError::invalid("selector", format!("not a file input: {message}"))
+            }
+            other => other,
+        })?;
+        Ok(json!({ "status": "set", "files": files }))
+    }
+}
+
+/// The canonical path, if it is a regular file under one of the roots.
+fn allowed_file(path: &str, roots: &[PathBuf]) -> Result<String> {
+    let refused = |why: String| EngineError::Refused {
+        code: "path_not_allowed".into(),
+        message: format!("paths: {why}"),
+    };
+    if roots.is_empty() {
+        return Err(refused(
+            "uploads are off: no upload root is configured (start tabwire with --upload-root DIR)"
+                .into(),
+        ));
+    }
+    let canonical = std::fs::canonicalize(path)
+        .map_err(|e| EngineError::invalid("paths", format!("'{path}': {e}")))?;
+    if !canonical.is_file() {
+        return Err(EngineError::invalid(
+            "paths",
+            format!("'{path}' is not a regular file"),
+        ));
+    }
+    let inside = roots
+        .iter()
+        .filter_map(|r| std::fs::canonicalize(r).ok())
+        .any(|root| canonical.starts_with(root));
+    if !inside {
+        return Err(refused(format!(
+            "'{path}' is outside the allowed upload roots"
+        )));
+    }
+    Ok(canonical.display().to_string())
+}

@@ -1,0 +1,430 @@
+use serde_json::json;
+
+use crate::support::{HttpServer, REPORT, Site, Tabwire, call_on, sha256_hex};
+
+#[tokio::test]
+async fn a_network_capture_records_fetches_with_bodies_and_filters() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("network").await;
+    tw.ok("open_url", json!({ "url": site.url("fetcher.html") }))
+        .await;
+    tw.ok("network_capture_start", json!({})).await;
+    tw.ok("page_click", json!({ "selector": "#load" })).await;
+    tw.ok("wait_for", json!({ "text": "loaded 3 / 404" })).await;
+
+    // An invalid pattern is refused and the capture keeps running.
+    let bad = tw
+        .call("network_capture_stop", json!({ "url_pattern": "(" }))
+        .await;
+    assert_eq!(bad.error_code(), "invalid_argument", "{}", bad.envelope);
+    assert!(
+        bad.envelope["error"]
+            .as_str()
+            .unwrap()
+            .contains("url_pattern")
+    );
+
+    let json_only = tw
+        .ok("network_capture_stop", json!({ "url_pattern": "/json$" }))
+        .await;
+    let records = json_only["records"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{json_only}");
+    assert_eq!(records[0]["status"], 200);
+    assert_eq!(records[0]["resource_type"], "Fetch");
+    assert!(
+        records[0]["body"].as_str().unwrap().contains("\"items\""),
+        "{}",
+        records[0]
+    );
+    // Stopped means stopped.
+    let again = tw.call("network_capture_stop", json!({})).await;
+    assert_eq!(again.error_code(), "no_capture");
+
+    tw.ok("network_capture_start", json!({ "include_bodies": false }))
+        .await;
+    tw.ok("page_click", json!({ "selector": "#load" })).await;
+    tw.ok("wait_for", json!({ "js": "performance.getEntriesByName(location.origin + '/missing-thing').length >= 2" })).await;
+    let failures = tw
+        .ok("network_capture_stop", json!({ "status_min": 400 }))
+        .await;
+    let records = failures["records"].as_array().unwrap();
+    assert!(
+        !records.is_empty() && records.iter().all(|r| r["status"] == 404),
+        "{failures}"
+    );
+    assert!(records[0].get("body").is_none());
+}
+
+#[tokio::test]
+async fn console_messages_and_uncaught_exceptions_are_collected() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("console").await;
+    tw.ok("open_url", json!({ "url": site.url("fetcher.html") }))
+        .await;
+    tw.ok("console_capture_start", json!({})).await;
+    tw.ok("page_click", json!({ "selector": "#load" })).await;
+    tw.ok("wait_for", json!({ "text": "loaded" })).await;
+    tw.ok(
+        "execute_js",
+        json!({ "script": "console.error('from the agent', 42)" }),
+    )
+    .await;
+    // The uncaught error is thrown from a timer after the load; the page marks it.
+    tw.ok("wait_for", json!({ "selector": "body[data-failed]" }))
+        .await;
+    let messages = tw.ok("get_console_messages", json!({})).await;
+    let texts: Vec<String> = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| format!("{} {}", m["level"], m["text"].as_str().unwrap_or_default()))
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("\"log\" loaded 3 items")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("\"warning\" missing status 404")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("from the agent 42")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("\"error\"") && t.contains("late failure")),
+        "{texts:?}"
+    );
+
+    let paged = tw
+        .ok(
+            "get_console_messages",
+            json!({ "offset": 1, "max_items": 1, "clear": true }),
+        )
+        .await;
+    assert_eq!(paged["messages"].as_array().unwrap().len(), 1);
+    assert_eq!(paged["next_offset"], 2);
+    let empty = tw.ok("get_console_messages", json!({})).await;
+    assert_eq!(empty["total"], 0);
+    tw.ok("console_capture_stop", json!({})).await;
+    assert_eq!(
+        tw.call("get_console_messages", json!({}))
+            .await
+            .error_code(),
+        "no_capture"
+    );
+}
+
+#[tokio::test]
+async fn captures_belong_to_the_session_that_started_them() {
+    let site = Site::start().await;
+    let server = HttpServer::start("capture-owner", &[]).await;
+    let (a, b) = (server.client().await, server.client().await);
+    call_on(&a, "open_url", json!({ "url": site.url("fetcher.html") }))
+        .await
+        .ok();
+    let tab = call_on(&a, "list_tabs", json!({})).await.ok()["default_session_id"].clone();
+    call_on(&a, "network_capture_start", json!({})).await.ok();
+    let theirs = call_on(&b, "network_capture_stop", json!({ "session_id": tab })).await;
+    assert_eq!(theirs.error_code(), "capture_busy", "{}", theirs.envelope);
+    let start = call_on(&b, "network_capture_start", json!({ "session_id": tab })).await;
+    assert_eq!(start.error_code(), "capture_busy");
+    call_on(&a, "network_capture_stop", json!({})).await.ok();
+}
+
+#[tokio::test]
+async fn an_httponly_cookie_round_trips_through_cdp() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("cookies").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let set = tw
+        .ok(
+            "set_cookies",
+            json!({ "cookies": [
+            { "name": "session", "value": "s3cr3t", "httpOnly": true, "path": "/" },
+            { "name": "theme", "value": "dark", "path": "/cookies" },
+        ] }),
+        )
+        .await;
+    assert_eq!(set["set"], 2, "{set}");
+    let read = tw.ok("get_cookies", json!({})).await;
+    let session = read["cookies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "session")
+        .expect("session cookie");
+    assert_eq!(session["httpOnly"], true);
+    // Scripts cannot see it; the server receives it.
+    let visible = tw
+        .ok("execute_js", json!({ "script": "document.cookie" }))
+        .await;
+    assert!(!visible["js_return"].as_str().unwrap().contains("s3cr3t"));
+    tw.ok("open_url", json!({ "url": site.url("cookies") }))
+        .await;
+    let sent = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.getElementById('cookie').textContent" }),
+        )
+        .await;
+    let sent = sent["js_return"].as_str().unwrap();
+    assert!(
+        sent.contains("session=s3cr3t") && sent.contains("theme=dark"),
+        "{sent}"
+    );
+
+    let deleted = tw.ok("delete_cookies", json!({ "name": "session" })).await;
+    assert_eq!(deleted["remaining"], 0, "{deleted}");
+    tw.ok("open_url", json!({ "url": site.url("cookies") }))
+        .await;
+    let sent = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.getElementById('cookie').textContent" }),
+        )
+        .await;
+    assert!(!sent["js_return"].as_str().unwrap().contains("session="));
+    let bad = tw
+        .call("set_cookies", json!({ "cookies": { "value": "no name" } }))
+        .await;
+    assert_eq!(bad.error_code(), "invalid_argument");
+}
+
+#[tokio::test]
+async fn storage_is_paged_and_writes_are_verified() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("storage").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    for i in 0..5 {
+        let set = tw
+            .ok(
+                "storage_set",
+                json!({ "key": format!("k{i}"), "value": format!("v{i}") }),
+            )
+            .await;
+        assert_eq!(set["verified"], true);
+    }
+    tw.ok(
+        "storage_set",
+        json!({ "key": "obj", "value": { "a": 1 }, "area": "session" }),
+    )
+    .await;
+    let first = tw.ok("storage_get", json!({ "max_items": 2 })).await;
+    assert_eq!(
+        first["items"],
+        json!([{ "key": "k0", "value": "v0" }, { "key": "k1", "value": "v1" }])
+    );
+    assert_eq!(first["truncated"], true);
+    let next = tw
+        .ok(
+            "storage_get",
+            json!({ "offset": first["next_offset"], "max_items": 10 }),
+        )
+        .await;
+    assert_eq!(next["items"].as_array().unwrap().len(), 3);
+    assert_eq!(next["truncated"], false);
+    let one = tw
+        .ok("storage_get", json!({ "key": "obj", "area": "session" }))
+        .await;
+    assert_eq!(one["value"], "{\"a\":1}");
+    let seen = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "localStorage.getItem('k3')" }),
+        )
+        .await;
+    assert_eq!(seen["js_return"], "v3");
+    // A value beyond the quota is reported, not lost silently.
+    let huge = "x".repeat(6 * 1024 * 1024);
+    let over = tw
+        .call("storage_set", json!({ "key": "huge", "value": huge }))
+        .await;
+    assert_eq!(
+        over.error_code(),
+        "quota_exceeded",
+        "{}",
+        over.envelope["error"]
+    );
+}
+
+#[tokio::test]
+async fn a_download_lands_with_the_right_name_and_bytes() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("download").await;
+    let done = tw
+        .ok("download_file", json!({ "url": site.url("report") }))
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let path = done["path"].as_str().unwrap();
+    assert!(path.ends_with("/downloads/report.csv"), "{path}");
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(bytes, REPORT.as_bytes());
+    assert_eq!(done["sha256"], sha256_hex(&bytes));
+    let exists = tw
+        .call("download_file", json!({ "url": site.url("report") }))
+        .await;
+    assert_eq!(exists.error_code(), "file_exists");
+    let renamed = tw
+        .ok(
+            "download_file",
+            json!({ "url": site.url("report"), "filename": "copy.csv", "directory": "reports" }),
+        )
+        .await;
+    assert!(
+        renamed["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/reports/copy.csv")
+    );
+    let escape = tw
+        .call(
+            "download_file",
+            json!({ "url": site.url("report"), "directory": "../outside" }),
+        )
+        .await;
+    assert_eq!(escape.error_code(), "path_outside_output_dir");
+}
+
+#[tokio::test]
+async fn uploads_are_seen_by_the_page_and_only_from_allowed_roots() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("upload").await;
+    tw.ok("open_url", json!({ "url": site.url("upload.html") }))
+        .await;
+    std::fs::create_dir_all(&tw.output_dir).unwrap();
+    let file = tw.output_dir.join("note.txt");
+    std::fs::write(&file, "hello upload").unwrap();
+    tw.ok(
+        "upload_files",
+        json!({ "selector": "#file", "paths": [file.display().to_string()] }),
+    )
+    .await;
+    tw.ok("wait_for", json!({ "selector": "#seen:not(:empty)" }))
+        .await;
+    let seen = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "JSON.parse(document.getElementById('seen').textContent)" }),
+        )
+        .await;
+    assert_eq!(
+        seen["js_return"],
+        json!({ "names": ["note.txt"], "sizes": [12], "first": "hello upload" })
+    );
+
+    let outside = tw
+        .call(
+            "upload_files",
+            json!({ "selector": "#file", "paths": "/etc/hostname" }),
+        )
+        .await;
+    assert_eq!(
+        outside.error_code(),
+        "path_not_allowed",
+        "{}",
+        outside.envelope
+    );
+    let sneaky = tw.call("upload_files", json!({ "selector": "#file", "paths": format!("{}/../../../etc/hostname", tw.output_dir.display()) })).await;
+    assert_eq!(
+        sneaky.error_code(),
+        "path_not_allowed",
+        "{}",
+        sneaky.envelope
+    );
+}
+
+#[tokio::test]
+async fn high_risk_cdp_methods_are_refused_before_they_reach_the_browser() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("raw-cdp").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let evaluated = tw
+        .ok("cdp_command", json!({ "method": "Runtime.evaluate", "params_json": "{\"expression\": \"6 * 7\", \"returnByValue\": true}" }))
+        .await;
+    assert_eq!(evaluated["result"]["result"]["value"], 42);
+    tw.ok(
+        "set_cookies",
+        json!({ "cookies": { "name": "keep", "value": "me" } }),
+    )
+    .await;
+    let status = tw.ok("get_setup_status", json!({})).await;
+    let browser = status["browser_pid"].as_u64().unwrap() as u32;
+    for method in [
+        "Page.close",
+        "Network.clearBrowserCookies",
+        "Browser.close",
+        "Storage.clearDataForOrigin",
+        "Target.closeTarget",
+    ] {
+        let refused = tw
+            .call(
+                "cdp_command",
+                json!({ "method": method, "params_json": "{}" }),
+            )
+            .await;
+        assert_eq!(
+            refused.error_code(),
+            "raw_cdp_blocked",
+            "{method}: {}",
+            refused.envelope
+        );
+    }
+    // None of them reached the browser: it runs, the tab lives, the cookie is there.
+    assert!(crate::support::process_alive(browser));
+    assert_eq!(
+        tw.ok("execute_js", json!({ "script": "document.title" }))
+            .await["js_return"],
+        "Form"
+    );
+    let cookies = tw.ok("get_cookies", json!({})).await;
+    assert!(cookies.to_string().contains("\"keep\""));
+
+    // A batch is checked whole: the harmless first member does not run either.
+    let batch = json!({ "cmd": "batch", "commands": [
+        { "cdp": { "method": "Runtime.evaluate", "params": { "expression": "document.title = 'changed'" } } },
+        { "cdp": { "method": "Page.close", "params": {} } },
+    ] });
+    let refused = tw
+        .call("cdp_batch", json!({ "batch_json": batch.to_string() }))
+        .await;
+    assert_eq!(refused.error_code(), "raw_cdp_blocked");
+    assert_eq!(
+        tw.ok("execute_js", json!({ "script": "document.title" }))
+            .await["js_return"],
+        "Form"
+    );
+    let targets = tw.ok("debugger_targets", json!({})).await;
+    assert!(
+        targets["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["type"] == "page")
+    );
+}
+
+#[tokio::test]
+async fn a_url_that_is_a_page_is_not_a_download() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("not-download").await;
+    let reply = tw
+        .call(
+            "download_file",
+            json!({ "url": site.url("form.html"), "timeout": 30 }),
+        )
+        .await;
+    assert_eq!(
+        reply.error_code(),
+        "download_not_started",
+        "{}",
+        reply.envelope
+    );
+}
