@@ -10,6 +10,7 @@ mod browser_data;
 mod capture;
 mod input;
 mod lifecycle;
+mod permissions;
 mod reading;
 mod script;
 mod tabs;

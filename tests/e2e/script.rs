@@ -232,3 +232,44 @@ async fn wait_false_returns_a_receipt_at_once() {
         .await;
     assert_eq!(done["js_return"], 42);
 }
+
+#[tokio::test]
+async fn a_leave_prompt_is_resolved_through_the_protocol() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("leave").await;
+    tw.ok("open_url", json!({ "url": site.url("leave.html") }))
+        .await;
+    assert_eq!(
+        tw.ok("resolve_leave_dialog", json!({})).await["status"],
+        "no_dialog"
+    );
+    // A real click gives the page the user activation a leave prompt needs.
+    tw.ok("page_click", json!({ "selector": "#draft" })).await;
+    let target = site.url("echo?left=1");
+    let script = tw
+        .ok("execute_js", json!({ "script": format!("location.href = {}", json!(target)), "dialog_policy": "manual", "wait": false }))
+        .await;
+    // handle_dialog waits (up to its timeout) for the prompt to open.
+    let seen = tw
+        .ok("handle_dialog", json!({ "action": "manual", "timeout": 3 }))
+        .await;
+    assert_eq!(seen["dialog"]["type"], "beforeunload", "{seen}");
+    let resolved = tw.ok("resolve_leave_dialog", json!({})).await;
+    assert_eq!(resolved["status"], "resolved");
+    assert_eq!(resolved["physical_input"], false);
+    // The script's receipt settles once the navigation it started has landed.
+    let done = tw
+        .ok(
+            "get_execute_js_result",
+            json!({ "operation_id": script["operation_id"], "timeout": 30 }),
+        )
+        .await;
+    assert_eq!(done["status"], "navigated", "{done}");
+    let landed = tw
+        .ok(
+            "wait_for_url",
+            json!({ "url_pattern": "left=1", "timeout": 30 }),
+        )
+        .await;
+    assert_eq!(landed["title"], "echo");
+}

@@ -196,6 +196,11 @@ impl Tabwire {
         let mut child = Command::new(BINARY)
             .args(base_args(&work, extra))
             .env("XDG_RUNTIME_DIR", runtime_dir())
+            .env(
+                "XDG_STATE_HOME",
+                std::env::var_os("XDG_STATE_HOME")
+                    .unwrap_or_else(|| runtime_dir().join("state").into()),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log_file(&work))

@@ -32,6 +32,10 @@ pub struct EngineConfig {
     pub output_dir: PathBuf,
     /// upload_files reads only files under these directories.
     pub upload_roots: Vec<PathBuf>,
+    /// Where permission leases are kept across restarts (None: in memory only).
+    pub state_file: Option<PathBuf>,
+    /// The shortest permission lease, in seconds (60 unless a test shortens it).
+    pub min_lease_seconds: u64,
 }
 
 pub struct Engine {
@@ -46,6 +50,8 @@ pub struct Engine {
     pub receipts: Receipts,
     pub(crate) creations: crate::tabs::Creations,
     pub(crate) captures: crate::captures::Captures,
+    pub(crate) leases: crate::permissions::Leases,
+    leftovers: std::sync::Once,
 }
 
 impl Engine {
@@ -59,6 +65,8 @@ impl Engine {
             receipts: Receipts::default(),
             creations: Default::default(),
             captures: Default::default(),
+            leases: Default::default(),
+            leftovers: std::sync::Once::new(),
         })
     }
 
@@ -237,6 +245,10 @@ impl AgentSession {
     /// The tab a call addresses: the explicit handle, else this session's default (chosen
     /// on first use: a tab no other session uses, or a new one).
     pub async fn resolve_tab(&self, handle: Option<&str>) -> Result<(Arc<Browser>, Tab)> {
+        // Leases a previous run left are restored once the browser is needed anyway.
+        self.engine
+            .leftovers
+            .call_once(|| self.engine.restore_leftover_leases());
         if let Some(handle) = handle {
             return self.engine.find_tab(handle).await;
         }

@@ -359,7 +359,7 @@ impl AgentSession {
         timeout: Duration,
     ) -> Result<Value> {
         let (browser, tab) = self.resolve_tab(handle).await?;
-        let Some(dialog) = tab.open_dialog.clone() else {
+        let Some(dialog) = wait_for_dialog(&browser, &tab, timeout).await else {
             return Ok(json!({ "status": "no_dialog" }));
         };
         let accept = match action {
@@ -405,4 +405,88 @@ fn unique() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or_default()
         ^ (u64::from(std::process::id()) << 40)
+}
+
+impl AgentSession {
+    /// Answers a leave-page (beforeunload) prompt with protocol accepts only. There is
+    /// no OS-level input here: if the prompt survives two accepts, the user must act.
+    pub async fn resolve_leave_dialog(&self, handle: Option<&str>) -> Result<Value> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        let Some(dialog) = tab.open_dialog.clone() else {
+            return Ok(json!({ "status": "no_dialog" }));
+        };
+        let session = tab
+            .session
+            .clone()
+            .ok_or_else(|| EngineError::NoSuchTab(tab_handle(&browser, &tab)))?;
+        for attempt in 1..=2 {
+            let answered = browser
+                .conn
+                .call(
+                    Some(&session),
+                    "Page.handleJavaScriptDialog",
+                    json!({ "accept": true }),
+                    HOUSEKEEPING,
+                )
+                .await;
+            if answered.is_ok() {
+                browser.update_tab(&tab.target_id, |t| t.open_dialog = None);
+                return Ok(
+                    json!({ "status": "resolved", "dialog": dialog, "attempts": attempt, "physical_input": false }),
+                );
+            }
+        }
+        Ok(json!({
+            "status": "requires_user_action", "dialog": dialog, "attempts": 2, "physical_input": false,
+            "message": "two protocol accepts did not close the prompt; tabwire sends no OS-level keys, so the user must answer it",
+        }))
+    }
+}
+
+/// The dialog open on a tab, waiting up to `timeout` for one to open.
+async fn wait_for_dialog(
+    browser: &crate::browser::Browser,
+    tab: &crate::browser::Tab,
+    timeout: Duration,
+) -> Option<crate::browser::Dialog> {
+    // Subscribe before looking, so a dialog opening in between is not missed.
+    let mut events = browser.conn.subscribe();
+    let current = || {
+        browser
+            .tab_by_target(&tab.target_id)
+            .and_then(|t| t.open_dialog)
+    };
+    if let Some(dialog) = current() {
+        return Some(dialog);
+    }
+    let session = tab.session.clone()?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let event = match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(event)) => event,
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+            _ => return current(),
+        };
+        if event.method == "Page.javascriptDialogOpening"
+            && event.session_id.as_deref() == Some(session.as_str())
+        {
+            // Read it from the event itself: the tracker may record it a moment later.
+            // Only a manual-policy dialog stays open; others are being answered already.
+            let manual = browser
+                .tab_by_target(&tab.target_id)
+                .is_some_and(|t| t.dialog_policy == crate::browser::DialogPolicy::Manual);
+            let p = &event.params;
+            return current().or_else(|| {
+                if !manual {
+                    return None;
+                }
+                Some(crate::browser::Dialog {
+                    kind: p["type"].as_str().unwrap_or("alert").to_owned(),
+                    message: p["message"].as_str().unwrap_or_default().to_owned(),
+                    default_prompt: p["defaultPrompt"].as_str().map(str::to_owned),
+                    action: None,
+                })
+            });
+        }
+    }
 }

@@ -20,6 +20,9 @@ use anyhow::{Context, bail};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 
+/// How long a new broker waits for its first client before giving up.
+const FIRST_CLIENT_WAIT: Duration = Duration::from_secs(10);
+
 /// Where one broker's socket, lock and log live.
 pub struct BrokerPaths {
     pub socket: PathBuf,
@@ -80,6 +83,28 @@ pub fn try_lock(paths: &BrokerPaths) -> anyhow::Result<Option<BrokerLock>> {
     Ok((rc == 0).then_some(BrokerLock { _file: file }))
 }
 
+/// Takes the broker lock, waiting while a previous broker finishes shutting down (it
+/// holds the lock until its browser has closed the profile). None when a live broker
+/// already serves the socket: join it instead.
+pub async fn acquire_or_join(paths: &BrokerPaths) -> anyhow::Result<Option<BrokerLock>> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(lock) = try_lock(paths)? {
+            return Ok(Some(lock));
+        }
+        if UnixStream::connect(&paths.socket).await.is_ok() {
+            return Ok(None);
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!(
+                "another tabwire broker holds {} but does not answer",
+                paths.lock.display()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Binds the broker socket (replacing a stale one; we hold the lock, so it is stale).
 pub fn bind(paths: &BrokerPaths) -> anyhow::Result<UnixListener> {
     let _ = std::fs::remove_file(&paths.socket);
@@ -94,11 +119,18 @@ pub fn bind(paths: &BrokerPaths) -> anyhow::Result<UnixListener> {
 pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: Option<Duration>) {
     let clients = Arc::new(AtomicUsize::new(0));
     let left = Arc::new(tokio::sync::Notify::new());
+    // The client that started this broker connects right after "ready"; give it time
+    // even when the grace period is zero.
+    let mut served_anyone = false;
     loop {
+        let wait = match grace {
+            Some(grace) if !served_anyone => Some(grace.max(FIRST_CLIENT_WAIT)),
+            other => other,
+        };
         let idle = async {
-            match grace {
-                Some(grace) if clients.load(Ordering::Acquire) == 0 => {
-                    tokio::time::sleep(grace).await
+            match wait {
+                Some(wait) if clients.load(Ordering::Acquire) == 0 => {
+                    tokio::time::sleep(wait).await
                 }
                 _ => left.notified().await,
             }
@@ -111,6 +143,7 @@ pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: 
                     continue;
                 }
                 clients.fetch_add(1, Ordering::AcqRel);
+                served_anyone = true;
                 let (state, clients, left) = (state.clone(), clients.clone(), left.clone());
                 tokio::spawn(async move {
                     let (reader, writer) = stream.into_split();
@@ -144,7 +177,10 @@ pub async fn connect_or_start(
     if let Ok(stream) = UnixStream::connect(&paths.socket).await {
         return Ok(stream);
     }
-    let log = std::fs::File::create(&paths.log)?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&paths.log)?;
     let mut command = tokio::process::Command::new(std::env::current_exe()?);
     // The shared flags are top-level options, so they go before the subcommand.
     command

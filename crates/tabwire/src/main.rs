@@ -71,6 +71,9 @@ struct ServeArgs {
     /// nothing else is readable unless named here.
     #[arg(long = "upload-root", value_name = "DIR")]
     upload_roots: Vec<PathBuf>,
+    /// Shortest permission lease in seconds (for tests; leases are 60–600 s).
+    #[arg(long, value_name = "SECONDS", default_value_t = 60, hide = true)]
+    min_lease_seconds: u64,
     /// Run the browser link in this process even for a shared profile (no broker).
     #[arg(long)]
     no_broker: bool,
@@ -107,6 +110,10 @@ impl ServeArgs {
             Some(format!("{:?}", self.profile).to_lowercase()),
         );
         flag("--broker-grace", Some(self.broker_grace.to_string()));
+        flag(
+            "--min-lease-seconds",
+            Some(self.min_lease_seconds.to_string()),
+        );
         for root in &self.upload_roots {
             flag("--upload-root", Some(root.display().to_string()));
         }
@@ -118,7 +125,16 @@ impl ServeArgs {
 
     /// The broker key when this browser is shared (a persistent profile or an endpoint).
     fn shared_link_key(&self) -> Option<String> {
-        if self.isolated || self.no_broker {
+        if self.no_broker {
+            return None;
+        }
+        self.link_identity()
+    }
+
+    /// What names this browser across runs: its profile path or endpoint (None: a
+    /// throw-away profile).
+    fn link_identity(&self) -> Option<String> {
+        if self.isolated {
             return None;
         }
         let profile = self
@@ -224,7 +240,13 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     let output_dir = output_dir.canonicalize().unwrap_or(output_dir);
     let mut upload_roots = vec![output_dir.clone()];
     upload_roots.extend(args.upload_roots.iter().cloned());
+    let state_file = args.link_identity().map(|key| {
+        let key = &engine::sha256_hex(key.as_bytes())[..16];
+        state_dir().join(format!("leases-{key}.json"))
+    });
     Ok(EngineConfig {
+        state_file,
+        min_lease_seconds: args.min_lease_seconds,
         link,
         output_dir,
         upload_roots,
@@ -235,6 +257,15 @@ fn home() -> PathBuf {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir)
+}
+
+/// `$XDG_STATE_HOME/tabwire` (default `~/.local/state/tabwire`).
+fn state_dir() -> PathBuf {
+    std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home().join(".local").join("state"))
+        .join("tabwire")
 }
 
 fn default_profile_dir() -> PathBuf {
@@ -316,7 +347,7 @@ async fn run_broker(args: ServeArgs) -> anyhow::Result<()> {
         .shared_link_key()
         .context("a broker needs a shared profile or endpoint")?;
     let paths = broker::paths_for(&key)?;
-    let Some(_lock) = broker::try_lock(&paths)? else {
+    let Some(_lock) = broker::acquire_or_join(&paths).await? else {
         broker::announce("busy");
         return Ok(());
     };

@@ -162,3 +162,41 @@ pub fn json_object(call: &Call, name: &str) -> Result<Value, EngineError> {
         },
     }
 }
+
+pub async fn set_site_permission(call: Call) -> Result<Reply, EngineError> {
+    let setting = call.args.string("setting");
+    if call.server.profile() == crate::face::Profile::Safe && setting == "allow" {
+        // Safe needs the user's approval for every allow, and this server cannot ask.
+        return Ok(Reply::data(json!({
+            "status": "requires_user_action", "changed": false,
+            "message": "the safe profile needs the user's approval to allow a permission; nothing was changed",
+        })));
+    }
+    let data = call
+        .session
+        .set_site_permission(
+            call.tab().as_deref(),
+            &call.args.string("permission"),
+            &setting,
+            call.args.str("origin"),
+            std::time::Duration::from_secs(call.args.i64_or("duration_seconds", 300) as u64),
+        )
+        .await?;
+    Ok(Reply::data(data))
+}
+
+pub async fn reset_site_permissions(call: Call) -> Result<Reply, EngineError> {
+    let data = call
+        .session
+        .reset_site_permissions(call.args.str("origin"), call.args.str("permission"))
+        .await?;
+    Ok(Reply::data(data))
+}
+
+pub async fn resolve_leave_dialog(call: Call) -> Result<Reply, EngineError> {
+    Ok(Reply::data(
+        call.session
+            .resolve_leave_dialog(call.tab().as_deref())
+            .await?,
+    ))
+}

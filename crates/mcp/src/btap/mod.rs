@@ -815,4 +815,53 @@ pub const TOOLS: &[ToolDef] = &[
         raw::debugger_targets,
         "List every CDP target: pages, iframes, workers, extension pages."
     ),
+    tool!(
+        "set_site_permission",
+        "permissions",
+        ACT,
+        &[
+            req(
+                "permission",
+                Kind::Choice(&[
+                    "notifications",
+                    "geolocation",
+                    "location",
+                    "camera",
+                    "microphone",
+                    "clipboard"
+                ]),
+                ""
+            ),
+            req("setting", Kind::Choice(&["allow", "block", "ask"]), ""),
+            opt("origin", Kind::Str, "http(s) origin; default: the tab's"),
+            opt(
+                "duration_seconds",
+                Kind::Int { min: 1, max: 600 },
+                "lease length, 60–600; default 300"
+            ),
+            SESSION,
+        ],
+        browser_data::set_site_permission,
+        "Set one permission for one origin as a lease; the prior setting is restored on expiry, reset or restart."
+    ),
+    tool!(
+        "reset_site_permissions",
+        "permissions",
+        ACT,
+        &[
+            opt("origin", Kind::Str, ""),
+            opt("permission", Kind::Str, ""),
+            SESSION,
+        ],
+        browser_data::reset_site_permissions,
+        "Restore matching permission leases now (all of them when both are omitted)."
+    ),
+    tool!(
+        "resolve_leave_dialog",
+        "script",
+        ACT,
+        &[SESSION],
+        browser_data::resolve_leave_dialog,
+        "Accept an open leave-page prompt through the protocol; never sends OS keys (requires_user_action instead)."
+    ),
 ];

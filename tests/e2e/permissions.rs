@@ -1,0 +1,109 @@
+//! Permission leases: applied, restored on expiry, on reset, and after a restart.
+
+use serde_json::json;
+
+use crate::support::{Site, Tabwire, scratch};
+
+fn state(permission: &str, expected: &str) -> serde_json::Value {
+    json!({ "js": format!("navigator.permissions.query({{name: '{permission}'}}).then(s => s.state === '{expected}')"), "timeout": 30 })
+}
+
+#[tokio::test]
+async fn a_lease_is_restored_when_it_expires_and_on_reset() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with("lease", &["--min-lease-seconds", "1"]).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    tw.ok("wait_for", state("geolocation", "prompt")).await;
+
+    let lease = tw
+        .ok(
+            "set_site_permission",
+            json!({ "permission": "geolocation", "setting": "allow", "duration_seconds": 2 }),
+        )
+        .await;
+    assert_eq!(lease["lease"]["prior"], "prompt");
+    assert_eq!(lease["lease"]["prior_verified"], true);
+    tw.ok("wait_for", state("geolocation", "granted")).await;
+    // Expiry restores the prior setting by itself.
+    tw.ok("wait_for", state("geolocation", "prompt")).await;
+
+    tw.ok(
+        "set_site_permission",
+        json!({ "permission": "notifications", "setting": "block" }),
+    )
+    .await;
+    tw.ok("wait_for", state("notifications", "denied")).await;
+    let reset = tw.ok("reset_site_permissions", json!({})).await;
+    assert_eq!(reset["status"], "restored", "{reset}");
+    tw.ok("wait_for", state("notifications", "prompt")).await;
+
+    let clipboard = tw
+        .call(
+            "set_site_permission",
+            json!({ "permission": "clipboard", "setting": "allow" }),
+        )
+        .await;
+    assert_eq!(clipboard.error_code(), "unsupported");
+    let short = Tabwire::stdio("lease-short").await;
+    short
+        .ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let too_short = short
+        .call(
+            "set_site_permission",
+            json!({ "permission": "camera", "setting": "allow", "duration_seconds": 5 }),
+        )
+        .await;
+    assert_eq!(too_short.error_code(), "invalid_argument");
+}
+
+#[tokio::test]
+async fn a_lease_left_by_a_stopped_server_is_restored_on_the_next_start() {
+    let site = Site::start().await;
+    let work = scratch("lease-restart");
+    let profile = work.join("profile").display().to_string();
+    let args = ["--user-data-dir", &profile, "--broker-grace", "0"];
+    let state_home = work.join("state");
+    // SAFETY: set before any tabwire starts in this test process, and only this test
+    // reads it (each nextest test is its own process).
+    unsafe { std::env::set_var("XDG_STATE_HOME", &state_home) };
+
+    let first = Tabwire::stdio_in(work.clone(), &args).await;
+    first
+        .ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    first
+        .ok(
+            "set_site_permission",
+            json!({ "permission": "geolocation", "setting": "allow", "duration_seconds": 600 }),
+        )
+        .await;
+    first.ok("wait_for", state("geolocation", "granted")).await;
+    let browser = first.ok("get_setup_status", json!({})).await["browser_pid"]
+        .as_u64()
+        .unwrap() as u32;
+    let Tabwire {
+        client, mut child, ..
+    } = first;
+    drop(client);
+    let _ = child.wait().await;
+    assert!(crate::support::process_exits(browser).await);
+    let leases = std::fs::read_to_string(
+        std::fs::read_dir(state_home.join("tabwire"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
+    assert!(leases.contains("geolocation"), "{leases}");
+
+    // The profile still grants it; the next start puts the prior setting back.
+    let second = Tabwire::stdio_in(work.clone(), &args).await;
+    second
+        .ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    second.ok("wait_for", state("geolocation", "prompt")).await;
+}
