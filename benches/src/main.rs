@@ -4,6 +4,7 @@
 //! on loopback, and prints medians and spreads. Absolute times are machine-dependent;
 //! compare runs made side by side.
 
+mod agents;
 mod pages;
 mod stats;
 
@@ -33,7 +34,8 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(30);
     match args.first().map(String::as_str) {
         Some("page") | None => page(runs).await,
-        Some(other) => bail!("unknown benchmark '{other}'; available: page"),
+        Some("agents") => agents::run(&[1, 4, 16]).await,
+        Some(other) => bail!("unknown benchmark '{other}'; available: page, agents"),
     }
 }
 

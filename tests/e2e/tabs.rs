@@ -117,6 +117,29 @@ async fn http_sessions_each_get_their_own_tab_and_work_at_once() {
     );
     assert_eq!(sa.ok()["js_return"], "Form");
     assert_eq!(sb.ok()["js_return"], "Below the fold");
+    // Trusted input reaches both tabs at once, though only one can be in front.
+    let (ca, cb) = tokio::join!(
+        call_on(&a, "page_click", json!({ "selector": "#terms" })),
+        call_on(&b, "page_click", json!({ "selector": "#deep" })),
+    );
+    ca.ok();
+    cb.ok();
+    let checked = call_on(
+        &a,
+        "execute_js",
+        json!({ "script": "document.getElementById('terms').checked" }),
+    )
+    .await
+    .ok();
+    assert_eq!(checked["js_return"], true);
+    let deep = call_on(
+        &b,
+        "execute_js",
+        json!({ "script": "document.getElementById('deep').textContent" }),
+    )
+    .await
+    .ok();
+    assert_eq!(deep["js_return"], "Clicked deep");
     // A session cannot read another's receipts.
     let started = call_on(&a, "execute_js", json!({ "script": "1", "wait": false }))
         .await

@@ -156,7 +156,7 @@ impl Engine {
             .call(
                 None,
                 "Target.createTarget",
-                json!({"url": url, "background": !active}),
+                json!({"url": url, "background": !active, "newWindow": self.tabs_in_own_windows()}),
                 HOUSEKEEPING,
             )
             .await?;
@@ -177,6 +177,13 @@ impl Engine {
         browser
             .tab_by_target(&target_id)
             .ok_or(EngineError::NoSuchTab(target_id))
+    }
+
+    /// A headless browser we launched gets each new tab in a window of its own: a
+    /// background tab in a shared window is hidden, and a hidden page does not render,
+    /// so trusted input to it stalls. Nobody sees headless windows, so this costs nothing.
+    fn tabs_in_own_windows(&self) -> bool {
+        matches!(&self.config.link, LinkConfig::Managed(options) if options.is_headless())
     }
 
     /// Parses a tab handle (`client:N`, `N`) and finds the tab.

@@ -20,6 +20,13 @@ pub struct LaunchOptions {
     pub extra_args: Vec<String>,
 }
 
+impl LaunchOptions {
+    /// Headless unless asked otherwise or a display is available.
+    pub fn is_headless(&self) -> bool {
+        self.headless.unwrap_or(!display_available())
+    }
+}
+
 /// Binaries we look for, in order, when no path is given.
 const CANDIDATES: &[&str] = &[
     "chromium",
@@ -110,7 +117,7 @@ pub fn launch(options: &LaunchOptions) -> Result<Launched, EngineError> {
         ))
     })?;
 
-    let headless = options.headless.unwrap_or(!display_available());
+    let headless = options.is_headless();
     let mut args: Vec<String> = vec![
         "--remote-debugging-pipe".into(),
         format!("--user-data-dir={}", profile.display()),
