@@ -73,15 +73,29 @@ TW.click_point = function (args) {
   if (!r.el) return r;
   const el = r.el;
   if (!isVisible(el)) return { status: 'not_interactable', message: 'element is hidden', element: describe(el) };
-  let rect = el.getBoundingClientRect();
+  const rect = el.getBoundingClientRect();
   if (!rect.width || !rect.height) return { status: 'not_interactable', message: 'element has zero size', element: describe(el) };
   const vp = viewportSize();
-  let scrolled = false;
   if (a.scroll !== false && !fullyInside(rect, vp)) {
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    scrolled = true;
-    rect = el.getBoundingClientRect();
+    // The browser routes input by the compositor's hit-test data, which follows a
+    // scroll only once a frame is drawn: aim after that, or the click can land where
+    // the page was before (inside an out-of-process iframe, say).
+    return nextFrames().then(() => aimAt(el, a, vp, true));
   }
+  return aimAt(el, a, vp, false);
+};
+
+// Resolves after two animation frames (or 100 ms where frames are throttled).
+function nextFrames() {
+  return new Promise(resolve => {
+    requestAnimationFrame(() => requestAnimationFrame(resolve));
+    setTimeout(resolve, 100);
+  });
+}
+
+function aimAt(el, a, vp, scrolled) {
+  const rect = el.getBoundingClientRect();
   const x = round2(typeof a.offset_x === 'number' ? rect.left + a.offset_x : rect.left + rect.width / 2);
   const y = round2(typeof a.offset_y === 'number' ? rect.top + a.offset_y : rect.top + rect.height / 2);
   if (x < 0 || y < 0 || x >= vp.w || y >= vp.h) {
@@ -96,7 +110,7 @@ TW.click_point = function (args) {
   res.element = describe(el);
   if (isDisabled(el)) res.disabled = true;
   return res;
-};
+}
 
 // A transform that maps the frame's content non-trivially (scale, rotate,
 // skew, 3D): simple offset arithmetic would then aim wrong.

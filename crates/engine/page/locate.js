@@ -65,6 +65,10 @@ const NAME_FROM_CONTENT = words('button link heading cell gridcell columnheader 
 const INLINE_TAGS = words('a abbr b bdi bdo cite code data dfn em font i kbd mark q s samp small span strong sub ' +
   'sup time u var label');
 const NAME_TEXT_LIMIT = 2000;
+// Containers that never lend their content to an enclosing name (Chromium's
+// accessibility tree agrees): inside a name they count only by their aria-label.
+const NO_NAME_FROM_CONTENT = words('alert alertdialog application article blockquote dialog feed figure group ' +
+  'listbox log main marquee menu menubar navigation radiogroup status tablist tabpanel timer toolbar tree treegrid');
 
 // Name from aria-labelledby / aria-label / title only (no content).
 function explicitName(el) {
@@ -96,10 +100,29 @@ function controlText(el) {
   return null;
 }
 
+// Text of an element's ::before or ::after content ('' for none): the quoted
+// strings of its computed `content`, which Chromium also puts in names.
+function pseudoText(el, which) {
+  const c = getComputedStyle(el, which).content;
+  if (!c || c === 'none' || c === 'normal' || c.indexOf('"') < 0) return '';
+  let out = '';
+  c.replace(/"((?:[^"\\]|\\.)*)"/g, (_, str) => { out += str.replace(/\\(.)/g, '$1'); return ''; });
+  return out;
+}
+
+// An <svg>'s own <title>: its name, as for an image.
+function svgTitle(el) {
+  for (let k = el.firstElementChild; k; k = k.nextElementSibling) {
+    if (k.localName === 'title') return k.textContent;
+  }
+  return null;
+}
+
 // Visible text of node's flat-tree subtree, with img alt and embedded control
 // values; `skip` is a control to leave out (a label's own control).
 function subtreeText(node, includeHidden, skip) {
-  let out = '';
+  const own = node.nodeType === 1;
+  let out = own ? pseudoText(node, '::before') : '';
   const kids = flatKids(node);
   for (let i = 0; i < kids.length && out.length < NAME_TEXT_LIMIT; i++) {
     const k = kids[i];
@@ -108,11 +131,12 @@ function subtreeText(node, includeHidden, skip) {
     if (!includeHidden && (k.getAttribute('aria-hidden') === 'true' || !isVisible(k))) continue;
     const sep = INLINE_TAGS.has(k.localName) ? '' : ' ';
     let t = k.getAttribute('aria-label');
-    if (!t) t = k.localName === 'img' ? k.getAttribute('alt') || '' : controlText(k);
+    if (!t && NO_NAME_FROM_CONTENT.has(computeRole(k))) t = '';
+    else if (!t) t = k.localName === 'img' ? k.getAttribute('alt') || '' : k.localName === 'svg' ? svgTitle(k) : controlText(k);
     if (t == null) t = subtreeText(k, includeHidden, skip);
     out += sep + t + sep;
   }
-  return out;
+  return own ? out + pseudoText(node, '::after') : out;
 }
 
 function isButtonInput(el) {
@@ -137,7 +161,8 @@ function accessibleName(el) {
   if (NAME_FROM_CONTENT.has(computeRole(el))) {
     // Fast path: only text inside (the common link/button case).
     const plain = !el.firstElementChild && !el.shadowRoot;
-    const text = collapse(plain ? el.textContent : subtreeText(el, false, null));
+    const text = collapse(plain ? pseudoText(el, '::before') + el.textContent + pseudoText(el, '::after')
+      : subtreeText(el, false, null));
     if (text) return text;
   }
   return collapse(el.getAttribute('title'));

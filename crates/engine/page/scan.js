@@ -302,10 +302,19 @@ function renderState() {
 // ---------- observation: interactive targets and frames ----------
 
 const TARGET_SEL = 'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, canvas, ' +
-  'iframe, frame, [contenteditable]:not([contenteditable=false]), ' +
+  'iframe, frame, [contenteditable]:not([contenteditable=false]), select[multiple] > option, ' +
+  'select[multiple] > optgroup > option, select[size] > option, select[size] > optgroup > option, ' +
   ['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option',
-    'switch', 'textbox', 'searchbox', 'combobox', 'slider', 'spinbutton', 'treeitem']
+    'switch', 'textbox', 'searchbox', 'combobox', 'listbox', 'slider', 'spinbutton', 'treeitem']
     .map(r => '[role=' + r + ']').join(', ');
+
+// Options of a <select> shown as a list box can be clicked; those of a
+// drop-down select are chosen through the select itself.
+function dropdownOption(el) {
+  if (el.localName !== 'option' || el.hasAttribute('role')) return false;
+  const sel = el.closest('select');
+  return !sel || !(sel.multiple || sel.size > 1);
+}
 
 function cssLocator(el) {
   const loc = { css: uniqueSelector(el) };
@@ -369,7 +378,7 @@ function observe(max, collapsed) {
   if (!(max > 0)) return out;
   const picked = [];
   walkDeep(document, el => {
-    if (!el.matches(TARGET_SEL) || !isVisible(el)) return;
+    if (!el.matches(TARGET_SEL) || dropdownOption(el) || !isVisible(el)) return;
     if (collapsed.size && insideCollapsed(el, collapsed)) return;
     if (picked.length === max) { out.truncated = true; return false; }
     picked.push(el);

@@ -1,0 +1,854 @@
+//! Snapshot fidelity against Chromium's own accessibility tree.
+//!
+//! For every page of `tests/pages/corpus`, Chromium's `Accessibility.getFullAXTree` (each
+//! frame, out-of-process ones through their own target) lists the interactive controls
+//! with a name. `scan_page` must list each with the same role and name, and its locator,
+//! passed unchanged to `page_click`, must put the click on that very element: the page
+//! logs every click's composed path and the test asks Chromium, about the AX node's own
+//! DOM node, whether it was on the path.
+//!
+//! Two snapshots are checked. The complete one (`cutlist: false`, no target or character
+//! cap) must have recall 100%. The default one (what an agent gets from `scan_page {}`)
+//! collapses long runs of similar items; every control it leaves out must sit inside a run
+//! its `cutlist` announces with a selector, so nothing goes missing silently.
+//!
+//! Figures are printed and written to `target/fidelity-report.json`, which
+//! `cargo run -p bench --release -- peers` copies into `docs/benchmarks.md`.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{Mutex, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::support::{PATIENCE, Site, Tabwire, scratch};
+
+/// The corpus, in the order reported.
+const PAGES: &[&str] = &[
+    "forms.html",
+    "tables.html",
+    "menus.html",
+    "dialogs.html",
+    "modal.html",
+    "shadow.html",
+    "frames.html",
+    "widgets.html",
+    "names.html",
+    "long-list.html",
+];
+
+/// Chromium roles counted as interactive controls.
+const INTERACTIVE: &[&str] = &[
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "listbox",
+    "option",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "tab",
+    "switch",
+    "slider",
+    "spinbutton",
+    "treeitem",
+];
+
+/// The whole snapshot: nothing collapsed, the largest caps the tool takes (200 targets
+/// per scan: a page or frame with more named controls cannot be listed whole).
+fn complete() -> Value {
+    json!({ "cutlist": false, "max_targets": 200, "maxchars": 2_000_000 })
+}
+
+#[tokio::test]
+async fn scan_page_has_every_named_control_of_chromiums_accessibility_tree() {
+    let site = Site::start().await;
+    let browser = Chromium::launch("fidelity-browser").await;
+    let tw = Tabwire::stdio_with("fidelity", &["--cdp-endpoint", &browser.http]).await;
+    let cdp = Cdp::connect(&browser.ws).await;
+
+    let mut report = Vec::new();
+    for name in PAGES {
+        let url = site.url(&format!("corpus/{name}"));
+        tw.ok("open_url", json!({ "url": url })).await;
+        report.push(check_page(&tw, &cdp, name, &url).await);
+    }
+
+    let total = Figures::sum(report.iter().map(|p| &p.complete));
+    let total_default = Figures::sum(report.iter().map(|p| &p.default));
+    println!(
+        "\nsnapshot fidelity against Chromium's accessibility tree (corpus: tests/pages/corpus)"
+    );
+    println!(
+        "{:<16} {:>8} {:>8} {:>9} {:>10}   {:>9} {:>10} {:>10}",
+        "page", "controls", "matched", "recall", "precision", "default", "recall", "collapsed"
+    );
+    for page in &report {
+        println!("{}", page.line());
+    }
+    println!(
+        "{}",
+        PageReport {
+            page: "total".into(),
+            complete: total.clone(),
+            default: total_default.clone(),
+            dropdown_options: report.iter().map(|p| p.dropdown_options).sum(),
+            dropdown_shown: report.iter().map(|p| p.dropdown_shown).sum(),
+            notes: Vec::new(),
+        }
+        .line()
+    );
+    for page in &report {
+        for note in &page.notes {
+            println!("  {}: {note}", page.page);
+        }
+    }
+    write_report(&report, &total, &total_default);
+
+    let missing: Vec<String> = report
+        .iter()
+        .flat_map(|p| {
+            p.complete
+                .missing
+                .iter()
+                .map(move |m| format!("{}: {m}", p.page))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "controls in Chromium's accessibility tree that scan_page lacks or cannot act on:\n{}",
+        missing.join("\n")
+    );
+    let silent: Vec<String> = report
+        .iter()
+        .flat_map(|p| {
+            p.default
+                .missing
+                .iter()
+                .map(move |m| format!("{}: {m}", p.page))
+        })
+        .collect();
+    assert!(
+        silent.is_empty(),
+        "controls the default snapshot leaves out without announcing them in cutlist:\n{}",
+        silent.join("\n")
+    );
+    let dropdown_options: usize = report.iter().map(|p| p.dropdown_options).sum();
+    let dropdown_shown: usize = report.iter().map(|p| p.dropdown_shown).sum();
+    assert_eq!(
+        dropdown_shown, dropdown_options,
+        "drop-down options missing from their select's content"
+    );
+}
+
+/// One control from Chromium's accessibility tree.
+#[derive(Debug)]
+struct AxControl {
+    role: String,
+    name: String,
+    backend_node: i64,
+    disabled: bool,
+    /// An <option> of a drop-down <select>: chosen through the select, not clicked.
+    dropdown_option: bool,
+}
+
+/// One frame: Chromium's view of it and tabwire's.
+struct Frame {
+    url: String,
+    /// The CDP session whose document holds this frame's nodes.
+    session: String,
+    controls: Vec<AxControl>,
+}
+
+/// A scan_page target, with the frame path that reaches it.
+#[derive(Debug, Clone)]
+struct Target {
+    role: String,
+    name: String,
+    locator: Value,
+    disabled: bool,
+}
+
+#[derive(Clone, Default, Debug)]
+struct Figures {
+    /// Named interactive controls in Chromium's tree (drop-down options excluded).
+    controls: usize,
+    /// Of those, found in the snapshot with the same role and name (and, in the
+    /// complete snapshot, clicked through its locator on that very element).
+    matched: usize,
+    /// Targets the snapshot lists.
+    targets: usize,
+    /// Targets paired one-to-one with a control of Chromium's tree.
+    targets_matched: usize,
+    /// Left out of the default snapshot inside a collapsed run its cutlist announces.
+    collapsed: usize,
+    /// Left out of the default snapshot past max_targets, which it announces
+    /// (observation.truncated).
+    beyond_cap: usize,
+    missing: Vec<String>,
+}
+
+impl Figures {
+    fn sum<'a>(all: impl Iterator<Item = &'a Figures>) -> Figures {
+        let mut total = Figures::default();
+        for f in all {
+            total.controls += f.controls;
+            total.matched += f.matched;
+            total.targets += f.targets;
+            total.targets_matched += f.targets_matched;
+            total.collapsed += f.collapsed;
+            total.beyond_cap += f.beyond_cap;
+            total.missing.extend(f.missing.iter().cloned());
+        }
+        total
+    }
+
+    fn recall(&self) -> f64 {
+        ratio(self.matched, self.controls)
+    }
+
+    fn precision(&self) -> f64 {
+        ratio(self.targets_matched, self.targets)
+    }
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+struct PageReport {
+    page: String,
+    complete: Figures,
+    default: Figures,
+    dropdown_options: usize,
+    dropdown_shown: usize,
+    notes: Vec<String>,
+}
+
+impl PageReport {
+    fn line(&self) -> String {
+        format!(
+            "{:<16} {:>8} {:>8} {:>8.1}% {:>9.1}%   {:>9} {:>9.1}% {:>10}",
+            self.page,
+            self.complete.controls,
+            self.complete.matched,
+            self.complete.recall() * 100.0,
+            self.complete.precision() * 100.0,
+            self.default.matched,
+            self.default.recall() * 100.0,
+            self.default.collapsed,
+        )
+    }
+}
+
+async fn check_page(tw: &Tabwire, cdp: &Cdp, page: &str, url: &str) -> PageReport {
+    let frames = chromium_frames(cdp, url).await;
+    let mut report = PageReport {
+        page: page.trim_end_matches(".html").into(),
+        complete: Figures::default(),
+        default: Figures::default(),
+        dropdown_options: 0,
+        dropdown_shown: 0,
+        notes: Vec::new(),
+    };
+    let complete_scans = scan_all_frames(tw, complete()).await;
+    let default_scans = scan_all_frames(tw, json!({})).await;
+    for frame in &frames {
+        let (Some(full), Some(default)) = (
+            complete_scans.iter().find(|s| s.url == frame.url),
+            default_scans.iter().find(|s| s.url == frame.url),
+        ) else {
+            panic!(
+                "{page}: scan_page never reached frame {} ({} controls)",
+                frame.url,
+                frame.controls.len()
+            );
+        };
+        let targets = &full.targets;
+
+        // Drop-down options: shown as <option> text inside their select.
+        for option in frame.controls.iter().filter(|c| c.dropdown_option) {
+            report.dropdown_options += 1;
+            if full.content.contains(&format!(">{}", option.name)) {
+                report.dropdown_shown += 1;
+            } else {
+                report.notes.push(format!(
+                    "drop-down option {:?} not in the content",
+                    option.name
+                ));
+            }
+        }
+        let controls: Vec<&AxControl> = frame
+            .controls
+            .iter()
+            .filter(|c| !c.dropdown_option)
+            .collect();
+
+        // Complete snapshot: each control found and clicked through its locator.
+        report.complete.controls += controls.len();
+        report.complete.targets += targets.len();
+        let mut used = vec![false; targets.len()];
+        for control in &controls {
+            match act_on(tw, cdp, frame, control, targets, &mut used).await {
+                Ok(()) => report.complete.matched += 1,
+                Err(why) => report.complete.missing.push(format!(
+                    "{} {:?} ({}): {why}",
+                    control.role, control.name, frame.url
+                )),
+            }
+        }
+        report.complete.targets_matched += used.iter().filter(|u| **u).count();
+        for (target, used) in targets.iter().zip(&used) {
+            if !used {
+                report.notes.push(format!(
+                    "listed, not a named control in Chromium's tree: {} {:?} {}",
+                    target.role, target.name, target.locator
+                ));
+            }
+        }
+
+        // Default snapshot: each control listed, or inside an announced collapsed run.
+        report.default.controls += controls.len();
+        report.default.targets += default.targets.len();
+        let mut used = vec![false; default.targets.len()];
+        for control in &controls {
+            if let Some(i) = (0..default.targets.len())
+                .find(|&i| !used[i] && same_control(&default.targets[i], control))
+            {
+                used[i] = true;
+                report.default.matched += 1;
+            } else if inside_collapsed_run(cdp, frame, control, &default.cuts).await {
+                report.default.collapsed += 1;
+            } else if default.truncated {
+                report.default.beyond_cap += 1;
+            } else {
+                report.default.missing.push(format!(
+                    "{} {:?} ({})",
+                    control.role, control.name, frame.url
+                ));
+            }
+        }
+        report.default.targets_matched += used.iter().filter(|u| **u).count();
+    }
+    report
+}
+
+/// Same role (a summary's DisclosureTriangle is a button) and the same name, whitespace
+/// collapsed.
+fn same_control(target: &Target, control: &AxControl) -> bool {
+    let role = match control.role.as_str() {
+        "DisclosureTriangle" => "button",
+        other => other,
+    };
+    target.role == role && normalize(&target.name) == normalize(&control.name)
+}
+
+fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Finds the control among the targets and clicks it through the target's locator; Ok when
+/// the page saw the click on the control's own element.
+async fn act_on(
+    tw: &Tabwire,
+    cdp: &Cdp,
+    frame: &Frame,
+    control: &AxControl,
+    targets: &[Target],
+    used: &mut [bool],
+) -> Result<(), String> {
+    let candidates: Vec<usize> = (0..targets.len())
+        .filter(|&i| !used[i] && same_control(&targets[i], control))
+        .collect();
+    if candidates.is_empty() {
+        let near: Vec<String> = targets
+            .iter()
+            .filter(|t| normalize(&t.name) == normalize(&control.name))
+            .map(|t| format!("{} {:?}", t.role, t.name))
+            .collect();
+        return Err(format!(
+            "no target with that role and name (same name: {near:?})"
+        ));
+    }
+    if control.disabled {
+        // A disabled control takes no clicks; it must be listed as disabled.
+        return match candidates.iter().find(|&&i| targets[i].disabled) {
+            Some(&i) => {
+                used[i] = true;
+                Ok(())
+            }
+            None => Err("listed, but not marked disabled".into()),
+        };
+    }
+    let node = cdp
+        .call(
+            Some(&frame.session),
+            "DOM.resolveNode",
+            json!({ "backendNodeId": control.backend_node }),
+        )
+        .await;
+    let object = node["object"]["objectId"]
+        .as_str()
+        .expect("resolved node")
+        .to_owned();
+    let mut tried = Vec::new();
+    for i in candidates {
+        let before = on_node(
+            cdp,
+            frame,
+            &object,
+            "function () { return window.clickLog.length; }",
+            json!([]),
+        )
+        .await
+        .as_u64()
+        .expect("clickLog: the corpus page's harness");
+        let reply = tw
+            .call("page_click", json!({ "selector": targets[i].locator }))
+            .await;
+        if reply.is_error {
+            tried.push(format!(
+                "{} → {}",
+                targets[i].locator, reply.envelope["error_code"]
+            ));
+            continue;
+        }
+        let hit = on_node(
+            cdp,
+            frame,
+            &object,
+            "function (n) { return window.clickLog.slice(n).some((path) => path.includes(this)); }",
+            json!([{ "value": before }]),
+        )
+        .await;
+        if hit == true {
+            used[i] = true;
+            return Ok(());
+        }
+        let seen = on_node(
+            cdp,
+            frame,
+            &object,
+            "function (n) { return window.clickLog.slice(n).map((path) => path[0].outerHTML ? path[0].outerHTML.slice(0, 80) : String(path[0])); }",
+            json!([{ "value": before }]),
+        )
+        .await;
+        tried.push(format!(
+            "{} → the page saw clicks on {seen}; reply {}",
+            targets[i].locator, reply.envelope["data"]
+        ));
+    }
+    Err(format!("no locator put the click on it: {tried:?}"))
+}
+
+async fn on_node(cdp: &Cdp, frame: &Frame, object: &str, function: &str, args: Value) -> Value {
+    let reply = cdp
+        .call(
+            Some(&frame.session),
+            "Runtime.callFunctionOn",
+            json!({
+                "objectId": object,
+                "functionDeclaration": function,
+                "arguments": args,
+                "returnByValue": true,
+            }),
+        )
+        .await;
+    reply["result"]["value"].clone()
+}
+
+/// Whether the control sits inside an item the default scan's cutlist collapsed: some
+/// composed ancestor matches one of the cutlist's selectors.
+async fn inside_collapsed_run(
+    cdp: &Cdp,
+    frame: &Frame,
+    control: &AxControl,
+    selectors: &[String],
+) -> bool {
+    if selectors.is_empty() {
+        return false;
+    }
+    let node = cdp
+        .call(
+            Some(&frame.session),
+            "DOM.resolveNode",
+            json!({ "backendNodeId": control.backend_node }),
+        )
+        .await;
+    let object = node["object"]["objectId"].as_str().expect("resolved node");
+    on_node(
+        cdp,
+        frame,
+        object,
+        "function (sels) { for (let n = this; n; n = n.parentElement || (n.parentNode && n.parentNode.host)) { \
+           if (n.nodeType === 1 && sels.some((s) => { try { return n.matches(s); } catch (e) { return false; } })) return true; } \
+           return false; }",
+        json!([{ "value": selectors }]),
+    )
+    .await
+        == true
+}
+
+/// One frame's scan_page reply, its targets' locators qualified with the frame path.
+struct FrameScan {
+    url: String,
+    content: String,
+    targets: Vec<Target>,
+    /// The cutlist's selectors.
+    cuts: Vec<String>,
+    /// observation.truncated: more targets than max_targets.
+    truncated: bool,
+}
+
+/// Scans the page and every frame it lists, depth first.
+async fn scan_all_frames(tw: &Tabwire, args: Value) -> Vec<FrameScan> {
+    let mut out = Vec::new();
+    let mut queue: Vec<Vec<Value>> = vec![Vec::new()];
+    while let Some(path) = queue.pop() {
+        let mut call = args.clone();
+        if !path.is_empty() {
+            call["frame"] = json!(path);
+        }
+        let scan = tw.ok("scan_page", call).await;
+        let observation = &scan["observation"];
+        for frame in observation["frames"].as_array().into_iter().flatten() {
+            let mut inner = path.clone();
+            inner.extend(frame["frame"].as_array().cloned().unwrap_or_default());
+            queue.push(inner);
+        }
+        let mut targets = Vec::new();
+        for t in observation["targets"].as_array().into_iter().flatten() {
+            let locator = &t["locator"];
+            let role = locator["role"]
+                .as_str()
+                .or(t["role"].as_str())
+                .or(t["tag"].as_str());
+            let name = locator["name"]
+                .as_str()
+                .or(t["name"].as_str())
+                .unwrap_or("");
+            let mut full = locator.clone();
+            if !path.is_empty() {
+                full["frame"] = json!(path);
+            }
+            targets.push(Target {
+                role: role.unwrap_or("").into(),
+                name: name.into(),
+                locator: full,
+                disabled: t["disabled"] == true,
+            });
+        }
+        out.push(FrameScan {
+            url: scan["url"].as_str().unwrap_or("").to_owned(),
+            content: scan["content"].as_str().unwrap_or("").to_owned(),
+            targets,
+            cuts: scan["cutlist"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["selector"].as_str().map(str::to_owned))
+                .collect(),
+            truncated: observation["truncated"] == true,
+        });
+    }
+    out
+}
+
+/// Chromium's frames for the tab showing `url`, each with its named interactive controls.
+async fn chromium_frames(cdp: &Cdp, url: &str) -> Vec<Frame> {
+    let targets = cdp.call(None, "Target.getTargets", json!({})).await;
+    let infos = targets["targetInfos"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let page = infos
+        .iter()
+        .find(|t| t["type"] == "page" && t["url"] == url)
+        .unwrap_or_else(|| panic!("no page target at {url}: {infos:?}"));
+    let page_session = cdp.attach(page["targetId"].as_str().unwrap()).await;
+    // Out-of-process frames are targets of their own.
+    let mut oopifs = HashMap::new();
+    for t in infos.iter().filter(|t| t["type"] == "iframe") {
+        let session = cdp.attach(t["targetId"].as_str().unwrap()).await;
+        oopifs.insert(t["url"].as_str().unwrap_or("").to_owned(), session);
+    }
+    let tree = cdp
+        .call(Some(&page_session), "Page.getFrameTree", json!({}))
+        .await;
+    let mut listed = Vec::new();
+    collect_frames(&tree["frameTree"], &mut listed);
+    let mut frames = Vec::new();
+    for (id, frame_url) in listed {
+        let (session, params) = match oopifs.get(&frame_url) {
+            Some(session) => (session.clone(), json!({})),
+            None => (page_session.clone(), json!({ "frameId": id })),
+        };
+        let ax = cdp
+            .call(Some(&session), "Accessibility.getFullAXTree", params)
+            .await;
+        frames.push(Frame {
+            url: frame_url,
+            session,
+            controls: named_controls(&ax["nodes"]),
+        });
+    }
+    frames
+}
+
+fn collect_frames(tree: &Value, out: &mut Vec<(String, String)>) {
+    let frame = &tree["frame"];
+    out.push((
+        frame["id"].as_str().unwrap_or("").to_owned(),
+        frame["url"].as_str().unwrap_or("").to_owned(),
+    ));
+    for child in tree["childFrames"].as_array().into_iter().flatten() {
+        collect_frames(child, out);
+    }
+}
+
+/// Non-ignored nodes with an interactive role and a non-empty name.
+fn named_controls(nodes: &Value) -> Vec<AxControl> {
+    let nodes = nodes.as_array().cloned().unwrap_or_default();
+    let by_id: HashMap<&str, &Value> = nodes
+        .iter()
+        .map(|n| (n["nodeId"].as_str().unwrap_or(""), n))
+        .collect();
+    // An option whose list is a drop-down select's pop-up (or the select itself).
+    let in_dropdown = |node: &Value| {
+        let mut parent = node["parentId"].as_str();
+        while let Some(p) = parent.and_then(|id| by_id.get(id)) {
+            match p["role"]["value"].as_str() {
+                Some("MenuListPopup" | "combobox") => return true,
+                Some("listbox") => return false,
+                _ => parent = p["parentId"].as_str(),
+            }
+        }
+        false
+    };
+    let mut out = Vec::new();
+    for node in &nodes {
+        let role = node["role"]["value"].as_str().unwrap_or("");
+        let name = node["name"]["value"].as_str().unwrap_or("");
+        let interactive = INTERACTIVE.contains(&role) || role == "DisclosureTriangle";
+        if node["ignored"] == true || !interactive || name.trim().is_empty() {
+            continue;
+        }
+        let Some(backend_node) = node["backendDOMNodeId"].as_i64() else {
+            continue;
+        };
+        let disabled = node["properties"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["name"] == "disabled" && p["value"]["value"] == true);
+        out.push(AxControl {
+            role: role.into(),
+            name: name.into(),
+            backend_node,
+            disabled,
+            dropdown_option: role == "option" && in_dropdown(node),
+        });
+    }
+    out
+}
+
+fn write_report(pages: &[PageReport], total: &Figures, total_default: &Figures) {
+    let row = |page: &str, c: &Figures, d: &Figures| {
+        json!({
+            "page": page,
+            "controls": c.controls,
+            "matched": c.matched,
+            "recall": c.recall(),
+            "targets": c.targets,
+            "targets_matched": c.targets_matched,
+            "precision": c.precision(),
+            "default_listed": d.matched,
+            "default_recall": d.recall(),
+            "default_collapsed": d.collapsed,
+            "default_beyond_cap": d.beyond_cap,
+            "default_targets": d.targets,
+            "default_precision": d.precision(),
+        })
+    };
+    let report = json!({
+        "chromium": browser_version(),
+        "pages": pages.iter().map(|p| row(&p.page, &p.complete, &p.default)).collect::<Vec<_>>(),
+        "total": row("total", total, total_default),
+        "dropdown_options": pages.iter().map(|p| p.dropdown_options).sum::<usize>(),
+        "dropdown_shown": pages.iter().map(|p| p.dropdown_shown).sum::<usize>(),
+        "notes": pages.iter().flat_map(|p| p.notes.iter().map(move |n| format!("{}: {n}", p.page))).collect::<Vec<_>>(),
+    });
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/fidelity-report.json");
+    let _ = std::fs::write(path, serde_json::to_string_pretty(&report).unwrap());
+}
+
+fn browser_version() -> String {
+    std::process::Command::new(system_browser())
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
+fn system_browser() -> String {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .into_iter()
+    .find(|p| std::path::Path::new(p).exists())
+    .unwrap_or("chromium")
+    .into()
+}
+
+/// A Chromium of the test's own, with a DevTools endpoint for tabwire and for the test.
+struct Chromium {
+    _child: tokio::process::Child,
+    http: String,
+    ws: String,
+}
+
+impl Chromium {
+    async fn launch(name: &str) -> Chromium {
+        let work = scratch(name);
+        let mut child = tokio::process::Command::new(system_browser())
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--remote-debugging-port=0",
+                "about:blank",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                work.join("profile").display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chromium");
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let ws = tokio::time::timeout(PATIENCE, async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    return url.trim().to_owned();
+                }
+            }
+            panic!("chromium exited without listening");
+        })
+        .await
+        .expect("chromium endpoint");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let port = ws
+            .split(':')
+            .nth(2)
+            .and_then(|p| p.split('/').next())
+            .unwrap()
+            .to_owned();
+        Chromium {
+            _child: child,
+            http: format!("http://127.0.0.1:{port}"),
+            ws,
+        }
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+/// Just enough of a CDP client: commands over the browser WebSocket, flattened sessions.
+struct Cdp {
+    sink: Mutex<
+        futures_util::stream::SplitSink<
+            tokio_tungstenite::WebSocketStream<
+                tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+            >,
+            Message,
+        >,
+    >,
+    pending: Pending,
+    next: AtomicU64,
+}
+
+impl Cdp {
+    async fn connect(ws: &str) -> Cdp {
+        let (stream, _) = tokio_tungstenite::connect_async(ws)
+            .await
+            .expect("CDP WebSocket");
+        let (sink, mut source) = stream.split();
+        let pending: Pending = Arc::default();
+        let waiters = pending.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(message)) = source.next().await {
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let Ok(reply) = serde_json::from_str::<Value>(text.as_str()) else {
+                    continue;
+                };
+                if let Some(id) = reply["id"].as_u64()
+                    && let Some(waiter) = waiters.lock().await.remove(&id)
+                {
+                    let _ = waiter.send(reply);
+                }
+            }
+        });
+        Cdp {
+            sink: Mutex::new(sink),
+            pending,
+            next: AtomicU64::new(1),
+        }
+    }
+
+    /// A command's result; panics on a CDP error.
+    async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Value {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut message = json!({ "id": id, "method": method, "params": params });
+        if let Some(session) = session {
+            message["sessionId"] = json!(session);
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().await.insert(id, tx);
+        self.sink
+            .lock()
+            .await
+            .send(Message::text(message.to_string()))
+            .await
+            .expect("CDP send");
+        let reply = tokio::time::timeout(PATIENCE, rx)
+            .await
+            .unwrap_or_else(|_| panic!("{method}: no CDP reply"))
+            .expect("CDP connection");
+        if !reply["error"].is_null() {
+            panic!("{method} {}: {}", message["params"], reply["error"]);
+        }
+        reply["result"].clone()
+    }
+
+    async fn attach(&self, target: &str) -> String {
+        let attached = self
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target, "flatten": true }),
+            )
+            .await;
+        attached["sessionId"]
+            .as_str()
+            .expect("sessionId")
+            .to_owned()
+    }
+}
