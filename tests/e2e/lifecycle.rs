@@ -182,7 +182,7 @@ async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
     let _ = chromium.kill().await;
 }
 
-fn system_browser() -> String {
+pub fn system_browser() -> String {
     [
         "/usr/bin/chromium",
         "/usr/bin/chromium-browser",

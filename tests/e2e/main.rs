@@ -8,6 +8,7 @@ mod agents;
 mod basics;
 mod browser_data;
 mod capture;
+mod extension;
 mod fidelity;
 mod input;
 mod lifecycle;

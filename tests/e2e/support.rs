@@ -172,7 +172,9 @@ fn base_args(work: &Path, extra: &[&str]) -> Vec<String> {
         "--output-dir".into(),
         work.join("out").display().to_string(),
     ];
-    let shared = extra.contains(&"--cdp-endpoint") || extra.contains(&"--user-data-dir");
+    let shared = ["--cdp-endpoint", "--user-data-dir", "--extension"]
+        .iter()
+        .any(|flag| extra.contains(flag));
     if !shared {
         args.push("--isolated".into());
     }

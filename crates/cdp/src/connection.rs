@@ -100,6 +100,19 @@ impl Connection {
         conn
     }
 
+    /// A connection over newline-delimited JSON, as relayed by the tabwire extension's
+    /// native host: one CDP message a line.
+    pub fn over_lines<R, W>(reader: R, writer: W) -> Connection
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let (conn, outgoing, incoming) = Connection::new();
+        tokio::spawn(transport::line_writer(writer, outgoing));
+        tokio::spawn(transport::line_reader(reader, incoming));
+        conn
+    }
+
     /// A connection over a WebSocket debugger URL (`ws://host:port/devtools/browser/…`).
     pub async fn over_websocket(url: &str) -> Result<Connection, CdpError> {
         let socket = transport::connect_websocket(url).await?;

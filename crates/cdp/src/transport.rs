@@ -53,6 +53,30 @@ pub(crate) async fn pipe_reader(mut pipe: tokio::net::unix::pipe::Receiver, sink
     (sink.on_close)();
 }
 
+pub(crate) async fn line_writer<W: tokio::io::AsyncWrite + Unpin>(
+    mut writer: W,
+    mut outgoing: mpsc::UnboundedReceiver<String>,
+) {
+    while let Some(message) = outgoing.recv().await {
+        let mut line = message.into_bytes();
+        line.push(b'\n');
+        if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+pub(crate) async fn line_reader<R: tokio::io::AsyncRead + Unpin>(reader: R, sink: IncomingSink) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(reader).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if !line.trim().is_empty() {
+            (sink.on_message)(&line);
+        }
+    }
+    (sink.on_close)();
+}
+
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 pub(crate) async fn connect_websocket(url: &str) -> Result<Socket, CdpError> {

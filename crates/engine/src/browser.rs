@@ -69,6 +69,8 @@ pub struct Browser {
     pub(crate) child: Mutex<Option<Child>>,
     pub(crate) temp_profile: Option<std::path::PathBuf>,
     pub product: Mutex<String>,
+    /// What a linked browser's extension said of itself (extension link only).
+    pub link_info: Mutex<Value>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -97,6 +99,7 @@ impl Browser {
             child: Mutex::new(child),
             temp_profile,
             product: Mutex::new(String::new()),
+            link_info: Mutex::new(Value::Null),
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();

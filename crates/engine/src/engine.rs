@@ -23,6 +23,8 @@ pub enum LinkConfig {
     Managed(LaunchOptions),
     /// Attach to a running browser at a ws:// or http:// CDP endpoint.
     Endpoint(String),
+    /// The user's own browsers, linked through the tabwire extension (see `link.rs`).
+    Extension,
 }
 
 #[derive(Debug, Clone)]
@@ -52,6 +54,7 @@ pub struct Engine {
     pub(crate) captures: crate::captures::Captures,
     pub(crate) leases: crate::permissions::Leases,
     leftovers: std::sync::Once,
+    pub(crate) links: crate::link::Links,
 }
 
 impl Engine {
@@ -67,6 +70,7 @@ impl Engine {
             captures: Default::default(),
             leases: Default::default(),
             leftovers: std::sync::Once::new(),
+            links: Default::default(),
         })
     }
 
@@ -74,6 +78,7 @@ impl Engine {
         match self.config.link {
             LinkConfig::Managed(_) => "managed",
             LinkConfig::Endpoint(_) => "cdp",
+            LinkConfig::Extension => "extension",
         }
     }
 
@@ -123,6 +128,7 @@ impl Engine {
                 .await;
                 browser.map_err(|e| EngineError::Launch(format!("browser did not answer: {e}")))
             }
+            LinkConfig::Extension => self.wait_for_link().await,
             LinkConfig::Endpoint(endpoint) => {
                 let url = cdp::websocket_url(endpoint)
                     .await
@@ -137,6 +143,10 @@ impl Engine {
         if let Some(browser) = self.browser.lock().await.take() {
             browser.shutdown().await;
         }
+    }
+
+    pub(crate) fn tab_counter(&self) -> Arc<AtomicU64> {
+        self.next_tab_id.clone()
     }
 
     /// A new agent session (one per MCP session).
@@ -188,7 +198,13 @@ impl Engine {
 
     /// Parses a tab handle (`client:N`, `N`) and finds the tab.
     pub async fn find_tab(&self, handle: &str) -> Result<(Arc<Browser>, Tab)> {
-        let browser = self.browser().await?;
+        let browser = match handle.split_once(':') {
+            // Another linked browser (a second profile through the extension).
+            Some((client, _)) if matches!(self.config.link, LinkConfig::Extension) => {
+                self.linked_browser(client).await?
+            }
+            _ => self.browser().await?,
+        };
         let tab_id = parse_tab_handle(handle, &browser.client_id)?;
         let tab = browser
             .tab_by_id(tab_id)

@@ -34,6 +34,8 @@ pub enum EngineError {
     Refused { code: String, message: String },
     #[error("{0}")]
     Unsupported(String),
+    #[error("{0}")]
+    ExtensionUnavailable(String),
 }
 
 impl EngineError {
@@ -69,6 +71,7 @@ impl EngineError {
             EngineError::Io(_) => "io_error",
             EngineError::Refused { code, .. } => code,
             EngineError::Unsupported(_) => "unsupported",
+            EngineError::ExtensionUnavailable(_) => "extension_unavailable",
         }
     }
 
@@ -79,6 +82,7 @@ impl EngineError {
             EngineError::Cdp(cdp::CdpError::Disconnected | cdp::CdpError::Timeout { .. })
                 | EngineError::TargetBusy { .. }
                 | EngineError::Timeout { .. }
+                | EngineError::ExtensionUnavailable(_)
         )
     }
 

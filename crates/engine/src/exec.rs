@@ -79,7 +79,11 @@ impl AgentSession {
         tokio::select! {
             state = finished => match state? {
                 ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
-                    Ok(value) => Ok(value.clone()),
+                    Ok(value) => {
+                        let mut value = value.clone();
+                        value["target"] = json!(target);
+                        Ok(value)
+                    }
                     Err(error) => Err(clone_error(error)),
                 },
                 ReceiptState::Pending { .. } => Ok(pending("timeout", json!({

@@ -163,6 +163,31 @@ pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: 
     }
 }
 
+/// Accepts linked browsers (through the extension's native host) on their own socket.
+pub fn serve_links(engine: Arc<engine::Engine>, socket: PathBuf) -> anyhow::Result<()> {
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)
+        .with_context(|| format!("cannot listen on {}", socket.display()))?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            if !same_user(&stream) {
+                tracing::warn!("refused an extension link from another user");
+                continue;
+            }
+            let engine = engine.clone();
+            tokio::spawn(async move {
+                let (reader, writer) = stream.into_split();
+                match engine.attach_link(reader, writer).await {
+                    Ok(client) => tracing::info!(client, "browser linked"),
+                    Err(error) => tracing::warn!(%error, "extension link refused"),
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
 fn same_user(stream: &UnixStream) -> bool {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };

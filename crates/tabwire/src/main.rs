@@ -4,6 +4,8 @@
 mod broker;
 mod demo;
 mod doctor;
+mod extension;
+mod native_host;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -49,6 +51,9 @@ struct ServeArgs {
     /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
     #[arg(long, value_name = "URL", conflicts_with_all = ["isolated", "headed", "headless", "browser_path"])]
     cdp_endpoint: Option<String>,
+    /// Drive the user's own browsers through the tabwire extension instead.
+    #[arg(long, conflicts_with_all = ["cdp_endpoint", "isolated", "headed", "headless", "browser_path", "user_data_dir"])]
+    extension: bool,
     /// The tool surface to serve.
     #[arg(long, value_enum, default_value = "btap")]
     face: Face,
@@ -89,6 +94,9 @@ impl ServeArgs {
         };
         if let Some(endpoint) = &self.cdp_endpoint {
             flag("--cdp-endpoint", Some(endpoint.clone()));
+        }
+        if self.extension {
+            flag("--extension", None);
         }
         if let Some(dir) = &self.user_data_dir {
             flag("--user-data-dir", Some(dir.display().to_string()));
@@ -134,6 +142,9 @@ impl ServeArgs {
     /// What names this browser across runs: its profile path or endpoint (None: a
     /// throw-away profile).
     fn link_identity(&self) -> Option<String> {
+        if self.extension {
+            return Some("extension".into());
+        }
         if self.isolated {
             return None;
         }
@@ -154,6 +165,14 @@ enum Command {
     /// Serve a shared browser to the tabwire processes that use it (started on demand).
     #[command(hide = true)]
     Broker,
+    /// Write out the browser extension and print its folder (load it unpacked).
+    ExtensionPath,
+    /// Register the extension's native-messaging host for Chrome, Chromium, Edge and Brave.
+    InstallNativeHost {
+        /// Register it inside this browser profile directory instead (custom --user-data-dir).
+        #[arg(long, value_name = "DIR")]
+        browser_user_data_dir: Option<PathBuf>,
+    },
     /// Print the MCP client configuration for a client.
     PrintConfig {
         #[arg(value_enum)]
@@ -182,6 +201,16 @@ enum Client {
 }
 
 fn main() -> anyhow::Result<()> {
+    // A browser starts the native-messaging host with the extension's origin as argument.
+    if let Some(origin) = std::env::args()
+        .nth(1)
+        .filter(|a| a.starts_with("chrome-extension://"))
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        return runtime.block_on(native_host::run(&origin));
+    }
     let cli = Cli::parse();
     // stdout belongs to MCP; logs go to stderr.
     tracing_subscriber::fmt()
@@ -201,6 +230,13 @@ fn main() -> anyhow::Result<()> {
             Some(Command::Demo) => demo::run().await,
             Some(Command::Broker) => run_broker(cli.serve).await,
             Some(Command::Doctor) => doctor::run(&cli.serve),
+            Some(Command::ExtensionPath) => {
+                println!("{}", extension::write_out()?.display());
+                Ok(())
+            }
+            Some(Command::InstallNativeHost {
+                browser_user_data_dir,
+            }) => install_native_host(browser_user_data_dir),
             Some(Command::PrintConfig { client }) => {
                 println!("{}", print_config(client)?);
                 Ok(())
@@ -211,6 +247,7 @@ fn main() -> anyhow::Result<()> {
 
 fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     let link = match &args.cdp_endpoint {
+        _ if args.extension => LinkConfig::Extension,
         Some(endpoint) => LinkConfig::Endpoint(endpoint.clone()),
         None => LinkConfig::Managed(LaunchOptions {
             browser_path: args.browser_path.clone(),
@@ -251,6 +288,42 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
         output_dir,
         upload_roots,
     })
+}
+
+/// Registers the native-messaging host manifest where browsers look for it.
+fn install_native_host(profile: Option<PathBuf>) -> anyhow::Result<()> {
+    let binary = std::env::current_exe().context("cannot find this executable's path")?;
+    let manifest = serde_json::to_vec_pretty(&native_host::manifest(&binary))?;
+    let name = format!("{}.json", native_host::HOST_NAME);
+    let targets: Vec<(String, PathBuf)> = match profile {
+        Some(dir) => vec![("this profile".into(), dir.join("NativeMessagingHosts"))],
+        None => native_host::manifest_dirs()
+            .into_iter()
+            .filter(|(_, dir)| dir.parent().is_some_and(|p| p.exists()))
+            .map(|(browser, dir)| (browser.to_owned(), dir))
+            .collect(),
+    };
+    if targets.is_empty() {
+        anyhow::bail!(
+            "no Chrome, Chromium, Edge or Brave profile found; pass --browser-user-data-dir DIR"
+        );
+    }
+    for (browser, dir) in targets {
+        let path = dir.join(&name);
+        engine::write_atomic(&path, &manifest)?;
+        println!("{browser}: {}", path.display());
+    }
+    println!("extension id: {}", native_host::EXTENSION_ID);
+    Ok(())
+}
+
+/// `$XDG_DATA_HOME/tabwire` (default `~/.local/share/tabwire`).
+fn data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home().join(".local").join("share"))
+        .join("tabwire")
 }
 
 fn home() -> PathBuf {
@@ -317,6 +390,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 )
             })?;
             tokio::spawn(broker::serve(state.clone(), broker::bind(&paths)?, None));
+            if args.extension {
+                broker::serve_links(engine.clone(), native_host::link_socket()?)?;
+            }
             Some(lock)
         }
         _ => None,
@@ -353,6 +429,9 @@ async fn run_broker(args: ServeArgs) -> anyhow::Result<()> {
     };
     let listener = broker::bind(&paths)?;
     let (engine, state) = server_state(&args)?;
+    if args.extension {
+        broker::serve_links(engine.clone(), native_host::link_socket()?)?;
+    }
     broker::announce("ready");
     let grace = std::time::Duration::from_secs_f64(args.broker_grace.clamp(0.0, 86_400.0));
     tokio::select! {

@@ -23,6 +23,7 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
                 .unwrap_or_else(|e| json!({ "error": e.to_string() }))
         }
         engine::LinkConfig::Endpoint(endpoint) => json!(endpoint),
+        engine::LinkConfig::Extension => json!(null),
     };
     let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
     for tool in call.server.tools {
@@ -49,6 +50,7 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
         "browser_version": product,
         "browser_path": browser_path,
         "browser_pid": browser.as_ref().and_then(|b| b.pid()),
+        "linked_browsers": engine.linked_browsers(),
         "output_dir": config.output_dir,
         "profile": call.server.profile().name(),
         "default_session_id": call.session.default_tab().map(|id| format!("{}:{id}", engine.link_name())),

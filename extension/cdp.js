@@ -1,0 +1,126 @@
+// CDP over chrome.debugger, with the browser-level Target domain emulated by chrome.tabs,
+// so the tabwire engine drives this browser as it drives one it launched. No page logic
+// lives here: this only carries messages.
+
+// Our session id for a tab's top-level debugger session.
+const tabSession = (tabId) => 'tab-' + tabId;
+const targetOfTab = (tabId) => 'tab-' + tabId;
+const tabOfTarget = (targetId) => {
+  const id = Number(String(targetId).replace(/^tab-/, ''));
+  if (!Number.isInteger(id)) throw protocolError('No target with given id found');
+  return id;
+};
+
+const attached = new Set();      // tab ids we hold a debugger on
+const childTabs = new Map();     // child (OOPIF) session id -> tab id
+let discovering = false;
+let emit = () => {};
+
+function protocolError(message, code = -32000) {
+  const error = new Error(message);
+  error.code = code;
+  return error;
+}
+
+function targetInfo(tab) {
+  return {
+    targetId: targetOfTab(tab.id), type: 'page', title: tab.title || '', url: tab.url || tab.pendingUrl || '',
+    attached: attached.has(tab.id), canAccessOpener: false, browserContextId: 'default',
+  };
+}
+
+// Browser-level commands: the Target domain (tabs) and a little of Browser.
+const browserCommands = {
+  'Target.setDiscoverTargets': async ({ discover }) => { discovering = !!discover; return {}; },
+  'Target.getTargets': async () => ({ targetInfos: (await chrome.tabs.query({})).map(targetInfo) }),
+  'Target.getTargetInfo': async ({ targetId }) => ({ targetInfo: targetInfo(await chrome.tabs.get(tabOfTarget(targetId))) }),
+  'Target.createTarget': async ({ url, background }) => {
+    const tab = await chrome.tabs.create({ url: url || 'about:blank', active: !background });
+    return { targetId: targetOfTab(tab.id) };
+  },
+  'Target.closeTarget': async ({ targetId }) => { await chrome.tabs.remove(tabOfTarget(targetId)); return { success: true }; },
+  'Target.activateTarget': async ({ targetId }) => {
+    const tab = await chrome.tabs.update(tabOfTarget(targetId), { active: true });
+    await chrome.windows.update(tab.windowId, { focused: true });
+    return {};
+  },
+  'Target.attachToTarget': async ({ targetId }) => {
+    const tabId = tabOfTarget(targetId);
+    if (!attached.has(tabId)) {
+      try {
+        await chrome.debugger.attach({ tabId }, '1.3');
+      } catch (e) {
+        // A worker restart forgets what it held; the debugger may still be ours.
+        if (!String(e.message).includes('Another debugger')) throw protocolError(String(e.message));
+      }
+      attached.add(tabId);
+    }
+    return { sessionId: tabSession(tabId) };
+  },
+  'Browser.getVersion': async () => ({
+    protocolVersion: '1.3', product: productName(), userAgent: navigator.userAgent, jsVersion: '',
+  }),
+};
+
+function productName() {
+  const brand = (navigator.userAgentData && navigator.userAgentData.brands || [])
+    .find((b) => !/Not.A.Brand/i.test(b.brand));
+  return brand ? brand.brand + '/' + brand.version : 'Chrome';
+}
+
+// Which debuggee a session id names: a tab, or a child session inside one.
+function debuggee(sessionId) {
+  const top = /^tab-(\d+)$/.exec(sessionId);
+  if (top) return { tabId: Number(top[1]) };
+  const tabId = childTabs.get(sessionId);
+  if (tabId !== undefined) return { tabId, sessionId };
+  throw protocolError('Session with given id not found.');
+}
+
+export async function handle(message) {
+  const { id, method, params = {}, sessionId } = message;
+  try {
+    let result;
+    if (!sessionId) {
+      const command = browserCommands[method];
+      if (!command) throw protocolError(`'${method}' wasn't found`, -32601);
+      result = await command(params);
+    } else {
+      result = await chrome.debugger.sendCommand(debuggee(sessionId), method, params);
+    }
+    emit({ id, result: result || {} });
+  } catch (e) {
+    emit({ id, error: { code: e.code || -32000, message: String(e.message || e) } });
+  }
+}
+
+export function start(send) {
+  emit = send;
+  chrome.debugger.onEvent.addListener((source, method, params) => {
+    const sessionId = source.sessionId || tabSession(source.tabId);
+    if (method === 'Target.attachedToTarget' && params.sessionId) childTabs.set(params.sessionId, source.tabId);
+    if (method === 'Target.detachedFromTarget' && params.sessionId) childTabs.delete(params.sessionId);
+    emit({ method, params, sessionId });
+  });
+  chrome.debugger.onDetach.addListener((source) => {
+    attached.delete(source.tabId);
+    emit({ method: 'Target.detachedFromTarget', params: { sessionId: tabSession(source.tabId), targetId: targetOfTab(source.tabId) } });
+  });
+  const changed = (tab) => discovering && emit({ method: 'Target.targetInfoChanged', params: { targetInfo: targetInfo(tab) } });
+  chrome.tabs.onCreated.addListener((tab) => discovering && emit({ method: 'Target.targetCreated', params: { targetInfo: targetInfo(tab) } }));
+  chrome.tabs.onUpdated.addListener((_, __, tab) => changed(tab));
+  chrome.tabs.onRemoved.addListener((tabId) => {
+    attached.delete(tabId);
+    if (discovering) emit({ method: 'Target.targetDestroyed', params: { targetId: targetOfTab(tabId) } });
+  });
+}
+
+// When the link drops, let go of every tab: a new engine attaches afresh.
+export async function reset() {
+  discovering = false;
+  childTabs.clear();
+  for (const tabId of [...attached]) {
+    attached.delete(tabId);
+    try { await chrome.debugger.detach({ tabId }); } catch (e) { /* already gone */ }
+  }
+}

@@ -1,0 +1,56 @@
+// The link to tabwire: a native-messaging port to `tabwire`'s host, which relays to the
+// local tabwire server. The first message is a hello naming this browser profile; every
+// message after it is CDP JSON (see cdp.js). The link reconnects by itself.
+
+const HOST = 'dev.tabwire.link';
+const RETRY_MS = [250, 500, 1000, 2000, 5000];
+
+let port = null;
+let attempt = 0;
+let onMessage = () => {};
+let onDown = () => {};
+
+// A stable id for this browser profile, so tab handles survive worker restarts.
+async function clientId() {
+  const { tabwireClientId } = await chrome.storage.local.get('tabwireClientId');
+  if (tabwireClientId) return tabwireClientId;
+  const id = 'ext-' + crypto.randomUUID().slice(0, 8);
+  await chrome.storage.local.set({ tabwireClientId: id });
+  return id;
+}
+
+export function send(message) {
+  if (port) port.postMessage(message);
+}
+
+export function start(handlers) {
+  onMessage = handlers.onMessage;
+  onDown = handlers.onDown;
+  connect();
+  // A worker woken by the alarm retries a link that gave up.
+  chrome.alarms.create('tabwire-link', { periodInMinutes: 0.5 });
+  chrome.alarms.onAlarm.addListener((alarm) => { if (alarm.name === 'tabwire-link' && !port) connect(); });
+}
+
+async function connect() {
+  if (port) return;
+  const id = await clientId();
+  port = chrome.runtime.connectNative(HOST);
+  port.onMessage.addListener((message) => { attempt = 0; onMessage(message); });
+  port.onDisconnect.addListener(() => {
+    port = null;
+    onDown();
+    const wait = RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)];
+    setTimeout(connect, wait);
+  });
+  port.postMessage({
+    tabwire_link: 1,
+    client_id: id,
+    browser: navigator.userAgent,
+    extension_version: chrome.runtime.getManifest().version,
+    build_stamp: BUILD_STAMP,
+  });
+}
+
+// Replaced by the sources' hash when tabwire writes the extension out.
+const BUILD_STAMP = 'dev';

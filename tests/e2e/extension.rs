@@ -1,0 +1,197 @@
+//! The extension link: a headless Chromium loads extension/ and links through the native
+//! host; tabwire --extension drives it like a browser it launched.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::json;
+
+use crate::support::{BINARY, Site, Tabwire, runtime_dir, scratch};
+
+/// A browser with our extension loaded and its native host registered in its profile.
+struct LinkedBrowser {
+    _chromium: tokio::process::Child,
+}
+
+async fn tabwire_command(args: &[&str], data: &Path) -> String {
+    let output = tokio::process::Command::new(BINARY)
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .await
+        .expect("run tabwire");
+    assert!(
+        output.status.success(),
+        "tabwire {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+async fn linked_browser(work: &Path) -> LinkedBrowser {
+    let data = work.join("data");
+    let profile = work.join("browser-profile");
+    let extension = tabwire_command(&["extension-path"], &data)
+        .await
+        .trim()
+        .to_owned();
+    assert!(Path::new(&extension).join("manifest.json").exists());
+    let profile_arg = profile.display().to_string();
+    tabwire_command(
+        &[
+            "install-native-host",
+            "--browser-user-data-dir",
+            &profile_arg,
+        ],
+        &data,
+    )
+    .await;
+    let chromium = tokio::process::Command::new(crate::lifecycle::system_browser())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "about:blank",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--load-extension={extension}"))
+        // The native host inherits this and finds the link socket there.
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start chromium");
+    LinkedBrowser {
+        _chromium: chromium,
+    }
+}
+
+#[tokio::test]
+async fn the_users_browser_is_driven_through_the_extension() {
+    let site = Site::start().await;
+    let work = scratch("extension");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    let _browser = linked_browser(&work).await;
+
+    // The first call waits for the browser to link.
+    let tabs = tw.ok("list_tabs", json!({})).await;
+    let handle = tabs["tabs"][0]["session_id"].as_str().unwrap().to_owned();
+    assert!(handle.starts_with("ext-"), "{tabs}");
+
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": { "label": "Full name" }, "text": "Through the extension" }),
+    )
+    .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "role": "checkbox", "name": "I agree" } }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "#email", "text": "x@example.org", "submit_key": "enter" }),
+    )
+    .await;
+    tw.ok("wait_for", json!({ "selector": "#result:not(:empty)" }))
+        .await;
+    let submitted = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "JSON.parse(document.getElementById('result').textContent)" }),
+        )
+        .await;
+    assert_eq!(submitted["js_return"]["name"], "Through the extension");
+    assert_eq!(submitted["js_return"]["terms"], "on");
+
+    // An out-of-process iframe, through chrome.debugger's child sessions.
+    tw.ok("open_url", json!({ "url": site.url("frames.html") }))
+        .await;
+    tw.ok(
+        "wait_for",
+        json!({ "selector": { "frame": ["#cross"], "css": "#inner" } }),
+    )
+    .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "frame": ["#cross"], "role": "button", "name": "Inner button" } }),
+    )
+    .await;
+    let inner = tw
+        .ok(
+            "scan_page",
+            json!({ "frame": ["#cross"], "text_only": true }),
+        )
+        .await;
+    assert!(
+        inner["content"].as_str().unwrap().contains("inner clicked"),
+        "{}",
+        inner["content"]
+    );
+
+    let shot = tw.call("capture_page_screenshot", json!({})).await;
+    assert_eq!(shot.images.len(), 1);
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(status["link"], "extension");
+    assert_eq!(
+        status["linked_browsers"][0]["hello"]["extension_version"],
+        "0.1.0"
+    );
+}
+
+#[tokio::test]
+async fn only_our_extension_and_a_proper_hello_can_link() {
+    // The native host serves only our extension's origin.
+    let other = tokio::process::Command::new(BINARY)
+        .arg("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!other.status.success());
+    assert!(
+        String::from_utf8_lossy(&other.stderr).contains("refusing"),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+
+    // A local process that connects to the link socket without the hello is dropped, and
+    // no browser is linked by it.
+    let work = scratch("extension-refuse");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    tw.ok("get_setup_status", json!({})).await;
+    let socket = runtime_dir().join("tabwire/extension-link.sock");
+    let mut stream = tokio::net::UnixStream::connect(&socket)
+        .await
+        .expect("link socket");
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream
+        .write_all(b"{\"id\":1,\"method\":\"Target.getTargets\"}\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    let closed =
+        tokio::time::timeout(crate::support::PATIENCE, stream.read_to_end(&mut rest)).await;
+    assert!(
+        closed.is_ok(),
+        "the engine kept a link that never said hello"
+    );
+    let reply = tw.call("list_tabs", json!({})).await;
+    assert_eq!(
+        reply.error_code(),
+        "extension_unavailable",
+        "{}",
+        reply.envelope
+    );
+    assert!(
+        reply.envelope["error"]
+            .as_str()
+            .unwrap()
+            .contains("install-native-host")
+    );
+}
