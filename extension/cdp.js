@@ -2,6 +2,8 @@
 // so the tabwire engine drives this browser as it drives one it launched. No page logic
 // lives here: this only carries messages.
 
+import * as api from './api.js';
+
 // Our session id for a tab's top-level debugger session.
 const tabSession = (tabId) => 'tab-' + tabId;
 const targetOfTab = (tabId) => 'tab-' + tabId;
@@ -57,6 +59,7 @@ const browserCommands = {
     }
     return { sessionId: tabSession(tabId) };
   },
+  'Tabwire.call': async ({ name, args }) => ({ result: await api.call(name, args) }),
   'Browser.getVersion': async () => ({
     protocolVersion: '1.3', product: productName(), userAgent: navigator.userAgent, jsVersion: '',
   }),

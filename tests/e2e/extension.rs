@@ -134,6 +134,16 @@ async fn the_users_browser_is_driven_through_the_extension() {
         inner["content"]
     );
 
+    // Browser APIs travel over the same link.
+    let created = tw
+        .ok(
+            "create_bookmark",
+            json!({ "title": "Linked", "url": site.url("form.html") }),
+        )
+        .await;
+    assert_eq!(created["status"], "created");
+    assert!(in_tree(&tw.ok("get_bookmarks", json!({})).await, "Linked").is_some());
+
     let shot = tw.call("capture_page_screenshot", json!({})).await;
     assert_eq!(shot.images.len(), 1);
     let status = tw.ok("get_setup_status", json!({})).await;
@@ -194,4 +204,116 @@ async fn only_our_extension_and_a_proper_hello_can_link() {
             .unwrap()
             .contains("install-native-host")
     );
+}
+
+fn find<'a>(node: &'a serde_json::Value, title: &str) -> Option<&'a serde_json::Value> {
+    if node["title"] == title {
+        return Some(node);
+    }
+    node["children"]
+        .as_array()?
+        .iter()
+        .find_map(|c| find(c, title))
+}
+
+fn in_tree<'a>(tree: &'a serde_json::Value, title: &str) -> Option<&'a serde_json::Value> {
+    tree["tree"]
+        .as_array()?
+        .iter()
+        .find_map(|root| find(root, title))
+}
+
+/// Bookmarks through the extension loaded into the browser tabwire launched: created,
+/// backed up, removed, and restored from the backup file.
+#[tokio::test]
+async fn bookmarks_are_backed_up_before_removal_and_restorable() {
+    let tw = Tabwire::stdio("bookmarks").await;
+    let extensions = tw.ok("list_extensions", json!({})).await;
+    assert!(
+        extensions.to_string().contains("tabwire link"),
+        "{extensions}"
+    );
+
+    let folder = tw
+        .ok("create_bookmark", json!({ "title": "Research" }))
+        .await;
+    let folder_id = folder["bookmark"]["id"].as_str().unwrap().to_owned();
+    for (title, url) in [
+        ("Rust", "https://www.rust-lang.org/"),
+        ("CDP", "https://chromedevtools.github.io/devtools-protocol/"),
+    ] {
+        tw.ok(
+            "create_bookmark",
+            json!({ "title": title, "url": url, "parent_id": folder_id }),
+        )
+        .await;
+    }
+    let tree = tw.ok("get_bookmarks", json!({})).await;
+    assert_eq!(
+        in_tree(&tree, "Research").unwrap()["children"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    let refused = tw
+        .call("remove_bookmark", json!({ "bookmark_id": folder_id }))
+        .await;
+    assert_eq!(
+        refused.error_code(),
+        "invalid_argument",
+        "{}",
+        refused.envelope
+    );
+    let removed = tw
+        .ok(
+            "remove_bookmark",
+            json!({ "bookmark_id": folder_id, "recursive": true }),
+        )
+        .await;
+    assert_eq!(removed["removed"], 3);
+    let backup = std::fs::read(removed["backup_path"].as_str().unwrap()).expect("backup file");
+    assert_eq!(
+        removed["backup_sha256"],
+        crate::support::sha256_hex(&backup)
+    );
+    assert!(in_tree(&tw.ok("get_bookmarks", json!({})).await, "Research").is_none());
+
+    // Restore from the backup, as a user would.
+    let saved: serde_json::Value = serde_json::from_slice(&backup).unwrap();
+    let root = &saved["root"];
+    let restored = tw
+        .ok("create_bookmark", json!({ "title": root["title"] }))
+        .await;
+    let parent = restored["bookmark"]["id"].clone();
+    for child in root["children"].as_array().unwrap() {
+        tw.ok(
+            "create_bookmark",
+            json!({ "title": child["title"], "url": child["url"], "parent_id": parent }),
+        )
+        .await;
+    }
+    let tree = tw.ok("get_bookmarks", json!({})).await;
+    let back = in_tree(&tree, "Research").expect("restored folder");
+    let urls: Vec<&str> = back["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            "https://www.rust-lang.org/",
+            "https://chromedevtools.github.io/devtools-protocol/"
+        ]
+    );
+    let own = tw
+        .call(
+            "set_extension_enabled",
+            json!({ "extension_id": "ppccifgifikdledggbjmlefilliimeen", "enabled": false }),
+        )
+        .await;
+    assert_eq!(own.error_code(), "invalid_argument");
 }

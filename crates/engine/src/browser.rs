@@ -71,6 +71,8 @@ pub struct Browser {
     pub product: Mutex<String>,
     /// What a linked browser's extension said of itself (extension link only).
     pub link_info: Mutex<Value>,
+    /// A debugger session on the tabwire extension's worker, in a browser we launched.
+    pub(crate) extension_session: Mutex<Option<String>>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -100,6 +102,7 @@ impl Browser {
             temp_profile,
             product: Mutex::new(String::new()),
             link_info: Mutex::new(Value::Null),
+            extension_session: Mutex::new(None),
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();
@@ -307,6 +310,11 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
         "Target.detachedFromTarget" => {
             if let Some(session) = params["sessionId"].as_str() {
                 let mut tabs = lock(&browser.tabs);
+                let mut worker = lock(&browser.extension_session);
+                if worker.as_deref() == Some(session) {
+                    *worker = None;
+                }
+                drop(worker);
                 for tab in tabs.by_target.values_mut() {
                     if tab.session.as_deref() == Some(session) {
                         tab.session = None;

@@ -38,6 +38,11 @@ pub struct EngineConfig {
     pub state_file: Option<PathBuf>,
     /// The shortest permission lease, in seconds (60 unless a test shortens it).
     pub min_lease_seconds: u64,
+    /// The tabwire extension's id, and the folder it is loaded from.
+    pub extension_id: Option<String>,
+    pub extension_dir: Option<PathBuf>,
+    /// Where bookmark subtrees are saved before they are removed.
+    pub backup_dir: PathBuf,
 }
 
 pub struct Engine {

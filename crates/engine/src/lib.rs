@@ -8,6 +8,7 @@
 //! This crate knows nothing of MCP: faces in `crates/mcp` map tool parameters to the calls
 //! here and the results back.
 
+mod bookmarks;
 mod browser;
 mod capture;
 mod captures;

@@ -146,3 +146,153 @@ impl Engine {
             .collect()
     }
 }
+
+/// How long to wait for the extension's worker to show up in a browser we launched.
+const WORKER_WAIT: Duration = Duration::from_secs(10);
+
+impl Engine {
+    /// Calls a browser API by name (`bookmarks.getTree`, …) through the tabwire extension:
+    /// over the link for a linked browser, or by evaluating in the extension's worker for
+    /// a browser we launched with it loaded. Both reach the same function in api.js.
+    pub async fn extension_call(&self, name: &str, args: Value) -> Result<Value> {
+        let browser = self.browser().await?;
+        if !lock(&browser.link_info).is_null() {
+            let reply = browser
+                .conn
+                .call(
+                    None,
+                    "Tabwire.call",
+                    json!({ "name": name, "args": args }),
+                    Duration::from_secs(30),
+                )
+                .await
+                .map_err(api_error)?;
+            return Ok(reply["result"].clone());
+        }
+        let session = self.extension_worker(&browser).await?;
+        let expression = format!("self.tabwireCall({}, {})", json!(name), args);
+        let reply = browser
+            .conn
+            .call(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({ "expression": expression, "awaitPromise": true, "returnByValue": true }),
+                Duration::from_secs(30),
+            )
+            .await?;
+        if let Some(details) = reply.get("exceptionDetails") {
+            return Err(EngineError::page(
+                "browser_api_error",
+                crate::page::exception_text(details),
+                json!({ "api": name }),
+            ));
+        }
+        Ok(reply["result"]["value"].clone())
+    }
+
+    /// A debugger session on our extension's service worker (which also keeps it awake).
+    async fn extension_worker(&self, browser: &Browser) -> Result<String> {
+        if let Some(session) = lock(&browser.extension_session).clone() {
+            return Ok(session);
+        }
+        let Some(id) = &self.config.extension_id else {
+            return Err(EngineError::ExtensionUnavailable(
+                "the tabwire extension is not configured for this browser".into(),
+            ));
+        };
+        let prefix = format!("chrome-extension://{id}/");
+        let mut events = browser.conn.subscribe();
+        let find = |targets: &Value| {
+            targets["targetInfos"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| {
+                    t["type"] == "service_worker"
+                        && t["url"].as_str().is_some_and(|u| u.starts_with(&prefix))
+                })
+                .and_then(|t| t["targetId"].as_str().map(str::to_owned))
+        };
+        let targets = browser
+            .conn
+            .call(
+                None,
+                "Target.getTargets",
+                json!({}),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await?;
+        let mut target = find(&targets);
+        let deadline = tokio::time::Instant::now() + WORKER_WAIT;
+        while target.is_none() {
+            let event = match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Ok(event)) => event,
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+                _ => {
+                    return Err(EngineError::ExtensionUnavailable(format!(
+                        "the tabwire extension is not running in this browser (no worker at {prefix}); {NEXT_ACTION}"
+                    )));
+                }
+            };
+            if event.method == "Target.targetCreated" {
+                target = find(&json!({ "targetInfos": [event.params["targetInfo"]] }));
+            }
+        }
+        let attached = browser
+            .conn
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target, "flatten": true }),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        // A worker caught while starting waits for its debugger; let it run.
+        browser
+            .conn
+            .call(
+                Some(&session),
+                "Runtime.runIfWaitingForDebugger",
+                json!({}),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await?;
+        // A worker that has just started may not have run its modules yet.
+        let ready = tokio::time::Instant::now() + WORKER_WAIT;
+        loop {
+            let probe = browser
+                .conn
+                .call(
+                    Some(&session),
+                    "Runtime.evaluate",
+                    json!({ "expression": "typeof self.tabwireCall", "returnByValue": true }),
+                    crate::browser::HOUSEKEEPING,
+                )
+                .await?;
+            if probe["result"]["value"] == "function" {
+                break;
+            }
+            if tokio::time::Instant::now() > ready {
+                return Err(EngineError::ExtensionUnavailable(
+                    "the tabwire extension's worker did not finish starting".into(),
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        *lock(&browser.extension_session) = Some(session.clone());
+        Ok(session)
+    }
+}
+
+fn api_error(error: cdp::CdpError) -> EngineError {
+    match error {
+        cdp::CdpError::Protocol { message, .. } => {
+            EngineError::page("browser_api_error", message, Value::Null)
+        }
+        other => other.into(),
+    }
+}

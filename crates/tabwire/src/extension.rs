@@ -16,6 +16,7 @@ const FILES: &[(&str, &str)] = &[
     ),
     ("link.js", include_str!("../../../extension/link.js")),
     ("cdp.js", include_str!("../../../extension/cdp.js")),
+    ("api.js", include_str!("../../../extension/api.js")),
 ];
 
 /// A hash of the extension sources, reported by the running worker so a stale one shows.

@@ -275,6 +275,17 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     std::fs::create_dir_all(&output_dir)
         .with_context(|| format!("cannot create the output dir {}", output_dir.display()))?;
     let output_dir = output_dir.canonicalize().unwrap_or(output_dir);
+    // The browser we launch carries the tabwire extension, for the browser-API tools.
+    let extension_dir = extension::write_out().ok();
+    let link = match (link, &extension_dir) {
+        (LinkConfig::Managed(mut options), Some(dir)) => {
+            options
+                .extra_args
+                .push(format!("--load-extension={}", dir.display()));
+            LinkConfig::Managed(options)
+        }
+        (link, _) => link,
+    };
     let mut upload_roots = vec![output_dir.clone()];
     upload_roots.extend(args.upload_roots.iter().cloned());
     let state_file = args.link_identity().map(|key| {
@@ -282,6 +293,9 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
         state_dir().join(format!("leases-{key}.json"))
     });
     Ok(EngineConfig {
+        extension_id: Some(native_host::EXTENSION_ID.to_owned()),
+        extension_dir,
+        backup_dir: state_dir().join("bookmark-backups"),
         state_file,
         min_lease_seconds: args.min_lease_seconds,
         link,

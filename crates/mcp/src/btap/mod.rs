@@ -2,6 +2,7 @@
 
 mod browser_data;
 mod capture;
+mod extensions;
 mod input;
 mod raw;
 mod read;
@@ -863,5 +864,91 @@ pub const TOOLS: &[ToolDef] = &[
         &[SESSION],
         browser_data::resolve_leave_dialog,
         "Accept an open leave-page prompt through the protocol; never sends OS keys (requires_user_action instead)."
+    ),
+    // The user's browser: extensions and bookmarks (through the tabwire extension).
+    tool!(
+        "extension_path",
+        "extensions",
+        READ,
+        &[],
+        extensions::extension_path,
+        "Folder of the tabwire extension, to load unpacked, and its id."
+    ),
+    tool!(
+        "list_extensions",
+        "extensions",
+        READ,
+        &[SESSION],
+        extensions::list_extensions,
+        "Installed extensions: id, name, enabled, type, version."
+    ),
+    tool!(
+        "set_extension_enabled",
+        "extensions",
+        ACT,
+        &[
+            req("extension_id", Kind::Str, ""),
+            req("enabled", Kind::Bool, ""),
+            SESSION
+        ],
+        extensions::set_extension_enabled,
+        "Enable or disable an installed extension."
+    ),
+    tool!(
+        "uninstall_extension",
+        "extensions",
+        DESTROY,
+        &[
+            req("extension_id", Kind::Str, ""),
+            opt("show_confirm_dialog", Kind::Bool, "default true"),
+            SESSION,
+        ],
+        extensions::uninstall_extension,
+        "Ask the browser to remove another extension (it may require a user gesture)."
+    ),
+    tool!(
+        "call_extension",
+        "extensions",
+        ACT,
+        &[
+            req("extension_id", Kind::Str, ""),
+            req("message_json", Kind::Str, "JSON message"),
+            SESSION,
+        ],
+        extensions::call_extension,
+        "Send a JSON message to another extension that allows tabwire (externally_connectable)."
+    ),
+    tool!(
+        "get_bookmarks",
+        "bookmarks",
+        READ,
+        &[SESSION],
+        extensions::get_bookmarks,
+        "The bookmark tree."
+    ),
+    tool!(
+        "create_bookmark",
+        "bookmarks",
+        ACT,
+        &[
+            req("title", Kind::Str, ""),
+            opt("url", Kind::Str, "omit for a folder"),
+            opt("parent_id", Kind::Str, ""),
+            SESSION,
+        ],
+        extensions::create_bookmark,
+        "Create a bookmark, or a folder without url."
+    ),
+    tool!(
+        "remove_bookmark",
+        "bookmarks",
+        DESTROY,
+        &[
+            req("bookmark_id", Kind::Str, ""),
+            opt("recursive", Kind::Bool, "required for a non-empty folder"),
+            SESSION,
+        ],
+        extensions::remove_bookmark,
+        "Save the subtree as a backup (backup_path, backup_sha256), then remove it; a failed backup removes nothing."
     ),
 ];
