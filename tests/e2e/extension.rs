@@ -29,8 +29,12 @@ async fn tabwire_command(args: &[&str], data: &Path) -> String {
 }
 
 async fn linked_browser(work: &Path) -> LinkedBrowser {
+    linked_browser_profile(work, "browser-profile").await
+}
+
+async fn linked_browser_profile(work: &Path, profile_name: &str) -> LinkedBrowser {
     let data = work.join("data");
-    let profile = work.join("browser-profile");
+    let profile = work.join(profile_name);
     let extension = tabwire_command(&["extension-path"], &data)
         .await
         .trim()
@@ -316,4 +320,70 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
         )
         .await;
     assert_eq!(own.error_code(), "invalid_argument");
+}
+
+#[tokio::test]
+async fn two_browser_profiles_are_linked_at_once() {
+    let site = Site::start().await;
+    let work = scratch("extension-two");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    let _first = linked_browser_profile(&work, "profile-a").await;
+    tw.ok("list_tabs", json!({})).await;
+    let _second = linked_browser_profile(&work, "profile-b").await;
+    let clients = || async {
+        let status = tw.ok("get_setup_status", json!({})).await;
+        status["linked_browsers"].as_array().map_or(0, Vec::len)
+    };
+    crate::support::poll_until("the second profile to link", || async {
+        clients().await == 2
+    })
+    .await;
+
+    // One tab in each profile, addressed by its client-qualified handle.
+    let tabs = tw.ok("list_tabs", json!({})).await;
+    let handles: Vec<String> = tabs["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut prefixes: Vec<&str> = handles
+        .iter()
+        .map(|h| h.split(':').next().unwrap())
+        .collect();
+    prefixes.dedup();
+    assert_eq!(prefixes.len(), 2, "{handles:?}");
+    let (a, b) = (
+        &handles[0],
+        handles
+            .iter()
+            .find(|h| !h.starts_with(prefixes[0]))
+            .unwrap(),
+    );
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("form.html"), "session_id": a }),
+    )
+    .await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("fold.html"), "session_id": b }),
+    )
+    .await;
+    let ta = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.title", "session_id": a }),
+        )
+        .await;
+    let tb = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.title", "session_id": b }),
+        )
+        .await;
+    assert_eq!(
+        (ta["js_return"].as_str(), tb["js_return"].as_str()),
+        (Some("Form"), Some("Below the fold"))
+    );
 }

@@ -24,6 +24,9 @@ pub enum CdpError {
     Timeout { method: String, timeout: Duration },
     #[error("the browser connection is closed")]
     Disconnected,
+    /// The connection closed after the command was sent: it may have run.
+    #[error("{method}: the browser connection closed before it answered; the command may have run")]
+    Lost { method: String },
     #[error("cannot connect to the browser: {0}")]
     Connect(String),
 }
@@ -175,8 +178,10 @@ impl Connection {
             return Err(CdpError::Disconnected);
         }
         match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Err(CdpError::Disconnected))) | Ok(Err(_)) => Err(CdpError::Lost {
+                method: method.to_owned(),
+            }),
             Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(CdpError::Disconnected),
             Err(_) => {
                 lock(&self.shared.pending).remove(&id);
                 Err(CdpError::Timeout {

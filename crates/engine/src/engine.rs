@@ -105,6 +105,18 @@ impl Engine {
         Ok(browser)
     }
 
+    /// Every browser this engine drives: the linked ones for the extension link, else the
+    /// one browser (launched or attached on demand).
+    pub async fn all_browsers(&self) -> Result<Vec<Arc<Browser>>> {
+        if matches!(self.config.link, LinkConfig::Extension) {
+            let linked = self.live_links();
+            if !linked.is_empty() {
+                return Ok(linked);
+            }
+        }
+        Ok(vec![self.browser().await?])
+    }
+
     /// The browser if one is connected now; never launches.
     pub async fn current_browser(&self) -> Option<Arc<Browser>> {
         self.browser
@@ -280,11 +292,15 @@ impl AgentSession {
         if let Some(handle) = handle {
             return self.engine.find_tab(handle).await;
         }
-        let browser = self.engine.browser().await?;
         let current = *lock(&self.default_tab);
-        if let Some(tab) = current.and_then(|id| browser.tab_by_id(id)) {
-            return Ok((browser, tab));
+        if let Some(id) = current {
+            for browser in self.engine.all_browsers().await? {
+                if let Some(tab) = browser.tab_by_id(id) {
+                    return Ok((browser, tab));
+                }
+            }
         }
+        let browser = self.engine.browser().await?;
         let free = browser.tabs().into_iter().find(|tab| {
             !self.engine.claimed_by_other(tab.tab_id, self.id) && tab.owner_id.is_none()
         });

@@ -58,7 +58,9 @@ impl EngineError {
         match self {
             EngineError::BrowserNotFound(_) => "browser_not_found",
             EngineError::Launch(_) => "browser_launch_failed",
-            EngineError::Cdp(cdp::CdpError::Disconnected) => "browser_disconnected",
+            EngineError::Cdp(cdp::CdpError::Disconnected | cdp::CdpError::Lost { .. }) => {
+                "browser_disconnected"
+            }
             EngineError::Cdp(cdp::CdpError::Timeout { .. }) => "timeout",
             EngineError::Cdp(cdp::CdpError::Connect(_)) => "browser_unreachable",
             EngineError::Cdp(cdp::CdpError::Protocol { .. }) => "cdp_error",
@@ -79,8 +81,11 @@ impl EngineError {
     pub fn retryable(&self) -> bool {
         matches!(
             self,
-            EngineError::Cdp(cdp::CdpError::Disconnected | cdp::CdpError::Timeout { .. })
-                | EngineError::TargetBusy { .. }
+            EngineError::Cdp(
+                cdp::CdpError::Disconnected
+                    | cdp::CdpError::Lost { .. }
+                    | cdp::CdpError::Timeout { .. }
+            ) | EngineError::TargetBusy { .. }
                 | EngineError::Timeout { .. }
                 | EngineError::ExtensionUnavailable(_)
         )
@@ -91,6 +96,12 @@ impl EngineError {
             EngineError::Page { details, .. } => details.clone(),
             EngineError::InvalidArgument { param, .. } => json!({ "param": param }),
             EngineError::TargetBusy { tab } => json!({ "tab": tab, "delivered": false }),
+            // Sent, then the link went: it may have run, so retrying could do it twice.
+            EngineError::Cdp(
+                cdp::CdpError::Lost { method } | cdp::CdpError::Timeout { method, .. },
+            ) => {
+                json!({ "method": method, "may_have_executed": true, "retry_safe": false })
+            }
             _ => Value::Null,
         }
     }

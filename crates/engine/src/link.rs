@@ -137,6 +137,14 @@ impl Engine {
         })
     }
 
+    pub(crate) fn live_links(&self) -> Vec<Arc<Browser>> {
+        lock(&self.links.live)
+            .iter()
+            .filter(|b| !b.conn.is_closed())
+            .cloned()
+            .collect()
+    }
+
     /// Every linked browser, for status reports.
     pub fn linked_browsers(&self) -> Vec<Value> {
         lock(&self.links.live)

@@ -61,17 +61,20 @@ fn tab_json(engine_tab: &Tab, handle: String, default: Option<u64>) -> Value {
 impl AgentSession {
     /// Tabs an agent can drive (`all` adds chrome-extension:// and other internal pages).
     pub async fn list_tabs(&self, all: bool) -> Result<Value> {
-        let browser = self.engine.browser().await?;
         let default = self.default_tab();
-        let tabs: Vec<Value> = browser
-            .tabs()
-            .iter()
-            .filter(|tab| all || !tab.url.starts_with("chrome-extension://"))
-            .map(|tab| tab_json(tab, tab_handle(&browser, tab), default))
-            .collect();
-        let default_id = default
-            .and_then(|id| browser.tab_by_id(id))
-            .map(|tab| tab_handle(&browser, &tab));
+        let mut tabs = Vec::new();
+        let mut default_id = None;
+        // Every linked browser (the extension link can have several profiles at once).
+        for browser in self.engine.all_browsers().await? {
+            for tab in browser.tabs() {
+                if default == Some(tab.tab_id) {
+                    default_id = Some(tab_handle(&browser, &tab));
+                }
+                if all || !tab.url.starts_with("chrome-extension://") {
+                    tabs.push(tab_json(&tab, tab_handle(&browser, &tab), default));
+                }
+            }
+        }
         Ok(json!({
             "tabs": tabs,
             "count": tabs.len(),
