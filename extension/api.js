@@ -2,6 +2,8 @@
 // (`Tabwire.call` messages, see cdp.js) and, in a browser tabwire launched, CDP evaluation
 // of `self.tabwireCall(...)` in this worker.
 
+import { BUILD_STAMP } from './stamp.js';
+
 const API = {
   'bookmarks.getTree': () => chrome.bookmarks.getTree(),
   'bookmarks.getSubTree': ({ id }) => chrome.bookmarks.getSubTree(id),
@@ -14,7 +16,7 @@ const API = {
   'management.setEnabled': ({ id, enabled }) => chrome.management.setEnabled(id, enabled),
   'management.uninstall': ({ id, showConfirmDialog }) => chrome.management.uninstall(id, { showConfirmDialog }),
   'runtime.sendMessage': ({ id, message }) => chrome.runtime.sendMessage(id, message),
-  'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version }),
+  'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version, build_stamp: BUILD_STAMP }),
 };
 
 export async function call(name, args) {

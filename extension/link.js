@@ -2,6 +2,8 @@
 // local tabwire server. The first message is a hello naming this browser profile; every
 // message after it is CDP JSON (see cdp.js). The link reconnects by itself.
 
+import { BUILD_STAMP } from './stamp.js';
+
 const HOST = 'dev.tabwire.link';
 const RETRY_MS = [250, 500, 1000, 2000, 5000];
 
@@ -52,5 +54,3 @@ async function connect() {
   });
 }
 
-// Replaced by the sources' hash when tabwire writes the extension out.
-const BUILD_STAMP = 'dev';

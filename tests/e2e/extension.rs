@@ -156,6 +156,11 @@ async fn the_users_browser_is_driven_through_the_extension() {
         status["linked_browsers"][0]["hello"]["extension_version"],
         "0.1.0"
     );
+    assert_eq!(
+        status["extension_build_verdict"], "matches_tree",
+        "{status}"
+    );
+    assert_eq!(status["reload_extension_required"], false);
 }
 
 #[tokio::test]
@@ -312,6 +317,11 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
             "https://www.rust-lang.org/",
             "https://chromedevtools.github.io/devtools-protocol/"
         ]
+    );
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(
+        status["extension_build_verdict"], "matches_tree",
+        "{status}"
     );
     let own = tw
         .call(

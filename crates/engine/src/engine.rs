@@ -41,6 +41,8 @@ pub struct EngineConfig {
     /// The tabwire extension's id, and the folder it is loaded from.
     pub extension_id: Option<String>,
     pub extension_dir: Option<PathBuf>,
+    /// The build stamp of the extension sources this binary carries.
+    pub extension_stamp: Option<String>,
     /// Where bookmark subtrees are saved before they are removed.
     pub backup_dir: PathBuf,
 }

@@ -304,3 +304,48 @@ fn api_error(error: cdp::CdpError) -> EngineError {
         other => other.into(),
     }
 }
+
+impl Engine {
+    /// What the running extension reports of itself, compared with the sources this binary
+    /// carries. Never launches a browser: without one, the verdict is unverifiable.
+    pub async fn extension_status(&self) -> Value {
+        let expected = self.config.extension_stamp.clone();
+        let running = match self.current_browser().await {
+            Some(browser) if !lock(&browser.link_info).is_null() => {
+                let hello = lock(&browser.link_info).clone();
+                Some((
+                    hello["extension_version"].clone(),
+                    hello["build_stamp"].as_str().map(str::to_owned),
+                ))
+            }
+            Some(_) => match tokio::time::timeout(
+                Duration::from_secs(3),
+                self.extension_call("runtime.self", json!({})),
+            )
+            .await
+            {
+                Ok(Ok(me)) => Some((
+                    me["version"].clone(),
+                    me["build_stamp"].as_str().map(str::to_owned),
+                )),
+                _ => None,
+            },
+            None => None,
+        };
+        let (version, stamp) = running.unwrap_or((Value::Null, None));
+        let verdict = match (&stamp, &expected) {
+            (Some(s), _) if s == "dev" => "stamp_not_regenerated",
+            (Some(s), Some(e)) if s == e => "matches_tree",
+            (Some(_), Some(_)) => "stale_worker",
+            _ => "unverifiable",
+        };
+        json!({
+            "extension_version": version,
+            "extension_build_stamp": stamp,
+            "expected_extension_build_stamp": expected,
+            "extension_build_verdict": verdict,
+            "reload_extension_required": verdict == "stale_worker",
+            "extension_status_available": stamp.is_some(),
+        })
+    }
+}

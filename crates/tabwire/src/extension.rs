@@ -17,6 +17,7 @@ const FILES: &[(&str, &str)] = &[
     ("link.js", include_str!("../../../extension/link.js")),
     ("cdp.js", include_str!("../../../extension/cdp.js")),
     ("api.js", include_str!("../../../extension/api.js")),
+    ("stamp.js", include_str!("../../../extension/stamp.js")),
 ];
 
 /// A hash of the extension sources, reported by the running worker so a stale one shows.

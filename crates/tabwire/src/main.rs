@@ -294,6 +294,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     });
     Ok(EngineConfig {
         extension_id: Some(native_host::EXTENSION_ID.to_owned()),
+        extension_stamp: Some(extension::build_stamp()),
         extension_dir,
         backup_dir: state_dir().join("bookmark-backups"),
         state_file,

@@ -41,7 +41,7 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
             )
         })
         .collect();
-    Ok(Reply::data(json!({
+    let mut data = json!({
         "package_version": env!("CARGO_PKG_VERSION"),
         "protocol_version": "btap.result.v1",
         "face": call.server.face,
@@ -56,7 +56,13 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
         "default_session_id": call.session.default_tab().map(|id| format!("{}:{id}", engine.link_name())),
         "default_session_settled": true,
         "capability_registry": { "tool_count": call.server.tools.len(), "groups": registry },
-    })))
+    });
+    if let (Some(data), Value::Object(extension)) =
+        (data.as_object_mut(), engine.extension_status().await)
+    {
+        data.extend(extension);
+    }
+    Ok(Reply::data(data))
 }
 
 pub async fn get_automation_profile(call: Call) -> Result<Reply, EngineError> {
