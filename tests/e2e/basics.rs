@@ -57,6 +57,7 @@ async fn setup_status_does_not_launch_the_browser_and_the_first_page_call_does()
     let tw = Tabwire::stdio("setup").await;
     let status = tw.ok("get_setup_status", json!({})).await;
     assert_eq!(status["link_state"], "not_started");
+    assert_eq!(status["extension_build_verdict"], "unverifiable");
     assert!(
         status["capability_registry"]["tool_count"]
             .as_u64()
