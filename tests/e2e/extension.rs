@@ -397,3 +397,135 @@ async fn two_browser_profiles_are_linked_at_once() {
         (Some("Form"), Some("Below the fold"))
     );
 }
+
+/// Sends one CDP command over a browser's own debugging WebSocket (the test's view of the
+/// browser, independent of tabwire).
+async fn cdp_once(ws: &str, method: &str, params: serde_json::Value) -> serde_json::Value {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let (mut socket, _) = tokio_tungstenite::connect_async(ws)
+        .await
+        .expect("browser websocket");
+    let request = json!({ "id": 1, "method": method, "params": params }).to_string();
+    socket.send(Message::Text(request.into())).await.unwrap();
+    while let Some(Ok(message)) = socket.next().await {
+        if let Message::Text(text) = message {
+            let reply: serde_json::Value = serde_json::from_str(text.as_str()).unwrap();
+            if reply["id"] == 1 {
+                return reply;
+            }
+        }
+    }
+    panic!("{method}: no reply");
+}
+
+#[tokio::test]
+async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_so() {
+    use tokio::io::AsyncBufReadExt;
+    let site = Site::start().await;
+    let work = scratch("extension-restart");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    let data = work.join("data");
+    let profile = work.join("browser-profile");
+    let extension = tabwire_command(&["extension-path"], &data)
+        .await
+        .trim()
+        .to_owned();
+    let profile_arg = profile.display().to_string();
+    tabwire_command(
+        &[
+            "install-native-host",
+            "--browser-user-data-dir",
+            &profile_arg,
+        ],
+        &data,
+    )
+    .await;
+    let mut chromium = tokio::process::Command::new(crate::lifecycle::system_browser())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--load-extension={extension}"))
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start chromium");
+    let mut lines = tokio::io::BufReader::new(chromium.stderr.take().unwrap()).lines();
+    let ws = loop {
+        let line = lines.next_line().await.unwrap().expect("chromium endpoint");
+        if let Some(url) = line.strip_prefix("DevTools listening on ") {
+            break url.trim().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let owned = tw
+        .ok(
+            "open_new_tab",
+            json!({ "url": site.url("fold.html"), "owner_id": "task-7" }),
+        )
+        .await;
+    let tab = owned["session_id"].as_str().unwrap().to_owned();
+    let pending = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "await new Promise(() => {})", "wait": false }),
+        )
+        .await;
+
+    // The browser stops the extension's worker (as it does to idle or updated workers).
+    let targets = cdp_once(&ws, "Target.getTargets", json!({})).await;
+    let worker = targets["result"]["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "service_worker")
+        .expect("extension worker")["targetId"]
+        .clone();
+    cdp_once(&ws, "Target.closeTarget", json!({ "targetId": worker })).await;
+
+    // The script in flight gets an honest receipt: it may have run, do not replay it.
+    let outcome = tw
+        .call(
+            "get_execute_js_result",
+            json!({ "operation_id": pending["operation_id"], "timeout": 60 }),
+        )
+        .await;
+    assert_eq!(
+        outcome.error_code(),
+        "browser_disconnected",
+        "{}",
+        outcome.envelope
+    );
+    assert_eq!(
+        outcome.envelope["retry_safe"], false,
+        "{}",
+        outcome.envelope
+    );
+
+    // Any browser event wakes the worker; the link comes back by itself, with the same
+    // tab handles and owners.
+    cdp_once(&ws, "Target.createTarget", json!({ "url": "about:blank" })).await;
+    let title = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.title", "session_id": tab }),
+        )
+        .await;
+    assert_eq!(title["js_return"], "Below the fold");
+    let closed = tw
+        .ok("close_tabs", json!({ "tab_id": tab, "owner_id": "task-7" }))
+        .await;
+    assert_eq!(closed["results"][0]["closed_by"], "agent");
+}

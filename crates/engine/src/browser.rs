@@ -60,12 +60,44 @@ pub(crate) struct Tabs {
     gone: std::collections::HashSet<String>,
 }
 
+/// Tab ids and owners that outlive one connection to a browser: a linked browser whose
+/// extension worker restarts comes back with the same tab ids and owners. Ids are never
+/// reused.
+pub struct TabIds {
+    next: AtomicU64,
+    known: Mutex<HashMap<(String, String), (u64, Option<String>)>>,
+}
+
+impl Default for TabIds {
+    fn default() -> Self {
+        TabIds {
+            next: AtomicU64::new(1),
+            known: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl TabIds {
+    fn id_for(&self, client: &str, target: &str) -> (u64, Option<String>) {
+        lock(&self.known)
+            .entry((client.to_owned(), target.to_owned()))
+            .or_insert_with(|| (self.next.fetch_add(1, Ordering::Relaxed), None))
+            .clone()
+    }
+
+    fn set_owner(&self, client: &str, target: &str, owner: Option<String>) {
+        if let Some(entry) = lock(&self.known).get_mut(&(client.to_owned(), target.to_owned())) {
+            entry.1 = owner;
+        }
+    }
+}
+
 pub struct Browser {
     pub(crate) conn: Connection,
     /// The `client` part of `client:tab` handles.
     pub client_id: String,
     pub(crate) tabs: Mutex<Tabs>,
-    next_tab_id: Arc<AtomicU64>,
+    ids: Arc<TabIds>,
     pub(crate) child: Mutex<Option<Child>>,
     pub(crate) temp_profile: Option<std::path::PathBuf>,
     pub product: Mutex<String>,
@@ -86,7 +118,7 @@ impl Browser {
     pub(crate) async fn start(
         conn: Connection,
         client_id: &str,
-        next_tab_id: Arc<AtomicU64>,
+        ids: Arc<TabIds>,
         child: Option<Child>,
         temp_profile: Option<std::path::PathBuf>,
     ) -> Result<Arc<Browser>> {
@@ -97,7 +129,7 @@ impl Browser {
                 by_target: HashMap::new(),
                 gone: Default::default(),
             }),
-            next_tab_id,
+            ids,
             child: Mutex::new(child),
             temp_profile,
             product: Mutex::new(String::new()),
@@ -145,16 +177,15 @@ impl Browser {
         }
         let target_id = info["targetId"].as_str()?.to_owned();
         let mut tabs = lock(&self.tabs);
-        let tab = tabs
-            .by_target
-            .entry(target_id.clone())
-            .or_insert_with(|| Tab {
-                tab_id: self.next_tab_id.fetch_add(1, Ordering::Relaxed),
+        let tab = tabs.by_target.entry(target_id.clone()).or_insert_with(|| {
+            let (tab_id, owner_id) = self.ids.id_for(&self.client_id, &target_id);
+            Tab {
+                tab_id,
                 target_id,
                 url: String::new(),
                 title: String::new(),
                 generation: 1,
-                owner_id: None,
+                owner_id,
                 opener: info["openerId"].as_str().map(str::to_owned),
                 session: None,
                 busy: Arc::new(tokio::sync::Mutex::new(())),
@@ -162,7 +193,8 @@ impl Browser {
                 open_dialog: None,
                 answered_dialogs: Vec::new(),
                 child_sessions: HashMap::new(),
-            });
+            }
+        });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();
         }
@@ -190,6 +222,13 @@ impl Browser {
         if let Some(tab) = lock(&self.tabs).by_target.get_mut(target_id) {
             change(tab);
         }
+    }
+
+    /// Records who owns a tab, here and in the ids that outlive this connection.
+    pub(crate) fn set_owner(&self, target_id: &str, owner: Option<&str>) {
+        self.update_tab(target_id, |tab| tab.owner_id = owner.map(str::to_owned));
+        self.ids
+            .set_owner(&self.client_id, target_id, owner.map(str::to_owned));
     }
 
     pub(crate) fn forget_tab(&self, target_id: &str) {

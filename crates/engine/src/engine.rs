@@ -51,7 +51,7 @@ pub struct Engine {
     pub config: EngineConfig,
     browser: tokio::sync::Mutex<Option<Arc<Browser>>>,
     /// Tab ids are never reused, even across a browser relaunch.
-    next_tab_id: Arc<AtomicU64>,
+    tab_ids: Arc<crate::browser::TabIds>,
     next_session: AtomicU64,
     /// Which agent session uses which tab as its default, so a new session does not
     /// silently share another's page.
@@ -69,7 +69,7 @@ impl Engine {
         Arc::new(Engine {
             config,
             browser: tokio::sync::Mutex::new(None),
-            next_tab_id: Arc::new(AtomicU64::new(1)),
+            tab_ids: Arc::default(),
             next_session: AtomicU64::new(1),
             default_claims: Mutex::new(HashMap::new()),
             receipts: Receipts::default(),
@@ -140,7 +140,7 @@ impl Engine {
                 let browser = Browser::start(
                     conn,
                     "managed",
-                    self.next_tab_id.clone(),
+                    self.tab_ids.clone(),
                     Some(launched.child),
                     launched.temp_profile,
                 )
@@ -153,7 +153,7 @@ impl Engine {
                     .await
                     .map_err(|e| EngineError::Endpoint(e.to_string()))?;
                 let conn = cdp::Connection::over_websocket(&url).await?;
-                Browser::start(conn, "cdp", self.next_tab_id.clone(), None, None).await
+                Browser::start(conn, "cdp", self.tab_ids.clone(), None, None).await
             }
         }
     }
@@ -164,8 +164,8 @@ impl Engine {
         }
     }
 
-    pub(crate) fn tab_counter(&self) -> Arc<AtomicU64> {
-        self.next_tab_id.clone()
+    pub(crate) fn tab_counter(&self) -> Arc<crate::browser::TabIds> {
+        self.tab_ids.clone()
     }
 
     /// A new agent session (one per MCP session).
@@ -200,9 +200,7 @@ impl Engine {
             )
             .await?;
         browser.note_target(&info["targetInfo"]);
-        browser.update_tab(&target_id, |tab| {
-            tab.owner_id = owner_id.map(str::to_owned);
-        });
+        browser.set_owner(&target_id, owner_id);
         browser
             .tab_by_target(&target_id)
             .ok_or(EngineError::NoSuchTab(target_id))

@@ -124,17 +124,24 @@ impl Engine {
         }
     }
 
-    /// A linked browser by client id.
+    /// A linked browser by client id, waiting up to LINK_WAIT for it to (re)link.
     pub(crate) async fn linked_browser(&self, client: &str) -> Result<Arc<Browser>> {
-        let found = lock(&self.links.live)
-            .iter()
-            .find(|b| b.client_id == client && !b.conn.is_closed())
-            .cloned();
-        found.ok_or_else(|| {
-            EngineError::ExtensionUnavailable(format!(
-                "browser '{client}' is not linked now; call list_tabs for the linked ones"
-            ))
-        })
+        let deadline = tokio::time::Instant::now() + LINK_WAIT;
+        loop {
+            let changed = self.links.changed.notified();
+            let found = lock(&self.links.live)
+                .iter()
+                .find(|b| b.client_id == client && !b.conn.is_closed())
+                .cloned();
+            if let Some(browser) = found {
+                return Ok(browser);
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return Err(EngineError::ExtensionUnavailable(format!(
+                    "browser '{client}' is not linked now (its extension worker may be restarting); retry, or call list_tabs for the linked ones"
+                )));
+            }
+        }
     }
 
     pub(crate) fn live_links(&self) -> Vec<Arc<Browser>> {

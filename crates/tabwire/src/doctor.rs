@@ -49,7 +49,11 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     }
     // The extension link (for --extension and the browser-API tools).
     match crate::extension::write_out() {
-        Ok(dir) => println!("ok   extension: {} (id {})", dir.display(), crate::native_host::EXTENSION_ID),
+        Ok(dir) => println!(
+            "ok   extension: {} (id {})",
+            dir.display(),
+            crate::native_host::EXTENSION_ID
+        ),
         Err(error) => {
             problems += 1;
             println!("MISSING extension folder: {error}");
@@ -60,18 +64,27 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let mut registered = 0;
     for (browser, dir) in crate::native_host::manifest_dirs() {
         let path = dir.join(&name);
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
         registered += 1;
-        let current = exe.as_ref().is_some_and(|exe| text.contains(&exe.display().to_string()));
+        let current = exe
+            .as_ref()
+            .is_some_and(|exe| text.contains(&exe.display().to_string()));
         if current {
             println!("ok   native host for {browser}: {}", path.display());
         } else {
-            println!("STALE native host for {browser}: {} names another tabwire binary", path.display());
+            println!(
+                "STALE native host for {browser}: {} names another tabwire binary",
+                path.display()
+            );
             println!("     fix: tabwire install-native-host");
         }
     }
     if registered == 0 {
-        println!("note native host: not registered (needed only for --extension); fix: tabwire install-native-host");
+        println!(
+            "note native host: not registered (needed only for --extension); fix: tabwire install-native-host"
+        );
     }
     if problems == 0 {
         println!("\nready: add tabwire to your MCP client, e.g. `tabwire print-config claude`");
