@@ -65,8 +65,11 @@ pub(crate) struct Tabs {
 /// reused.
 pub struct TabIds {
     next: AtomicU64,
-    known: Mutex<HashMap<(String, String), (u64, Option<String>)>>,
+    /// (client id, target id) → (tab id, owner id).
+    known: Mutex<HashMap<TargetKey, (u64, Option<String>)>>,
 }
+
+type TargetKey = (String, String);
 
 impl Default for TabIds {
     fn default() -> Self {
