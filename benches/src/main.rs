@@ -1,11 +1,19 @@
 //! `cargo run -p bench --release -- page [--runs N]`
+//! `cargo run -p bench --release -- agents`
+//! `cargo run -p bench --release -- peers [--runs N]`
 //!
-//! Drives the release `tabwire` binary over stdio with rmcp's client, against pages served
-//! on loopback, and prints medians and spreads. Absolute times are machine-dependent;
-//! compare runs made side by side.
+//! Drives the release `tabwire` binary (and, for `peers`, Playwright MCP and Chrome
+//! DevTools MCP) with rmcp's client, against pages served on loopback, and prints medians
+//! and spreads. Absolute times are machine-dependent; compare runs made side by side.
 
 mod agents;
+mod install;
+mod mcp;
 mod pages;
+mod peers;
+mod procs;
+mod report;
+mod servers;
 mod stats;
 
 use std::process::Stdio;
@@ -30,12 +38,202 @@ async fn main() -> anyhow::Result<()> {
         .and_then(|i| args.get(i + 1))
         .map(|n| n.parse::<usize>())
         .transpose()
-        .context("--runs takes a number")?
-        .unwrap_or(30);
+        .context("--runs takes a number")?;
     match args.first().map(String::as_str) {
-        Some("page") | None => page(runs).await,
+        Some("page") | None => page(runs.unwrap_or(30)).await,
         Some("agents") => agents::run(&[1, 4, 16]).await,
-        Some(other) => bail!("unknown benchmark '{other}'; available: page, agents"),
+        Some("peers") => peers(runs.unwrap_or(15), &args).await,
+        Some(other) => bail!("unknown benchmark '{other}'; available: page, agents, peers"),
+    }
+}
+
+/// The workspace root (this crate sits in `benches/`).
+fn workspace() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// `bench peers`: installs the peers if missing, runs them and tabwire side by side, and
+/// writes docs/benchmarks.md and docs/benchmark-ratios.svg.
+async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
+    let root = workspace();
+    let started = Instant::now();
+    if !std::path::Path::new(servers::CHROMIUM).exists() {
+        bail!(
+            "{} not found: apt-get install -y chromium",
+            servers::CHROMIUM
+        );
+    }
+    let peers_dir = root.join("bench-peers");
+    install::ensure_peers(&peers_dir)?;
+    let scratch = std::env::temp_dir().join(format!("tabwire-bench-peers-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let env = servers::Env {
+        tabwire: tabwire_binary()?,
+        peers: peers_dir.clone(),
+        scratch: scratch.clone(),
+    };
+    let opts = peers::Options {
+        runs,
+        inner: 3,
+        agents: vec![1, 4, 16],
+        loops: 3,
+    };
+    let site = pages::serve().await?;
+    eprintln!(
+        "{runs} runs × (tabwire, Playwright MCP, Chrome DevTools MCP), then N = {:?} agents; pages on {site}",
+        opts.agents
+    );
+    let results = peers::run(&env, &site, &opts).await?;
+    let _ = std::fs::remove_dir_all(&scratch);
+
+    let fidelity = {
+        let path = root.join("target/fidelity-report.json");
+        std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .map(|report| {
+                let stamp = std::fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .map(|t| utc_date(t, true))
+                    .unwrap_or_default();
+                (report, stamp)
+            })
+    };
+    let mut command = String::from("cargo run -p bench --release -- peers");
+    if let Some(i) = args.iter().position(|a| a == "--runs") {
+        command += &format!(
+            " --runs {}",
+            args.get(i + 1).map(String::as_str).unwrap_or("")
+        );
+    }
+    let ctx = report::Context {
+        date: utc_date(std::time::SystemTime::now(), false),
+        command,
+        machine: machine(),
+        versions: vec![
+            ("tabwire".into(), output(&env.tabwire.display().to_string(), &["--version"])),
+            (
+                "Playwright MCP (@playwright/mcp)".into(),
+                install::installed_version(&peers_dir, "@playwright/mcp").unwrap_or_default(),
+            ),
+            (
+                "Chrome DevTools MCP (chrome-devtools-mcp)".into(),
+                install::installed_version(&peers_dir, "chrome-devtools-mcp").unwrap_or_default(),
+            ),
+            ("Node.js".into(), output("node", &["--version"])),
+            ("browser (all three)".into(), output(servers::CHROMIUM, &["--version"])),
+            (
+                "client".into(),
+                "rmcp (the bench crate's), stdio for all three; Streamable HTTP for tabwire's N-agent rows".into(),
+            ),
+            ("tokenizer".into(), "o200k_base, tiktoken-rs 0.12 (vocabulary built in)".into()),
+        ],
+        commands: servers::KINDS
+            .iter()
+            .map(|&k| {
+                let line = env.command_line(k, false).join(" ");
+                (k.label().to_owned(), line.replace(&scratch.display().to_string(), "$SCRATCH"))
+            })
+            .collect(),
+        runs,
+        inner: opts.inner,
+        loops: opts.loops,
+        agents: opts.agents.clone(),
+        wall_secs: started.elapsed().as_secs_f64(),
+        fidelity,
+    };
+    let docs = root.join("docs");
+    report::write(&docs, &results, &ctx)?;
+    eprintln!(
+        "wrote {} and {} in {:.0} s",
+        docs.join("benchmarks.md").display(),
+        docs.join("benchmark-ratios.svg").display(),
+        ctx.wall_secs
+    );
+    Ok(())
+}
+
+/// A command's first line of output, or "" when it cannot run.
+fn output(program: &str, args: &[&str]) -> String {
+    std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        })
+        .unwrap_or_default()
+}
+
+fn machine() -> Vec<(String, String)> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_owned())
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+        .map(|kib| format!("{:.1} GiB", kib / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| {
+                l.trim_start_matches("PRETTY_NAME=")
+                    .trim_matches('"')
+                    .to_owned()
+            })
+        })
+        .unwrap_or_default();
+    vec![
+        ("CPU".into(), format!("{cpu}, {cores} cores available")),
+        ("memory".into(), memory),
+        ("OS".into(), format!("{os}, {}", output("uname", &["-sr"]))),
+    ]
+}
+
+/// YYYY-MM-DD (and HH:MM UTC) from a system time, without a date crate.
+fn utc_date(t: std::time::SystemTime, with_time: bool) -> String {
+    let secs = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    if with_time {
+        format!(
+            "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+            rem / 3600,
+            rem % 3600 / 60
+        )
+    } else {
+        format!("{year:04}-{month:02}-{day:02}")
     }
 }
 

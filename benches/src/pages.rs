@@ -23,9 +23,13 @@ fn big_page() -> String {
     html
 }
 
-const SMALL: &str = "<!doctype html><title>Small</title><button id=go onclick=\"window.clicks = (window.clicks || 0) + 1\">Go</button>";
+/// A small page: a button that counts its clicks and a text field.
+const SMALL: &str = "<!doctype html><title>Small</title><h1>Small page</h1>\
+<button id=go onclick=\"window.clicks = (window.clicks || 0) + 1; document.getElementById('count').textContent = window.clicks\">Go</button>\
+<label>Name <input id=name></label><p>Clicks: <span id=count>0</span></p>";
 
-/// Serves /big and /small; returns the base URL.
+/// Serves /big (any path starting so) and everything else as the small page; returns the
+/// base URL.
 pub async fn serve() -> anyhow::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
