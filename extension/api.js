@@ -15,9 +15,44 @@ const API = {
   'management.getAll': () => chrome.management.getAll(),
   'management.setEnabled': ({ id, enabled }) => chrome.management.setEnabled(id, enabled),
   'management.uninstall': ({ id, showConfirmDialog }) => chrome.management.uninstall(id, { showConfirmDialog }),
+  'contentSettings.get': ({ type, url }) => chrome.contentSettings[type].get({ primaryUrl: url }),
+  'contentSettings.set': ({ type, pattern, setting }) => chrome.contentSettings[type].set({ primaryPattern: pattern, setting }),
+  'downloads.fetch': ({ url, timeoutMs }) => fetchDownload(url, timeoutMs),
   'runtime.sendMessage': ({ id, message }) => chrome.runtime.sendMessage(id, message),
   'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version, build_stamp: BUILD_STAMP }),
 };
+
+// Starts a download and resolves when it ends, or with its progress at the deadline.
+function fetchDownload(url, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    let id = null;
+    const ends = new Map(); // state changes seen before the download id was known
+    const current = async () => (await chrome.downloads.search({ id }))[0];
+    const finish = async (state) => {
+      chrome.downloads.onChanged.removeListener(listener);
+      clearTimeout(timer);
+      const item = await current();
+      resolve(state ? { ...item, state } : item);
+    };
+    // Listening starts before the download does, so no state change can be missed.
+    const listener = (delta) => {
+      const state = delta.state && delta.state.current;
+      if (state !== 'complete' && state !== 'interrupted') return;
+      if (id === null) ends.set(delta.id, state);
+      else if (delta.id === id) finish(state);
+    };
+    chrome.downloads.onChanged.addListener(listener);
+    const timer = setTimeout(() => finish(null), timeoutMs || 60000);
+    chrome.downloads.download({ url, conflictAction: 'uniquify' }).then((started) => {
+      id = started;
+      if (ends.has(id)) finish(ends.get(id));
+    }, (error) => {
+      chrome.downloads.onChanged.removeListener(listener);
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
 
 export async function call(name, args) {
   const method = API[name];

@@ -63,6 +63,8 @@ async fn linked_browser_profile(work: &Path, profile_name: &str) -> LinkedBrowse
         .arg(format!("--load-extension={extension}"))
         // The native host inherits this and finds the link socket there.
         .env("XDG_RUNTIME_DIR", runtime_dir())
+        // Its own download folder, not the real home's.
+        .env("HOME", profile.join("home"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -136,6 +138,34 @@ async fn the_users_browser_is_driven_through_the_extension() {
         inner["content"].as_str().unwrap().contains("inner clicked"),
         "{}",
         inner["content"]
+    );
+
+    // Permission leases go through chrome.contentSettings on this link.
+    let state = |expected: &str| json!({ "js": format!("navigator.permissions.query({{name: 'geolocation'}}).then(s => s.state === '{expected}')"), "timeout": 30 });
+    let lease = tw
+        .ok(
+            "set_site_permission",
+            json!({ "permission": "geolocation", "setting": "allow" }),
+        )
+        .await;
+    assert_eq!(lease["lease"]["prior"], "prompt");
+    tw.ok("wait_for", state("granted")).await;
+    tw.ok("reset_site_permissions", json!({})).await;
+    tw.ok("wait_for", state("prompt")).await;
+
+    // Downloads go through chrome.downloads and land, verified, under the output dir.
+    let done = tw
+        .ok("download_file", json!({ "url": site.url("report") }))
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let bytes = std::fs::read(done["path"].as_str().unwrap()).unwrap();
+    assert_eq!(bytes, crate::support::REPORT.as_bytes());
+    assert!(
+        done["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/downloads/report.csv"),
+        "{done}"
     );
 
     // Browser APIs travel over the same link.

@@ -164,6 +164,11 @@ impl Browser {
         Ok(browser)
     }
 
+    /// Whether this browser is linked through the extension (not launched or attached).
+    pub fn is_linked(&self) -> bool {
+        !lock(&self.link_info).is_null()
+    }
+
     /// The process id of a browser we launched.
     pub fn pid(&self) -> Option<u32> {
         lock(&self.child).as_ref().and_then(|c| c.id())

@@ -171,7 +171,17 @@ impl Engine {
     /// a browser we launched with it loaded. Both reach the same function in api.js.
     pub async fn extension_call(&self, name: &str, args: Value) -> Result<Value> {
         let browser = self.browser().await?;
-        if !lock(&browser.link_info).is_null() {
+        self.extension_call_on(&browser, name, args).await
+    }
+
+    /// The same, on one given browser.
+    pub(crate) async fn extension_call_on(
+        &self,
+        browser: &Browser,
+        name: &str,
+        args: Value,
+    ) -> Result<Value> {
+        if browser.is_linked() {
             let reply = browser
                 .conn
                 .call(
@@ -184,7 +194,7 @@ impl Engine {
                 .map_err(api_error)?;
             return Ok(reply["result"].clone());
         }
-        let session = self.extension_worker(&browser).await?;
+        let session = self.extension_worker(browser).await?;
         let expression = format!("self.tabwireCall({}, {})", json!(name), args);
         let reply = browser
             .conn

@@ -159,7 +159,13 @@ impl AgentSession {
             .cloned();
         let browser = page.browser.clone();
         drop(page);
-        set_permission(&browser.conn, cdp_name, setting, &origin).await?;
+        let prior = match engine.current_permission(&browser, cdp_name, &origin).await {
+            Some(read) => Some(read),
+            None => prior,
+        };
+        engine
+            .apply_permission(&browser, cdp_name, setting, &origin)
+            .await?;
         let lease = Lease {
             id: existing.as_ref().map(|l| l.id.clone()).unwrap_or_else(|| {
                 format!("lease-{:x}", now() ^ u64::from(std::process::id()) << 20)
@@ -214,20 +220,73 @@ impl AgentSession {
     }
 }
 
-async fn set_permission(
-    conn: &cdp::Connection,
-    name: &str,
-    setting: &str,
-    origin: &str,
-) -> Result<()> {
-    conn.call(
-        None,
-        "Browser.setPermission",
-        json!({ "permission": { "name": name }, "setting": setting, "origin": origin }),
-        HOUSEKEEPING,
-    )
-    .await?;
-    Ok(())
+/// The chrome.contentSettings type of a CDP permission name (the extension link).
+fn content_type(name: &str) -> &'static str {
+    match name {
+        "notifications" => "notifications",
+        "geolocation" => "location",
+        "videoCapture" => "camera",
+        _ => "microphone",
+    }
+}
+
+impl Engine {
+    /// Sets a permission: through CDP on a browser we launched or attached to, through
+    /// chrome.contentSettings on a linked one (its debugger cannot reach Browser.*).
+    async fn apply_permission(
+        &self,
+        browser: &crate::browser::Browser,
+        name: &str,
+        setting: &str,
+        origin: &str,
+    ) -> Result<()> {
+        if browser.is_linked() {
+            let setting = match setting {
+                "granted" => "allow",
+                "denied" => "block",
+                _ => "ask",
+            };
+            let args = json!({ "type": content_type(name), "pattern": format!("{origin}/*"), "setting": setting });
+            self.extension_call_on(browser, "contentSettings.set", args)
+                .await?;
+            return Ok(());
+        }
+        browser
+            .conn
+            .call(
+                None,
+                "Browser.setPermission",
+                json!({ "permission": { "name": name }, "setting": setting, "origin": origin }),
+                HOUSEKEEPING,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The setting an origin has now, where the browser can say (the extension link).
+    async fn current_permission(
+        &self,
+        browser: &crate::browser::Browser,
+        name: &str,
+        origin: &str,
+    ) -> Option<String> {
+        if !browser.is_linked() {
+            return None;
+        }
+        let args = json!({ "type": content_type(name), "url": format!("{origin}/") });
+        let reply = self
+            .extension_call_on(browser, "contentSettings.get", args)
+            .await
+            .ok()?;
+        Some(
+            match reply["setting"].as_str()? {
+                "allow" => "granted",
+                "block" => "denied",
+                _ => "prompt",
+            }
+            .to_owned(),
+        )
+    }
 }
 
 impl Engine {
@@ -275,13 +334,9 @@ impl Engine {
         let mut restored = Vec::new();
         let mut manual = Vec::new();
         for lease in selected {
-            match set_permission(
-                &browser.conn,
-                &lease.permission,
-                &lease.prior,
-                &lease.origin,
-            )
-            .await
+            match self
+                .apply_permission(&browser, &lease.permission, &lease.prior, &lease.origin)
+                .await
             {
                 Ok(()) => {
                     lock(&self.leases.active).retain(|l| l.id != lease.id);

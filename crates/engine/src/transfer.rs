@@ -42,10 +42,13 @@ impl AgentSession {
         if let Some(name) = &request.filename {
             files::confined_path(&directory, name, "filename")?;
         }
+        let browser = self.engine.browser().await?;
+        if browser.is_linked() {
+            return self.download_linked(&browser, &request, &directory).await;
+        }
         let staging = output.join(".staging");
         std::fs::create_dir_all(&staging)
             .map_err(|e| EngineError::Io(format!("cannot create {}: {e}", staging.display())))?;
-        let browser = self.engine.browser().await?;
         let mut events = browser.conn.subscribe();
         browser
             .conn
@@ -171,6 +174,64 @@ impl AgentSession {
         Ok(json!({
             "status": "completed", "path": target, "bytes": bytes.len(),
             "sha256": files::sha256_hex(&bytes), "download_id": guid, "url": request.url,
+        }))
+    }
+}
+
+impl AgentSession {
+    /// A linked browser downloads through chrome.downloads into its own download folder;
+    /// the finished file is copied (the user's copy stays) under the output dir.
+    async fn download_linked(
+        &self,
+        browser: &crate::browser::Browser,
+        request: &DownloadRequest,
+        directory: &Path,
+    ) -> Result<Value> {
+        let args = json!({ "url": request.url, "timeoutMs": request.timeout.as_millis() as u64 });
+        let item = self
+            .engine
+            .extension_call_on(browser, "downloads.fetch", args)
+            .await?;
+        match item["state"].as_str() {
+            Some("complete") => {}
+            Some("interrupted") => {
+                return Ok(
+                    json!({ "status": "failed", "reason": item["error"], "download_id": item["id"], "url": request.url }),
+                );
+            }
+            _ => {
+                return Ok(json!({
+                    "status": "in_progress", "download_id": item["id"], "received_bytes": item["bytesReceived"],
+                    "directory_applied": false, "browser_path": item["filename"],
+                }));
+            }
+        }
+        let source = PathBuf::from(item["filename"].as_str().unwrap_or_default());
+        let name = request
+            .filename
+            .clone()
+            .or_else(|| source.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "download".into());
+        let target = files::confined_path(directory, &sanitize(&name), "filename")?;
+        if target.exists() && !request.overwrite {
+            return Err(EngineError::Refused {
+                code: "file_exists".into(),
+                message: format!(
+                    "{} exists; pass overwrite=true to replace it",
+                    target.display()
+                ),
+            });
+        }
+        let bytes = std::fs::read(&source).map_err(|e| {
+            EngineError::Io(format!(
+                "cannot read the download {}: {e}",
+                source.display()
+            ))
+        })?;
+        let (path, sha) = files::write_atomic(&target, &bytes)?;
+        Ok(json!({
+            "status": "completed", "path": path, "bytes": bytes.len(), "sha256": sha,
+            "download_id": item["id"], "browser_path": source, "url": request.url,
         }))
     }
 }
