@@ -60,6 +60,7 @@ fn workspace() -> std::path::PathBuf {
 async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
     let root = workspace();
     let started = Instant::now();
+    let load_before = load_average();
     if !std::path::Path::new(servers::CHROMIUM).exists() {
         bail!(
             "{} not found: apt-get install -y chromium",
@@ -112,7 +113,17 @@ async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
     let ctx = report::Context {
         date: utc_date(std::time::SystemTime::now(), false),
         command,
-        machine: machine(),
+        machine: {
+            let mut m = machine();
+            m.push((
+                "load average (1 min) at start and end".into(),
+                format!(
+                    "{load_before} and {} (the machine was not reserved for the run)",
+                    load_average()
+                ),
+            ));
+            m
+        },
         versions: vec![
             ("tabwire".into(), output(&env.tabwire.display().to_string(), &["--version"])),
             (
@@ -135,7 +146,10 @@ async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
             .iter()
             .map(|&k| {
                 let line = env.command_line(k, false).join(" ");
-                (k.label().to_owned(), line.replace(&scratch.display().to_string(), "$SCRATCH"))
+                let line = line
+                    .replace(&scratch.display().to_string(), "$SCRATCH")
+                    .replace(&format!("{}/", root.display()), "");
+                (k.label().to_owned(), line)
             })
             .collect(),
         runs,
@@ -154,6 +168,13 @@ async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
         ctx.wall_secs
     );
     Ok(())
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// A command's first line of output, or "" when it cannot run.
