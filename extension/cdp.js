@@ -36,7 +36,11 @@ const browserCommands = {
   'Target.setDiscoverTargets': async ({ discover }) => { discovering = !!discover; return {}; },
   'Target.getTargets': async () => ({ targetInfos: (await chrome.tabs.query({})).map(targetInfo) }),
   'Target.getTargetInfo': async ({ targetId }) => ({ targetInfo: targetInfo(await chrome.tabs.get(tabOfTarget(targetId))) }),
-  'Target.createTarget': async ({ url, background }) => {
+  'Target.createTarget': async ({ url, background, newWindow }) => {
+    if (newWindow) {
+      const win = await chrome.windows.create({ url: url || 'about:blank', focused: !background });
+      return { targetId: targetOfTab(win.tabs[0].id) };
+    }
     const tab = await chrome.tabs.create({ url: url || 'about:blank', active: !background });
     return { targetId: targetOfTab(tab.id) };
   },

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests and the end-to-end suite against a real Chromium.
+# Runs every test: unit tests and the end-to-end suite against a real Chromium, then the
+# page-tool tests again over the extension link (a headless Chromium that loads
+# extension/ and links through the native host), so both links run one suite.
 # Installs Chromium on Debian/Ubuntu when it is missing and we are root; otherwise says
 # exactly what to run.
 set -euo pipefail
@@ -17,8 +19,16 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
   fi
 fi
 
-if cargo nextest --version >/dev/null 2>&1; then
-  exec cargo nextest run --workspace --no-fail-fast "$@"
-else
+if ! cargo nextest --version >/dev/null 2>&1; then
   exec cargo test --workspace "$@"
 fi
+
+cargo nextest run --workspace --no-fail-fast "$@"
+
+# The same page-tool tests over the extension link. Left out until they pass there:
+# storage quota, scripts that navigate, leave prompts, and a page URL
+# given to download_file (see the open extension-link issue).
+link_suite='test(/^(input|reading|script|capture|browser_data|tabs|basics)::/)'
+known_gaps='test(/storage_is_paged|script_that_navigates|leave_prompt|not_a_download/)'
+TABWIRE_E2E_LINK=extension cargo nextest run -p tabwire --test e2e --no-fail-fast \
+  -E "$link_suite - $known_gaps" "$@"

@@ -54,7 +54,7 @@ async fn tools_are_listed_with_schemas_and_honest_annotations() {
 #[tokio::test]
 async fn setup_status_does_not_launch_the_browser_and_the_first_page_call_does() {
     let site = Site::start().await;
-    let tw = Tabwire::stdio("setup").await;
+    let tw = Tabwire::managed("setup").await;
     let status = tw.ok("get_setup_status", json!({})).await;
     assert_eq!(status["link_state"], "not_started");
     assert_eq!(status["extension_build_verdict"], "unverifiable");
@@ -124,9 +124,9 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
         ),
         (
             "scan_page",
-            json!({ "session_id": "managed:999" }),
+            json!({ "session_id": "999" }),
             "tab_not_found",
-            "managed:999",
+            "999",
         ),
         (
             "save_pdf",

@@ -13,65 +13,13 @@ struct LinkedBrowser {
     _chromium: tokio::process::Child,
 }
 
-async fn tabwire_command(args: &[&str], data: &Path) -> String {
-    let output = tokio::process::Command::new(BINARY)
-        .args(args)
-        .env("XDG_DATA_HOME", data)
-        .output()
-        .await
-        .expect("run tabwire");
-    assert!(
-        output.status.success(),
-        "tabwire {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
-
 async fn linked_browser(work: &Path) -> LinkedBrowser {
     linked_browser_profile(work, "browser-profile").await
 }
 
 async fn linked_browser_profile(work: &Path, profile_name: &str) -> LinkedBrowser {
-    let data = work.join("data");
-    let profile = work.join(profile_name);
-    let extension = tabwire_command(&["extension-path"], &data)
-        .await
-        .trim()
-        .to_owned();
-    assert!(Path::new(&extension).join("manifest.json").exists());
-    let profile_arg = profile.display().to_string();
-    tabwire_command(
-        &[
-            "install-native-host",
-            "--browser-user-data-dir",
-            &profile_arg,
-        ],
-        &data,
-    )
-    .await;
-    let chromium = tokio::process::Command::new(crate::lifecycle::system_browser())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "about:blank",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--load-extension={extension}"))
-        // The native host inherits this and finds the link socket there.
-        .env("XDG_RUNTIME_DIR", runtime_dir())
-        // Its own download folder, not the real home's.
-        .env("HOME", profile.join("home"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start chromium");
     LinkedBrowser {
-        _chromium: chromium,
+        _chromium: crate::support::start_linked_browser(work, profile_name, &[]).await,
     }
 }
 
@@ -455,40 +403,12 @@ async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_s
     let site = Site::start().await;
     let work = scratch("extension-restart");
     let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
-    let data = work.join("data");
-    let profile = work.join("browser-profile");
-    let extension = tabwire_command(&["extension-path"], &data)
-        .await
-        .trim()
-        .to_owned();
-    let profile_arg = profile.display().to_string();
-    tabwire_command(
-        &[
-            "install-native-host",
-            "--browser-user-data-dir",
-            &profile_arg,
-        ],
-        &data,
+    let mut chromium = crate::support::start_linked_browser(
+        &work,
+        "browser-profile",
+        &["--remote-debugging-port=0"],
     )
     .await;
-    let mut chromium = tokio::process::Command::new(crate::lifecycle::system_browser())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--remote-debugging-port=0",
-            "about:blank",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--load-extension={extension}"))
-        .env("XDG_RUNTIME_DIR", runtime_dir())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start chromium");
     let mut lines = tokio::io::BufReader::new(chromium.stderr.take().unwrap()).lines();
     let ws = loop {
         let line = lines.next_line().await.unwrap().expect("chromium endpoint");

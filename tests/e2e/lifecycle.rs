@@ -15,7 +15,7 @@ async fn browser_pid(tw: &Tabwire) -> u32 {
 #[tokio::test]
 async fn the_browser_goes_away_when_the_client_disconnects() {
     let site = Site::start().await;
-    let tw = Tabwire::stdio("disconnect").await;
+    let tw = Tabwire::managed("disconnect").await;
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
     let browser = browser_pid(&tw).await;
@@ -37,7 +37,7 @@ async fn the_browser_goes_away_when_the_client_disconnects() {
 #[tokio::test]
 async fn the_browser_goes_away_when_the_server_is_killed() {
     let site = Site::start().await;
-    let tw = Tabwire::stdio("killed-server").await;
+    let tw = Tabwire::managed("killed-server").await;
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
     let browser = browser_pid(&tw).await;
@@ -52,7 +52,7 @@ async fn the_browser_goes_away_when_the_server_is_killed() {
 #[tokio::test]
 async fn a_crashed_browser_fails_the_call_in_flight_and_is_relaunched() {
     let site = Site::start().await;
-    let tw = Tabwire::stdio("crash").await;
+    let tw = Tabwire::managed("crash").await;
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
     let browser = browser_pid(&tw).await;

@@ -45,7 +45,7 @@ async fn a_lease_is_restored_when_it_expires_and_on_reset() {
         )
         .await;
     assert_eq!(clipboard.error_code(), "unsupported");
-    let short = Tabwire::stdio("lease-short").await;
+    let short = Tabwire::managed("lease-short").await;
     short
         .ok("open_url", json!({ "url": site.url("form.html") }))
         .await;

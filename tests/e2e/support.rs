@@ -155,6 +155,91 @@ pub struct Tabwire {
     pub child: Child,
     pub output_dir: PathBuf,
     pub work: PathBuf,
+    /// A browser linked through the extension, when the suite runs over that link.
+    pub linked_browser: Option<Child>,
+}
+
+/// Which link `Tabwire::stdio` drives: the browser tabwire launches (default), or, with
+/// TABWIRE_E2E_LINK=extension, a browser linked through the extension. The page-tool
+/// tests run unchanged over both.
+pub fn over_extension() -> bool {
+    std::env::var("TABWIRE_E2E_LINK").is_ok_and(|v| v == "extension")
+}
+
+async fn tabwire_command(args: &[&str], data: &Path) -> String {
+    let output = Command::new(BINARY)
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .await
+        .expect("run tabwire");
+    assert!(
+        output.status.success(),
+        "tabwire {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+/// Chromium with the tabwire extension loaded and its native host registered in a fresh
+/// profile, linking to the tabwire of this test process (same runtime dir).
+pub async fn start_linked_browser(work: &Path, profile_name: &str, extra: &[&str]) -> Child {
+    let data = work.join("data");
+    let profile = work.join(profile_name);
+    let extension = tabwire_command(&["extension-path"], &data)
+        .await
+        .trim()
+        .to_owned();
+    let profile_arg = profile.display().to_string();
+    tabwire_command(
+        &[
+            "install-native-host",
+            "--browser-user-data-dir",
+            &profile_arg,
+        ],
+        &data,
+    )
+    .await;
+    Command::new(system_browser())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+        ])
+        .args(extra)
+        .arg("about:blank")
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--load-extension={extension}"))
+        // The native host inherits this and finds the link socket there.
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        // Its own download folder, not the real home's.
+        .env("HOME", profile.join("home"))
+        .stdout(Stdio::null())
+        // Piped only when the caller reads the DevTools endpoint from it (and drains it).
+        .stderr(
+            if extra.iter().any(|a| a.starts_with("--remote-debugging")) {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            },
+        )
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start chromium")
+}
+
+pub fn system_browser() -> String {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .unwrap_or("chromium")
+    .into()
 }
 
 /// A fresh scratch directory for one test.
@@ -184,7 +269,19 @@ fn base_args(work: &Path, extra: &[&str]) -> Vec<String> {
 
 impl Tabwire {
     /// tabwire over stdio with a throw-away profile.
+    /// tabwire over stdio on the suite's link (see `over_extension`).
     pub async fn stdio(name: &str) -> Tabwire {
+        if !over_extension() {
+            return Tabwire::managed(name).await;
+        }
+        let work = scratch(name);
+        let mut tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+        tw.linked_browser = Some(start_linked_browser(&work, "browser-profile", &[]).await);
+        tw
+    }
+
+    /// tabwire over stdio with a browser it launches, whatever the suite's link.
+    pub async fn managed(name: &str) -> Tabwire {
         Tabwire::stdio_with(name, &[]).await
     }
 
@@ -213,6 +310,7 @@ impl Tabwire {
         let stdin = child.stdin.take().expect("stdin");
         let client = ().serve((stdout, stdin)).await.expect("MCP initialize over stdio");
         Tabwire {
+            linked_browser: None,
             client,
             child,
             output_dir: work.join("out"),

@@ -206,11 +206,18 @@ impl Engine {
             .ok_or(EngineError::NoSuchTab(target_id))
     }
 
-    /// A headless browser we launched gets each new tab in a window of its own: a
+    /// A headless browser we launched (and a linked one) gets each new tab in a window of
+    /// its own: a
     /// background tab in a shared window is hidden, and a hidden page does not render,
     /// so trusted input to it stalls. Nobody sees headless windows, so this costs nothing.
     fn tabs_in_own_windows(&self) -> bool {
-        matches!(&self.config.link, LinkConfig::Managed(options) if options.is_headless())
+        match &self.config.link {
+            LinkConfig::Managed(options) => options.is_headless(),
+            // In the user's browser an agent works in a window of its own, which also keeps
+            // its page visible (and its input flowing) while the user stays in theirs.
+            LinkConfig::Extension => true,
+            LinkConfig::Endpoint(_) => false,
+        }
     }
 
     /// Parses a tab handle (`client:N`, `N`) and finds the tab.
@@ -301,8 +308,14 @@ impl AgentSession {
             }
         }
         let browser = self.engine.browser().await?;
+        // In a browser we launched or attached to, an unused page tab is taken over. The
+        // user's own browser is theirs: a session there works in a tab of its own.
+        let reuse = !matches!(self.engine.config.link, LinkConfig::Extension);
         let free = browser.tabs().into_iter().find(|tab| {
-            !self.engine.claimed_by_other(tab.tab_id, self.id) && tab.owner_id.is_none()
+            reuse
+                && !self.engine.claimed_by_other(tab.tab_id, self.id)
+                && tab.owner_id.is_none()
+                && scriptable(&tab.url)
         });
         let tab = match free {
             Some(tab) => tab,
@@ -347,6 +360,14 @@ impl Drop for AgentSession {
     fn drop(&mut self) {
         lock(&self.engine.default_claims).retain(|_, owner| *owner != self.id);
     }
+}
+
+/// Pages an agent can drive (not the browser's own chrome://, new-tab or extension pages).
+fn scriptable(url: &str) -> bool {
+    url.starts_with("http://")
+        || url.starts_with("https://")
+        || url.starts_with("about:blank")
+        || url.is_empty()
 }
 
 /// The deadline helper every page operation uses: seconds from a tool's `timeout`.

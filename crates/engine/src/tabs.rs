@@ -19,6 +19,7 @@ pub(crate) enum Creation {
     Pending,
     Done {
         tab_id: u64,
+        handle: String,
         generation: u64,
         owner_id: String,
     },
@@ -84,7 +85,11 @@ impl AgentSession {
     }
 
     /// Makes a tab this session's default; `url_pattern` must match exactly one tab.
-    pub async fn switch_tab(&self, handle: Option<&str>, url_pattern: Option<&str>) -> Result<Tab> {
+    pub async fn switch_tab(
+        &self,
+        handle: Option<&str>,
+        url_pattern: Option<&str>,
+    ) -> Result<(String, Tab)> {
         let (browser, tab) = match (handle, url_pattern) {
             (Some(handle), _) => self.engine.find_tab(handle).await?,
             (None, Some(pattern)) => {
@@ -128,8 +133,20 @@ impl AgentSession {
             }
         };
         self.set_default(tab.tab_id);
-        let _ = browser;
-        Ok(tab)
+        Ok((tab_handle(&browser, &tab), tab))
+    }
+
+    /// This session's default tab as a handle, if it has one and a browser is connected.
+    /// Never launches a browser.
+    pub async fn default_handle(&self) -> Option<String> {
+        let id = self.default_tab()?;
+        let browsers = match &self.engine.config.link {
+            crate::engine::LinkConfig::Extension => self.engine.live_links(),
+            _ => self.engine.current_browser().await.into_iter().collect(),
+        };
+        browsers
+            .iter()
+            .find_map(|b| b.tab_by_id(id).map(|tab| tab_handle(b, &tab)))
     }
 
     /// Brings a tab to the front and reports whether the page now says it is visible.
@@ -207,6 +224,7 @@ impl AgentSession {
                 self.id,
                 Creation::Done {
                     tab_id: tab.tab_id,
+                    handle: tab_handle(&browser, &tab),
                     generation: tab.generation,
                     owner_id: owner_id.clone(),
                 },
@@ -255,12 +273,13 @@ impl AgentSession {
                 _,
                 Creation::Done {
                     tab_id,
+                    handle,
                     generation,
                     owner_id,
                 },
             )) => json!({
                 "status": "recovered", "operation_id": operation_id, "tab_id": tab_id,
-                "session_id": format!("{}:{tab_id}", self.engine.link_name()),
+                "session_id": handle,
                 "generation": generation, "owner_id": owner_id, "owned": true,
                 "replayed": false,
             }),

@@ -207,10 +207,15 @@ impl AgentSession {
             }
         }
         let source = PathBuf::from(item["filename"].as_str().unwrap_or_default());
+        // The browser's folder may have renamed it "report (1).csv"; ours keeps the name.
         let name = request
             .filename
             .clone()
-            .or_else(|| source.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .or_else(|| {
+                source
+                    .file_name()
+                    .map(|n| without_uniquifier(&n.to_string_lossy()))
+            })
             .unwrap_or_else(|| "download".into());
         let target = files::confined_path(directory, &sanitize(&name), "filename")?;
         if target.exists() && !request.overwrite {
@@ -233,6 +238,26 @@ impl AgentSession {
             "status": "completed", "path": path, "bytes": bytes.len(), "sha256": sha,
             "download_id": item["id"], "browser_path": source, "url": request.url,
         }))
+    }
+}
+
+/// "report (1).csv" → "report.csv": the suffix a browser adds to avoid a clash in its own
+/// download folder.
+fn without_uniquifier(name: &str) -> String {
+    let (stem, extension) = match name.rfind('.') {
+        Some(dot) if dot > 0 => (&name[..dot], &name[dot..]),
+        _ => (name, ""),
+    };
+    match stem.rfind(" (") {
+        Some(open)
+            if stem.ends_with(')')
+                && stem[open + 2..stem.len() - 1]
+                    .chars()
+                    .all(|c| c.is_ascii_digit()) =>
+        {
+            format!("{}{extension}", &stem[..open])
+        }
+        _ => name.to_owned(),
     }
 }
 
@@ -355,4 +380,17 @@ fn allowed_file(path: &str, roots: &[PathBuf]) -> Result<String> {
         )));
     }
     Ok(canonical.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_uniquifier;
+
+    #[test]
+    fn browser_uniquifiers_are_dropped() {
+        assert_eq!(without_uniquifier("report (1).csv"), "report.csv");
+        assert_eq!(without_uniquifier("report (12)"), "report");
+        assert_eq!(without_uniquifier("notes (draft).txt"), "notes (draft).txt");
+        assert_eq!(without_uniquifier("plain.csv"), "plain.csv");
+    }
 }

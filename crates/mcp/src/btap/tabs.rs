@@ -53,7 +53,7 @@ pub async fn get_setup_status(call: Call) -> Result<Reply, EngineError> {
         "linked_browsers": engine.linked_browsers(),
         "output_dir": config.output_dir,
         "profile": call.server.profile().name(),
-        "default_session_id": call.session.default_tab().map(|id| format!("{}:{id}", engine.link_name())),
+        "default_session_id": call.session.default_handle().await,
         "default_session_settled": true,
         "capability_registry": { "tool_count": call.server.tools.len(), "groups": registry },
     });
@@ -91,11 +91,10 @@ pub async fn list_all_tabs(call: Call) -> Result<Reply, EngineError> {
 }
 
 pub async fn switch_tab(call: Call) -> Result<Reply, EngineError> {
-    let tab = call
+    let (handle, tab) = call
         .session
         .switch_tab(call.tab().as_deref(), call.args.str("url_pattern"))
         .await?;
-    let handle = format!("{}:{}", call.engine().link_name(), tab.tab_id);
     let mut data =
         json!({ "session_id": handle, "url": tab.url, "title": tab.title, "activated": false });
     if call.args.bool_or("activate", false) {
