@@ -49,7 +49,9 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
             socket.display()
         )
     })?;
-    let (from_engine, mut to_engine) = stream.into_split();
+    let (from_engine, to_engine) = stream.into_split();
+    // Both directions may write to the engine: relayed messages, and our own refusals.
+    let to_engine = tokio::sync::Mutex::new(to_engine);
     let mut stdin = tokio::io::stdin();
     let mut stdout = tokio::io::stdout();
     let upstream = async {
@@ -63,17 +65,17 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
             // One message a line: JSON never holds a raw newline outside strings.
             message.retain(|&b| b != b'\n');
             message.push(b'\n');
-            to_engine.write_all(&message).await?;
+            to_engine.lock().await.write_all(&message).await?;
         }
     };
     let downstream = async {
         let mut lines = BufReader::new(from_engine).lines();
         while let Some(line) = lines.next_line().await? {
             if line.len() > MAX_TO_BROWSER {
-                tracing::warn!(
-                    bytes = line.len(),
-                    "message too large for native messaging dropped"
-                );
+                // The browser would drop it; answer the command here so its caller gets
+                // a clear error rather than a timeout.
+                let refusal = too_large(&line);
+                to_engine.lock().await.write_all(refusal.as_bytes()).await?;
                 continue;
             }
             stdout.write_all(&(line.len() as u32).to_ne_bytes()).await?;
@@ -86,6 +88,21 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
         done = upstream => done,
         done = downstream => done,
     }
+}
+
+/// A CDP error reply (one line) for a command too large for native messaging.
+fn too_large(line: &str) -> String {
+    let id = serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|m| m["id"].as_u64());
+    let message = format!(
+        "the command is {} bytes; the extension link carries at most {MAX_TO_BROWSER} bytes a message",
+        line.len()
+    );
+    format!(
+        "{}\n",
+        serde_json::json!({ "id": id, "error": { "code": -32000, "message": message } })
+    )
 }
 
 /// The host manifest Chrome-family browsers read to find and trust this host.
