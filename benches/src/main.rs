@@ -125,7 +125,14 @@ async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
             m
         },
         versions: vec![
-            ("tabwire".into(), output(&env.tabwire.display().to_string(), &["--version"])),
+            (
+                "tabwire".into(),
+                format!(
+                    "{}, built from commit {}",
+                    output(&env.tabwire.display().to_string(), &["--version"]),
+                    output("git", &["-C", &root.display().to_string(), "describe", "--always", "--dirty"])
+                ),
+            ),
             (
                 "Playwright MCP (@playwright/mcp)".into(),
                 install::installed_version(&peers_dir, "@playwright/mcp").unwrap_or_default(),
