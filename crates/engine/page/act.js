@@ -59,6 +59,10 @@ function hitsTarget(el, hit) {
 function pointResult(el, x, y, extra) {
   const hit = deepElementFromPoint(x, y);
   if (hitsTarget(el, hit)) return Object.assign({ status: 'ok', x, y }, extra);
+  // Nothing at all there: the point is outside what the window shows now.
+  if (!hit) {
+    return Object.assign({ status: 'outside_viewport', message: 'nothing is drawn at the click point', x, y }, extra);
+  }
   return Object.assign({
     status: 'obscured',
     message: 'another element covers the point',
@@ -81,7 +85,9 @@ TW.click_point = function (args) {
     // The browser routes input by the compositor's hit-test data, which follows a
     // scroll only once a frame is drawn: aim after that, or the click can land where
     // the page was before (inside an out-of-process iframe, say).
-    return nextFrames().then(() => aimAt(el, a, vp, true));
+    // Measure the viewport again then: a window that was just opened may still be
+    // settling its size.
+    return nextFrames().then(() => aimAt(el, a, viewportSize(), true));
   }
   return aimAt(el, a, vp, false);
 };
