@@ -81,16 +81,23 @@ TW.click_point = function (args) {
   if (!rect.width || !rect.height) return { status: 'not_interactable', message: 'element has zero size', element: describe(el) };
   const vp = viewportSize();
   if (a.scroll !== false && !fullyInside(rect, vp)) {
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    // The browser routes input by the compositor's hit-test data, which follows a
-    // scroll only once a frame is drawn: aim after that, or the click can land where
-    // the page was before (inside an out-of-process iframe, say).
-    // Measure the viewport again then: a window that was just opened may still be
-    // settling its size.
-    return nextFrames().then(() => aimAt(el, a, viewportSize(), true));
+    return scrollSettled(el, 3).then(() => aimAt(el, a, viewportSize(), true));
   }
   return aimAt(el, a, vp, false);
 };
+
+// Scrolls the element into view and waits for the frame that shows it. The browser
+// routes input by the compositor's hit-test data, which follows a scroll only once a
+// frame is drawn, so aiming earlier can land where the page was. A window that was just
+// opened may still be settling its size, so the scroll is repeated (a bounded number of
+// times) until the element is really inside the viewport.
+async function scrollSettled(el, attempts) {
+  for (let i = 0; i < attempts; i++) {
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    await nextFrames();
+    if (fullyInside(el.getBoundingClientRect(), viewportSize())) return;
+  }
+}
 
 // Resolves after two animation frames (or 100 ms where frames are throttled).
 function nextFrames() {
