@@ -727,23 +727,11 @@ fn write_report(pages: &[PageReport], total: &Figures, total_default: &Figures, 
 }
 
 fn browser_version() -> String {
-    std::process::Command::new(system_browser())
+    std::process::Command::new(crate::support::system_browser())
         .arg("--version")
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default()
-}
-
-fn system_browser() -> String {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .into_iter()
-    .find(|p| std::path::Path::new(p).exists())
-    .unwrap_or("chromium")
-    .into()
 }
 
 /// A Chromium of the test's own, with a DevTools endpoint for tabwire and for the test.
@@ -756,7 +744,7 @@ struct Chromium {
 impl Chromium {
     async fn launch(name: &str) -> Chromium {
         let work = scratch(name);
-        let mut child = tokio::process::Command::new(system_browser())
+        let mut child = tokio::process::Command::new(crate::support::system_browser())
             .args([
                 "--headless",
                 "--no-sandbox",

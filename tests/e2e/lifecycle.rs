@@ -91,7 +91,7 @@ async fn a_crashed_browser_fails_the_call_in_flight_and_is_relaunched() {
 async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
     let site = Site::start().await;
     let work = scratch("cdp-endpoint");
-    let mut chromium = tokio::process::Command::new(system_browser())
+    let mut chromium = tokio::process::Command::new(crate::support::system_browser())
         .args([
             "--headless",
             "--no-sandbox",
@@ -180,18 +180,6 @@ async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
         reply.envelope
     );
     let _ = chromium.kill().await;
-}
-
-pub fn system_browser() -> String {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .into_iter()
-    .find(|p| std::path::Path::new(p).exists())
-    .unwrap_or("chromium")
-    .into()
 }
 
 #[tokio::test]

@@ -106,6 +106,25 @@ impl AgentSession {
         }
     }
 
+    /// Records a running capture as this session's.
+    fn register(
+        &self,
+        page: &crate::page::Page,
+        key: (String, Kind),
+        ring: Arc<Mutex<Ring>>,
+        task: tokio::task::JoinHandle<()>,
+    ) -> Value {
+        let capture = Capture {
+            owner: self.id,
+            session: page.session.clone(),
+            browser: Arc::downgrade(&page.browser),
+            ring,
+            task,
+        };
+        lock(&self.captures().running).insert(key, capture);
+        json!({ "status": "capturing", "target": page.handle() })
+    }
+
     pub async fn network_capture_start(
         &self,
         handle: Option<&str>,
@@ -135,17 +154,7 @@ impl AgentSession {
             ring.clone(),
             options,
         ));
-        lock(&self.captures().running).insert(
-            key,
-            Capture {
-                owner: self.id,
-                session: page.session.clone(),
-                browser: Arc::downgrade(&page.browser),
-                ring,
-                task,
-            },
-        );
-        Ok(json!({ "status": "capturing", "target": page.handle() }))
+        Ok(self.register(&page, key, ring, task))
     }
 
     pub async fn network_capture_stop(
@@ -250,17 +259,7 @@ impl AgentSession {
         let task = tokio::spawn(collect_console(page.session.clone(), events, ring.clone()));
         // Enabling replays the existing contexts, which the collector is already listening for.
         page.cdp("Runtime.enable", json!({}), timeout).await?;
-        lock(&self.captures().running).insert(
-            key,
-            Capture {
-                owner: self.id,
-                session: page.session.clone(),
-                browser: Arc::downgrade(&page.browser),
-                ring,
-                task,
-            },
-        );
-        Ok(json!({ "status": "capturing", "target": page.handle() }))
+        Ok(self.register(&page, key, ring, task))
     }
 
     /// A page of the console buffer; `clear` empties it afterwards.
