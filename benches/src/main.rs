@@ -1,6 +1,6 @@
 //! `cargo run -p bench --release -- page [--runs N]`
 //! `cargo run -p bench --release -- agents`
-//! `cargo run -p bench --release -- peers [--runs N]`
+//! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
 //!
 //! Drives the release `tabwire` binary (and, for `peers`, Playwright MCP and Chrome
 //! DevTools MCP) with rmcp's client, against pages served on loopback, and prints medians
@@ -59,6 +59,18 @@ fn workspace() -> std::path::PathBuf {
 /// writes docs/benchmarks.md and docs/benchmark-ratios.svg.
 async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
     let root = workspace();
+    if args.iter().any(|a| a == "--report-only") {
+        // Rewrites the report from the saved results (and the current fidelity report).
+        let raw: Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join("docs/benchmark-results.json"))
+                .context("docs/benchmark-results.json: run `bench peers` first")?,
+        )?;
+        let results = peers::Results::from_json(&raw["results"]);
+        let ctx = report::Context::from_json(&raw["context"], fidelity_report(&root));
+        report::write(&root.join("docs"), &results, &ctx)?;
+        eprintln!("rewrote docs/benchmarks.md from docs/benchmark-results.json");
+        return Ok(());
+    }
     let started = Instant::now();
     let load_before = load_average();
     if !std::path::Path::new(servers::CHROMIUM).exists() {
@@ -90,19 +102,7 @@ async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
     let results = peers::run(&env, &site, &opts).await?;
     let _ = std::fs::remove_dir_all(&scratch);
 
-    let fidelity = {
-        let path = root.join("target/fidelity-report.json");
-        std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .map(|report| {
-                let stamp = std::fs::metadata(&path)
-                    .and_then(|m| m.modified())
-                    .map(|t| utc_date(t, true))
-                    .unwrap_or_default();
-                (report, stamp)
-            })
-    };
+    let fidelity = fidelity_report(&root);
     let mut command = String::from("cargo run -p bench --release -- peers");
     if let Some(i) = args.iter().position(|a| a == "--runs") {
         command += &format!(
@@ -130,7 +130,7 @@ async fn peers(runs: usize, args: &[String]) -> anyhow::Result<()> {
                 format!(
                     "{}, built from commit {}",
                     output(&env.tabwire.display().to_string(), &["--version"]),
-                    output("git", &["-C", &root.display().to_string(), "describe", "--always", "--dirty"])
+                    built_from(&root)
                 ),
             ),
             (
@@ -182,6 +182,33 @@ fn load_average() -> String {
         .ok()
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
         .unwrap_or_default()
+}
+
+/// The checkout's commit, and whether tabwire's own sources (crates/) differ from it.
+fn built_from(root: &std::path::Path) -> String {
+    let dir = root.display().to_string();
+    let commit = output("git", &["-C", &dir, "rev-parse", "--short", "HEAD"]);
+    let changed = std::process::Command::new("git")
+        .args(["-C", &dir, "status", "--porcelain", "--", "crates"])
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false);
+    if changed {
+        format!("{commit} with local changes under crates/")
+    } else {
+        format!("{commit} (crates/ unmodified)")
+    }
+}
+
+/// The fidelity test's last report and when it was written.
+fn fidelity_report(root: &std::path::Path) -> Option<(Value, String)> {
+    let path = root.join("target/fidelity-report.json");
+    let report = serde_json::from_str::<Value>(&std::fs::read_to_string(&path).ok()?).ok()?;
+    let stamp = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .map(|t| utc_date(t, true))
+        .unwrap_or_default();
+    Some((report, stamp))
 }
 
 /// A command's first line of output, or "" when it cannot run.

@@ -50,6 +50,62 @@ impl Results {
     }
 }
 
+impl Results {
+    /// Every sample and note, by server label then metric.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut samples = serde_json::Map::new();
+        let mut notes = serde_json::Map::new();
+        for kind in KINDS {
+            let of_kind = |(k, key): &(Kind, String)| (*k == kind).then(|| key.clone());
+            samples.insert(
+                kind.label().into(),
+                self.samples
+                    .iter()
+                    .filter_map(|(id, v)| of_kind(id).map(|key| (key, json!(v))))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into(),
+            );
+            notes.insert(
+                kind.label().into(),
+                self.notes
+                    .iter()
+                    .filter_map(|(id, v)| of_kind(id).map(|key| (key, json!(v))))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into(),
+            );
+        }
+        json!({ "samples": samples, "notes": notes })
+    }
+
+    pub fn from_json(value: &serde_json::Value) -> Results {
+        let mut results = Results::default();
+        for kind in KINDS {
+            for (key, v) in value["samples"][kind.label()]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                for x in v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|x| x.as_f64())
+                {
+                    results.push(kind, key, x);
+                }
+            }
+            for (key, v) in value["notes"][kind.label()]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                results.note(kind, key, v.as_str().unwrap_or_default());
+            }
+        }
+        results
+    }
+}
+
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
