@@ -399,7 +399,6 @@ async fn cdp_once(ws: &str, method: &str, params: serde_json::Value) -> serde_js
 
 #[tokio::test]
 async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_so() {
-    use tokio::io::AsyncBufReadExt;
     let site = Site::start().await;
     let work = scratch("extension-restart");
     let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
@@ -409,14 +408,7 @@ async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_s
         &["--remote-debugging-port=0"],
     )
     .await;
-    let mut lines = tokio::io::BufReader::new(chromium.stderr.take().unwrap()).lines();
-    let ws = loop {
-        let line = lines.next_line().await.unwrap().expect("chromium endpoint");
-        if let Some(url) = line.strip_prefix("DevTools listening on ") {
-            break url.trim().to_owned();
-        }
-    };
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let ws = crate::support::devtools_endpoint(&mut chromium).await;
 
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;

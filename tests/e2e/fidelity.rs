@@ -22,7 +22,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -763,18 +762,7 @@ impl Chromium {
             .kill_on_drop(true)
             .spawn()
             .expect("start chromium");
-        let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-        let ws = tokio::time::timeout(PATIENCE, async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                    return url.trim().to_owned();
-                }
-            }
-            panic!("chromium exited without listening");
-        })
-        .await
-        .expect("chromium endpoint");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let ws = crate::support::devtools_endpoint(&mut child).await;
         let port = ws
             .split(':')
             .nth(2)

@@ -1,7 +1,6 @@
 use std::process::Stdio;
 
 use serde_json::json;
-use tokio::io::AsyncBufReadExt;
 
 use crate::support::{BINARY, Site, Tabwire, process_alive, process_exits, scratch};
 
@@ -111,18 +110,7 @@ async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
         .spawn()
         .expect("start chromium");
     // Chromium announces its endpoint on stderr once it listens.
-    let mut lines = tokio::io::BufReader::new(chromium.stderr.take().unwrap()).lines();
-    let ws = tokio::time::timeout(crate::support::PATIENCE, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                return url.trim().to_owned();
-            }
-        }
-        panic!("chromium exited without listening");
-    })
-    .await
-    .expect("chromium endpoint");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let ws = crate::support::devtools_endpoint(&mut chromium).await;
     let port = ws
         .split(':')
         .nth(2)

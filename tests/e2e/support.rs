@@ -550,3 +550,21 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Reads the DevTools WebSocket URL a Chromium started with --remote-debugging-port
+/// announces on stderr, then keeps draining stderr so it never blocks.
+pub async fn devtools_endpoint(chromium: &mut Child) -> String {
+    let mut lines = BufReader::new(chromium.stderr.take().expect("chromium stderr piped")).lines();
+    let ws = tokio::time::timeout(PATIENCE, async {
+        while let Some(line) = lines.next_line().await.expect("read chromium stderr") {
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                return url.trim().to_owned();
+            }
+        }
+        panic!("chromium exited without listening");
+    })
+    .await
+    .expect("chromium endpoint");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    ws
+}

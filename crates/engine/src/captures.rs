@@ -166,17 +166,13 @@ impl AgentSession {
         let (browser, tab) = self.resolve_tab(handle).await?;
         let key = (tab.target_id.clone(), Kind::Network);
         if !self.check_owner(&key)? {
-            return Err(EngineError::Refused {
-                code: "no_capture".into(),
-                message: "no network capture is running on this tab".into(),
-            });
+            return Err(no_capture("network", "network_capture_start"));
         }
         let (session, records, dropped, lagged) = {
             let running = lock(&self.captures().running);
-            let capture = running.get(&key).ok_or_else(|| EngineError::Refused {
-                code: "no_capture".into(),
-                message: "no network capture is running on this tab".into(),
-            })?;
+            let capture = running
+                .get(&key)
+                .ok_or_else(|| no_capture("network", "network_capture_start"))?;
             let ring = lock(&capture.ring);
             (
                 capture.session.clone(),
@@ -274,17 +270,12 @@ impl AgentSession {
         let (browser, tab) = self.resolve_tab(handle).await?;
         let key = (tab.target_id.clone(), Kind::Console);
         if !self.check_owner(&key)? {
-            return Err(EngineError::Refused {
-                code: "no_capture".into(),
-                message: "no console capture is running on this tab; call console_capture_start"
-                    .into(),
-            });
+            return Err(no_capture("console", "console_capture_start"));
         }
         let running = lock(&self.captures().running);
-        let capture = running.get(&key).ok_or_else(|| EngineError::Refused {
-            code: "no_capture".into(),
-            message: "no console capture".into(),
-        })?;
+        let capture = running
+            .get(&key)
+            .ok_or_else(|| no_capture("console", "console_capture_start"))?;
         let mut ring = lock(&capture.ring);
         let matching: Vec<&Value> = ring
             .records
@@ -331,6 +322,13 @@ impl AgentSession {
         }
         reply["status"] = json!("stopped");
         Ok(reply)
+    }
+}
+
+fn no_capture(kind: &str, start: &str) -> EngineError {
+    EngineError::Refused {
+        code: "no_capture".into(),
+        message: format!("no {kind} capture is running on this tab; call {start}"),
     }
 }
 

@@ -164,7 +164,7 @@ impl Engine {
         }
     }
 
-    pub(crate) fn tab_counter(&self) -> Arc<crate::browser::TabIds> {
+    pub(crate) fn tab_ids(&self) -> Arc<crate::browser::TabIds> {
         self.tab_ids.clone()
     }
 

@@ -106,15 +106,6 @@ async fn run_script(
     page.set_dialog_policy(policy);
     let mut events = page.browser.conn.subscribe();
     let evaluated = evaluate_user_script(page, script).await;
-    // One more round trip on the same session: events the script caused (a navigation it
-    // started) arrive before its answer, even on links that relay them separately.
-    let _ = page
-        .cdp(
-            "Runtime.evaluate",
-            json!({ "expression": "0" }),
-            Duration::from_secs(5),
-        )
-        .await;
     let dialogs = page.set_dialog_policy(DialogPolicy::Dismiss);
     let navigated = navigation_seen(&mut events, &page.session, &page.tab.target_id);
     let mut reply = match evaluated {

@@ -77,14 +77,8 @@ impl Engine {
             });
         }
         let conn = cdp::Connection::over_lines(reader, writer);
-        let browser = Browser::start(
-            conn.clone(),
-            &hello.client_id,
-            self.tab_counter(),
-            None,
-            None,
-        )
-        .await?;
+        let browser =
+            Browser::start(conn.clone(), &hello.client_id, self.tab_ids(), None, None).await?;
         *lock(&browser.link_info) = serde_json::to_value(&hello).unwrap_or(Value::Null);
         {
             let mut live = lock(&self.links.live);

@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use engine::{EngineError, OpenTabRequest, tab_handle};
+use engine::{EngineError, OpenTabRequest};
 
 use crate::envelope::Reply;
 use crate::face::{Call, Profile};
@@ -157,10 +157,4 @@ pub async fn close_tabs(call: Call) -> Result<Reply, EngineError> {
         )
         .await?;
     Ok(Reply::data(data))
-}
-
-/// Used by faces that need a tab's handle without reserving it.
-#[allow(dead_code)]
-pub fn handle_of(browser: &engine::Browser, tab: &engine::Tab) -> String {
-    tab_handle(browser, tab)
 }
