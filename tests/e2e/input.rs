@@ -113,6 +113,56 @@ async fn a_covered_button_is_reported_obscured_and_not_clicked() {
 }
 
 #[tokio::test]
+async fn a_click_whose_target_moves_away_is_aimed_again_and_lands_once() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("shifty").await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("shifty.html?mode=shift") }),
+    )
+    .await;
+    // The button moves down as the pointer arrives, so the first press would hit the
+    // space above it: the guard stops it and the click is aimed again.
+    let clicked = tw.ok("page_click", json!({ "selector": "#target" })).await;
+    assert_eq!(clicked["attempts"], 2, "{clicked}");
+    assert_eq!(
+        js(&tw, "document.getElementById('target').dataset.clicks").await,
+        "1"
+    );
+    // The page saw exactly one press, on the button: the stopped one never reached it.
+    assert_eq!(js(&tw, "pressedTargets()").await, "target");
+}
+
+#[tokio::test]
+async fn a_click_covered_after_aiming_reaches_neither_element() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("shifty-cover").await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("shifty.html?mode=cover") }),
+    )
+    .await;
+    // A full-window button appears as the pointer arrives: the press would click it.
+    let reply = tw
+        .call("page_click", json!({ "selector": "#target" }))
+        .await;
+    assert_eq!(reply.error_code(), "obscured", "{}", reply.envelope);
+    assert_eq!(
+        js(&tw, "document.getElementById('trap').dataset.clicks || '0'").await,
+        "0"
+    );
+    assert_eq!(
+        js(
+            &tw,
+            "document.getElementById('target').dataset.clicks || '0'"
+        )
+        .await,
+        "0"
+    );
+    assert_eq!(js(&tw, "pressedTargets()").await, "");
+}
+
+#[tokio::test]
 async fn an_element_below_the_fold_is_scrolled_into_view_and_clicked() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("fold").await;
@@ -127,7 +177,9 @@ async fn an_element_below_the_fold_is_scrolled_into_view_and_clicked() {
     assert_eq!(clicked["scrolled_into_view"], true, "{clicked}");
     assert_eq!(
         js(&tw, "document.getElementById('deep').textContent").await,
-        "Clicked deep"
+        "Clicked deep",
+        "{clicked} / {}",
+        js(&tw, "JSON.stringify([scrollY, innerHeight, document.getElementById('deep').getBoundingClientRect()])").await
     );
 }
 

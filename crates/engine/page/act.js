@@ -86,6 +86,45 @@ TW.click_point = function (args) {
   return aimAt(el, a, vp, false);
 };
 
+// The mouse events of one click, in the order a press and release send them.
+const CLICK_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu'];
+
+// A guard for the click the engine is about to send at an element. Between aiming and
+// the press the page can move under the point (a window settling its size, a bar sliding
+// in, content loading above); then the press would land on whatever is there now. The
+// guard watches the press: if its first event reaches the element, the rest of the click
+// goes through untouched (a page may re-render on mousedown); if it reaches anything
+// else, that event and the rest of the click are stopped before the page sees them. The
+// engine holds the guard by reference (never a global) and reads what it saw with
+// finish(), which also removes it. A press that reaches nothing at all (the point fell
+// outside the window) shows as neither reached nor stopped.
+TW.click_guard = function (args) {
+  const r = resolveLocator((args || {}).locator);
+  if (!r.el) return null;
+  const el = r.el;
+  const win = el.ownerDocument.defaultView;
+  const seen = { reached: false, stopped: false, stopped_at: null };
+  const watch = (event) => {
+    if (seen.reached) return;
+    const target = event.composedPath()[0];
+    if (!seen.stopped && target instanceof Element && hitsTarget(el, target)) {
+      seen.reached = true;
+      return;
+    }
+    if (!seen.stopped) seen.stopped_at = target instanceof Element ? describe(target) : null;
+    seen.stopped = true;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+  };
+  for (const type of CLICK_EVENTS) win.addEventListener(type, watch, true);
+  return {
+    finish() {
+      for (const type of CLICK_EVENTS) win.removeEventListener(type, watch, true);
+      return seen;
+    },
+  };
+};
+
 // Scrolls the element into view and waits for the frame that shows it. The browser
 // routes input by the compositor's hit-test data, which follows a scroll only once a
 // frame is drawn, so aiming earlier can land where the page was. A window that was just
@@ -99,11 +138,13 @@ async function scrollSettled(el, attempts) {
   }
 }
 
-// Resolves after two animation frames (or 100 ms where frames are throttled).
+// Resolves after two animation frames. A hidden page draws none, so there it resolves
+// after 100 ms; a visible one on a loaded machine may take long to draw, and aiming
+// before it has would miss, so there the bound is a generous second.
 function nextFrames() {
   return new Promise(resolve => {
     requestAnimationFrame(() => requestAnimationFrame(resolve));
-    setTimeout(resolve, 100);
+    setTimeout(resolve, document.visibilityState === 'hidden' ? 100 : 1000);
   });
 }
 

@@ -21,6 +21,16 @@ pub enum ClickTarget {
     Point { x: f64, y: f64, frame: Vec<Value> },
 }
 
+/// How many times a click is aimed and sent before it is reported undelivered.
+const CLICK_ATTEMPTS: usize = 3;
+
+/// What a click aims at, once its frame is known.
+struct Aim<'a> {
+    frame: &'a [Value],
+    locator: &'a Value,
+    offset: (Option<f64>, Option<f64>),
+}
+
 impl Page {
     pub async fn click(
         &self,
@@ -38,50 +48,141 @@ impl Page {
                 ));
             }
         };
-        let (x, y, mut report) = match target {
+        let mut report = match target {
             ClickTarget::Point { x, y, frame } => {
                 let ctx = self.frame_context(&frame, timeout).await?;
-                (
-                    x + ctx.offset.0,
-                    y + ctx.offset.1,
-                    json!({"hit_verified": false}),
-                )
+                let (x, y) = (x + ctx.offset.0, y + ctx.offset.1);
+                self.mouse_click(x, y, button, clicks, timeout).await?;
+                json!({ "hit_verified": false, "x": x, "y": y })
             }
             ClickTarget::Element {
                 locator,
                 frame,
                 offset,
             } => {
-                let ctx = self.frame_context(&frame, timeout).await?;
-                let aimed = self
-                    .run_ok(
-                        &ctx,
-                        "click_point",
-                        json!({
-                            "locator": locator,
-                            "offset_x": offset.0,
-                            "offset_y": offset.1,
-                            // Framed clicks do not scroll: the frame's offset was measured already.
-                            "scroll": !ctx.framed,
-                        }),
-                        timeout,
-                    )
-                    .await?;
-                if ctx.framed {
-                    self.check_frames_unobscured(&frame, &aimed, timeout)
-                        .await?;
-                }
-                let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
-                let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
-                (x, y, aimed)
+                let aim = Aim {
+                    frame: &frame,
+                    locator: &locator,
+                    offset,
+                };
+                self.click_element(&aim, button, clicks, timeout).await?
             }
         };
-        self.mouse_click(x, y, button, clicks, timeout).await?;
-        report["x"] = json!(x);
-        report["y"] = json!(y);
         report["button"] = json!(button);
         report["clicks"] = json!(clicks);
         Ok(report)
+    }
+
+    /// Aims at an element and clicks it under a guard (act.js `click_guard`). A press the
+    /// guard stopped, or one that reached nothing because the page moved under the point,
+    /// never reached the page's handlers, so it is aimed and sent again, a bounded number
+    /// of times.
+    async fn click_element(
+        &self,
+        aim: &Aim<'_>,
+        button: &str,
+        clicks: u32,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let ctx = self.frame_context(aim.frame, timeout).await?;
+        let mut missed = Value::Null;
+        for attempt in 0..CLICK_ATTEMPTS {
+            let mut aimed = self
+                .run_ok(
+                    &ctx,
+                    "click_point",
+                    json!({
+                        "locator": aim.locator,
+                        "offset_x": aim.offset.0,
+                        "offset_y": aim.offset.1,
+                        // Framed clicks do not scroll: the frame's offset was measured already.
+                        "scroll": !ctx.framed,
+                    }),
+                    timeout,
+                )
+                .await?;
+            if ctx.framed {
+                self.check_frames_unobscured(aim.frame, &aimed, timeout)
+                    .await?;
+            }
+            let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
+            let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
+            let guard = self.arm_click_guard(&ctx, aim.locator, timeout).await?;
+            self.mouse_click(x, y, button, clicks, timeout).await?;
+            let seen = match guard {
+                Some(guard) => self.click_guard_seen(&ctx, guard, timeout).await,
+                None => None,
+            };
+            aimed["x"] = json!(x);
+            aimed["y"] = json!(y);
+            if attempt > 0 {
+                aimed["attempts"] = json!(attempt + 1);
+            }
+            match seen {
+                Some(seen) if seen["reached"] != true => missed = seen,
+                // Reached, or the document went away with the click (it navigated).
+                _ => return Ok(aimed),
+            }
+        }
+        let stopped_at = missed["stopped_at"].clone();
+        Err(EngineError::page(
+            "click_not_delivered",
+            format!(
+                "the page moved under the click point {CLICK_ATTEMPTS} times; the press was {} and the page saw none of it",
+                if stopped_at.is_null() {
+                    "outside the window"
+                } else {
+                    "stopped before another element got it"
+                }
+            ),
+            json!({ "intercepted_by": stopped_at, "retry_safe": true }),
+        ))
+    }
+
+    /// Installs a click guard for the element; its remote object, if the element is there.
+    async fn arm_click_guard(
+        &self,
+        ctx: &FrameContext,
+        locator: &Value,
+        timeout: Duration,
+    ) -> Result<Option<String>> {
+        let expression =
+            crate::script::call_expression("click_guard", &json!({ "locator": locator }));
+        let reply = self.evaluate_raw(ctx, &expression, false, timeout).await?;
+        Ok(reply["result"]["objectId"].as_str().map(str::to_owned))
+    }
+
+    /// What the guard saw (and removes it); None when the document is gone.
+    async fn click_guard_seen(
+        &self,
+        ctx: &FrameContext,
+        guard: String,
+        timeout: Duration,
+    ) -> Option<Value> {
+        let seen = self
+            .cdp_in(
+                &ctx.session,
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": guard,
+                    "functionDeclaration": "function () { return this.finish(); }",
+                    "returnByValue": true,
+                }),
+                timeout,
+            )
+            .await
+            .ok()
+            .map(|reply| reply["result"]["value"].clone());
+        // Releasing needs no answer; the click's caller should not wait for it.
+        let conn = self.browser.conn.clone();
+        let session = ctx.session.clone();
+        tokio::spawn(async move {
+            let release = json!({ "objectId": guard });
+            let _ = conn
+                .call(Some(&session), "Runtime.releaseObject", release, timeout)
+                .await;
+        });
+        seen
     }
 
     /// Each parent document must show the iframe at the click point, else the click would
