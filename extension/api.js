@@ -22,17 +22,33 @@ const API = {
   'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version, build_stamp: BUILD_STAMP }),
 };
 
-// Starts a download and resolves when it ends, or with its progress at the deadline.
+// What the browser would show as a page rather than save: download_file refuses these, as
+// a navigation to them in a tab tabwire launched does not start a download either.
+const PAGE_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+// Starts a download and resolves when it ends, or with its progress at the deadline. A
+// URL that serves a web page is cancelled as soon as its type is known, its file (if any
+// was written yet) removed, and reported as { state: 'not_a_download' }.
 function fetchDownload(url, timeoutMs) {
   return new Promise((resolve, reject) => {
     let id = null;
     const ends = new Map(); // state changes seen before the download id was known
     const current = async () => (await chrome.downloads.search({ id }))[0];
-    const finish = async (state) => {
+    const stop = () => {
       chrome.downloads.onChanged.removeListener(listener);
       clearTimeout(timer);
+    };
+    const finish = async (state) => {
+      stop();
       const item = await current();
       resolve(state ? { ...item, state } : item);
+    };
+    const refusePage = async (item) => {
+      stop();
+      if (item.state === 'in_progress') await chrome.downloads.cancel(id).catch(() => {});
+      if (item.state === 'complete') await chrome.downloads.removeFile(id).catch(() => {});
+      await chrome.downloads.erase({ id });
+      resolve({ id, url, mime: item.mime, state: 'not_a_download' });
     };
     // Listening starts before the download does, so no state change can be missed.
     const listener = (delta) => {
@@ -43,12 +59,14 @@ function fetchDownload(url, timeoutMs) {
     };
     chrome.downloads.onChanged.addListener(listener);
     const timer = setTimeout(() => finish(null), timeoutMs || 60000);
-    chrome.downloads.download({ url, conflictAction: 'uniquify' }).then((started) => {
+    chrome.downloads.download({ url, conflictAction: 'uniquify', saveAs: false }).then(async (started) => {
       id = started;
+      // The item exists once the response headers are in, so its type is known here.
+      const item = await current();
+      if (item && PAGE_TYPES.has(String(item.mime).split(';')[0].trim().toLowerCase())) return refusePage(item);
       if (ends.has(id)) finish(ends.get(id));
     }, (error) => {
-      chrome.downloads.onChanged.removeListener(listener);
-      clearTimeout(timer);
+      stop();
       reject(error);
     });
   });

@@ -84,6 +84,42 @@ function debuggee(sessionId) {
   throw protocolError('Session with given id not found.');
 }
 
+// Fences. chrome.debugger hands us events and command replies on separate channels, so
+// an event the page sent before a reply can reach us after it; CDP clients (tabwire too)
+// rely on the order. A fence turns lifecycle events on: the page answers at once with
+// its frames' lifecycle events, sent after everything before, and the fence resolves on
+// the first. Lifecycle events tabwire did not ask for are not passed on.
+const FENCE_TIMEOUT_MS = 1000;
+const lifecycleWanted = new Set(); // sessions where tabwire itself enabled lifecycle events
+const fenceArrived = new Map();    // session -> resolves the fence waiting there
+const fenceQueue = new Map();      // session -> the last fence; one at a time per session
+
+function fence(sessionId) {
+  const previous = fenceQueue.get(sessionId) || Promise.resolve();
+  const next = previous.then(() => raiseFence(sessionId));
+  fenceQueue.set(sessionId, next.catch(() => {}));
+  return next;
+}
+
+async function raiseFence(sessionId) {
+  const target = debuggee(sessionId);
+  let timer;
+  const arrived = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), FENCE_TIMEOUT_MS);
+    fenceArrived.set(sessionId, () => resolve(true));
+  });
+  try {
+    await chrome.debugger.sendCommand(target, 'Page.setLifecycleEventsEnabled', { enabled: true });
+    return { settled: await arrived };
+  } finally {
+    clearTimeout(timer);
+    fenceArrived.delete(sessionId);
+    if (!lifecycleWanted.has(sessionId)) {
+      chrome.debugger.sendCommand(target, 'Page.setLifecycleEventsEnabled', { enabled: false }).catch(() => {});
+    }
+  }
+}
+
 export async function handle(message) {
   const { id, method, params = {}, sessionId } = message;
   try {
@@ -92,7 +128,12 @@ export async function handle(message) {
       const command = browserCommands[method];
       if (!command) throw protocolError(`'${method}' wasn't found`, -32601);
       result = await command(params);
+    } else if (method === 'Tabwire.fence') {
+      result = await fence(sessionId);
     } else {
+      if (method === 'Page.setLifecycleEventsEnabled') {
+        if (params.enabled) lifecycleWanted.add(sessionId); else lifecycleWanted.delete(sessionId);
+      }
       result = await chrome.debugger.sendCommand(debuggee(sessionId), method, params);
     }
     emit({ id, result: result || {} });
@@ -107,6 +148,11 @@ export function start(send) {
     const sessionId = source.sessionId || tabSession(source.tabId);
     if (method === 'Target.attachedToTarget' && params.sessionId) childTabs.set(params.sessionId, source.tabId);
     if (method === 'Target.detachedFromTarget' && params.sessionId) childTabs.delete(params.sessionId);
+    if (method === 'Page.lifecycleEvent') {
+      const arrived = fenceArrived.get(sessionId);
+      if (arrived) arrived();
+      if (!lifecycleWanted.has(sessionId)) return;
+    }
     emit({ method, params, sessionId });
   });
   chrome.debugger.onDetach.addListener((source) => {
@@ -126,6 +172,7 @@ export function start(send) {
 export async function reset() {
   discovering = false;
   childTabs.clear();
+  lifecycleWanted.clear();
   for (const tabId of [...attached]) {
     attached.delete(tabId);
     try { await chrome.debugger.detach({ tabId }); } catch (e) { /* already gone */ }

@@ -21,6 +21,18 @@ async function clientId() {
   return id;
 }
 
+// The host sends a message over the browser's 1 MiB limit as consecutive chunks of its
+// JSON text; they arrive in order, so joining needs no ids.
+let pending = '';
+function join(message) {
+  if (typeof message.tabwire_chunk !== 'string') return message;
+  pending += message.tabwire_chunk;
+  if (!message.last) return null;
+  const text = pending;
+  pending = '';
+  return JSON.parse(text);
+}
+
 export function send(message) {
   if (port) port.postMessage(message);
 }
@@ -38,9 +50,14 @@ async function connect() {
   if (port) return;
   const id = await clientId();
   port = chrome.runtime.connectNative(HOST);
-  port.onMessage.addListener((message) => { attempt = 0; onMessage(message); });
+  port.onMessage.addListener((message) => {
+    attempt = 0;
+    const whole = join(message);
+    if (whole) onMessage(whole);
+  });
   port.onDisconnect.addListener(() => {
     port = null;
+    pending = '';
     onDown();
     const wait = RETRY_MS[Math.min(attempt++, RETRY_MS.length - 1)];
     setTimeout(connect, wait);

@@ -25,10 +25,7 @@ fi
 
 cargo nextest run --workspace --no-fail-fast "$@"
 
-# The same page-tool tests over the extension link. Left out until they pass there:
-# storage quota, scripts that navigate, leave prompts, and a page URL
-# given to download_file (see the open extension-link issue).
+# The same page-tool tests over the extension link.
 link_suite='test(/^(input|reading|script|capture|browser_data|tabs|basics)::/)'
-known_gaps='test(/storage_is_paged|script_that_navigates|leave_prompt|not_a_download/)'
 TABWIRE_E2E_LINK=extension cargo nextest run -p tabwire --test e2e --no-fail-fast \
-  -E "$link_suite - $known_gaps" "$@"
+  -E "$link_suite" "$@"

@@ -1,6 +1,8 @@
 use serde_json::json;
 
-use crate::support::{HttpServer, REPORT, Site, Tabwire, call_on, sha256_hex};
+use crate::support::{
+    DATA_JSON, HttpServer, PIXEL_PNG, REPORT, Site, Tabwire, call_on, sha256_hex,
+};
 
 #[tokio::test]
 async fn a_network_capture_records_fetches_with_bodies_and_filters() {
@@ -410,6 +412,30 @@ async fn high_risk_cdp_methods_are_refused_before_they_reach_the_browser() {
             .iter()
             .any(|t| t["type"] == "page")
     );
+}
+
+#[tokio::test]
+async fn a_file_the_browser_would_show_is_saved_with_its_exact_bytes() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("shown-download").await;
+    for (name, served) in [
+        ("pixel.png", PIXEL_PNG),
+        ("data.json", DATA_JSON.as_bytes()),
+    ] {
+        let done = tw
+            .ok(
+                "download_file",
+                json!({ "url": site.url(name), "timeout": 30 }),
+            )
+            .await;
+        assert_eq!(done["status"], "completed", "{done}");
+        let path = done["path"].as_str().unwrap();
+        assert!(path.ends_with(&format!("/downloads/{name}")), "{path}");
+        let bytes = std::fs::read(path).unwrap();
+        assert_eq!(bytes, served, "{name}");
+        assert_eq!(done["sha256"], sha256_hex(&bytes));
+        assert_eq!(done["bytes"], bytes.len());
+    }
 }
 
 #[tokio::test]

@@ -37,6 +37,29 @@ async fn the_users_browser_is_driven_through_the_extension() {
 
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
+
+    // A web page in the linked browser cannot reach the extension (no externally
+    // connectable pages) nor its native host (native messaging is for extensions only).
+    let reach = format!(
+        r#"(async () => {{
+            if (typeof chrome !== 'object' || !chrome.runtime) return 'no chrome.runtime';
+            if (chrome.runtime.connectNative) return 'native messaging exposed';
+            if (!chrome.runtime.sendMessage) return 'no sendMessage';
+            try {{
+                return await new Promise((resolve) => chrome.runtime.sendMessage(
+                    {:?}, {{ name: 'bookmarks.getTree' }},
+                    (answer) => resolve(chrome.runtime.lastError ? 'refused' : 'answered: ' + JSON.stringify(answer))));
+            }} catch (e) {{ return 'refused'; }}
+        }})()"#,
+        tabwire_extension_id()
+    );
+    let reached = tw.ok("execute_js", json!({ "script": reach })).await;
+    let verdict = reached["js_return"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        verdict == "no chrome.runtime" || verdict == "no sendMessage" || verdict == "refused",
+        "a web page reached the extension: {reached}"
+    );
+
     tw.ok(
         "page_type",
         json!({ "selector": { "label": "Full name" }, "text": "Through the extension" }),
@@ -178,6 +201,46 @@ async fn only_our_extension_and_a_proper_hello_can_link() {
         closed.is_ok(),
         "the engine kept a link that never said hello"
     );
+
+    // A proper hello without the pairing secret, or with a wrong one, is refused with a
+    // reason and closed: only the native host knows the secret.
+    let wrong = "0".repeat(64);
+    for pairing in [None, Some(wrong.as_str())] {
+        let mut hello = json!({ "tabwire_link": 1, "client_id": "ext-forged" });
+        if let Some(secret) = pairing {
+            hello["pairing"] = json!(secret);
+        }
+        let mut stream = tokio::net::UnixStream::connect(&socket)
+            .await
+            .expect("link socket");
+        stream
+            .write_all(format!("{hello}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        tokio::time::timeout(crate::support::PATIENCE, stream.read_to_string(&mut answer))
+            .await
+            .expect("a refused link is closed")
+            .unwrap();
+        let refusal: serde_json::Value = serde_json::from_str(answer.trim()).expect("one line");
+        assert_eq!(refusal["error"]["code"], "link_refused", "{answer}");
+        assert!(
+            refusal["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("pairing secret"),
+            "{answer}"
+        );
+    }
+    let secret = std::fs::read_to_string(crate::support::config_dir().join("tabwire/link-secret"))
+        .expect("the link's pairing secret exists");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(crate::support::config_dir().join("tabwire/link-secret"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "the secret is private");
+    assert_eq!(secret.trim().len(), 64);
     let reply = tw.call("list_tabs", json!({})).await;
     assert_eq!(
         reply.error_code(),
@@ -470,4 +533,9 @@ async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_s
         .ok("close_tabs", json!({ "tab_id": tab, "owner_id": "task-7" }))
         .await;
     assert_eq!(closed["results"][0]["closed_by"], "agent");
+}
+
+/// Our extension's id, as `tabwire extension-path` writes it out (fixed by its key).
+fn tabwire_extension_id() -> &'static str {
+    "ppccifgifikdledggbjmlefilliimeen"
 }

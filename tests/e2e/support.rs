@@ -78,6 +78,16 @@ fn routes() -> Router {
         .route("/cookies", get(echo_cookies))
         .route("/report", get(report))
         .route(
+            "/pixel.png",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], PIXEL_PNG).into_response() }),
+        )
+        .route(
+            "/data.json",
+            get(|| async {
+                ([(header::CONTENT_TYPE, "application/json")], DATA_JSON).into_response()
+            }),
+        )
+        .route(
             "/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&name) }),
         )
@@ -116,6 +126,18 @@ async fn report() -> Response {
 
 /// The bytes `/report` serves as an attachment.
 pub const REPORT: &str = "id,name\n1,alpha\n2,beta\n";
+
+/// A 1×1 PNG `/pixel.png` serves inline: a browser shows it rather than downloading it.
+pub const PIXEL_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0xf0,
+    0x1f, 0x00, 0x05, 0x00, 0x01, 0xff, 0x89, 0x99, 0x3d, 0x1d, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// The JSON `/data.json` serves inline.
+pub const DATA_JSON: &str = "{\"rows\": [1, 2, 3], \"note\": \"caf\u{e9}\"}";
 
 /// A page by file name: `name`, or `corpus/name` for the fidelity corpus.
 fn page(name: &str) -> Response {
@@ -170,6 +192,7 @@ async fn tabwire_command(args: &[&str], data: &Path) -> String {
     let output = Command::new(BINARY)
         .args(args)
         .env("XDG_DATA_HOME", data)
+        .env("XDG_CONFIG_HOME", config_dir())
         .output()
         .await
         .expect("run tabwire");
@@ -214,6 +237,7 @@ pub async fn start_linked_browser(work: &Path, profile_name: &str, extra: &[&str
         .arg(format!("--load-extension={extension}"))
         // The native host inherits this and finds the link socket there.
         .env("XDG_RUNTIME_DIR", runtime_dir())
+        .env("XDG_CONFIG_HOME", config_dir())
         // Its own download folder, not the real home's.
         .env("HOME", profile.join("home"))
         .stdout(Stdio::null())
@@ -295,6 +319,7 @@ impl Tabwire {
         let mut child = Command::new(BINARY)
             .args(base_args(&work, extra))
             .env("XDG_RUNTIME_DIR", runtime_dir())
+            .env("XDG_CONFIG_HOME", config_dir())
             .env(
                 "XDG_STATE_HOME",
                 std::env::var_os("XDG_STATE_HOME")
@@ -334,6 +359,12 @@ impl Tabwire {
 }
 
 /// Brokers (and their sockets) of one test process stay private to it.
+/// The config dir every tabwire and browser of this run shares: the link's pairing secret
+/// lives there, never in the real home.
+pub fn config_dir() -> PathBuf {
+    runtime_dir().join("config")
+}
+
 pub fn runtime_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tabwire-e2e-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("runtime dir");
@@ -361,6 +392,7 @@ impl HttpServer {
         let mut child = Command::new(BINARY)
             .args(&args)
             .env("XDG_RUNTIME_DIR", runtime_dir())
+            .env("XDG_CONFIG_HOME", config_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

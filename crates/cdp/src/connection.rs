@@ -59,6 +59,9 @@ struct Shared {
     events: broadcast::Sender<Arc<Event>>,
     closed: AtomicBool,
     closed_tx: watch::Sender<bool>,
+    /// Whether events and replies may arrive out of the order the browser sent them
+    /// (the extension relay: chrome.debugger delivers them on separate channels).
+    may_reorder: bool,
 }
 
 /// A CDP connection to one browser. Cheap to clone; all clones share one reader task.
@@ -97,7 +100,7 @@ impl Connection {
         to_browser: tokio::net::unix::pipe::Sender,
         from_browser: tokio::net::unix::pipe::Receiver,
     ) -> Connection {
-        let (conn, outgoing, incoming) = Connection::new();
+        let (conn, outgoing, incoming) = Connection::new(false);
         tokio::spawn(transport::pipe_writer(to_browser, outgoing));
         tokio::spawn(transport::pipe_reader(from_browser, incoming));
         conn
@@ -110,7 +113,7 @@ impl Connection {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let (conn, outgoing, incoming) = Connection::new();
+        let (conn, outgoing, incoming) = Connection::new(true);
         tokio::spawn(transport::line_writer(writer, outgoing));
         tokio::spawn(transport::line_reader(reader, incoming));
         conn
@@ -119,12 +122,14 @@ impl Connection {
     /// A connection over a WebSocket debugger URL (`ws://host:port/devtools/browser/…`).
     pub async fn over_websocket(url: &str) -> Result<Connection, CdpError> {
         let socket = transport::connect_websocket(url).await?;
-        let (conn, outgoing, incoming) = Connection::new();
+        let (conn, outgoing, incoming) = Connection::new(false);
         transport::spawn_websocket(socket, outgoing, incoming);
         Ok(conn)
     }
 
-    fn new() -> (
+    fn new(
+        may_reorder: bool,
+    ) -> (
         Connection,
         mpsc::UnboundedReceiver<String>,
         transport::IncomingSink,
@@ -139,6 +144,7 @@ impl Connection {
             events,
             closed: AtomicBool::new(false),
             closed_tx,
+            may_reorder,
         });
         let sink = transport::IncomingSink {
             on_message: {
@@ -190,6 +196,26 @@ impl Connection {
                 })
             }
         }
+    }
+
+    /// Returns once every event the session emitted before the replies received so far
+    /// has been dispatched to subscribers. CDP sends events and replies in order on one
+    /// channel, so on a pipe or WebSocket this returns at once. The extension relay gets
+    /// them on separate channels; there it asks the relay for a fence (`Tabwire.fence`),
+    /// which it answers only after an event the browser emitted after those replies.
+    /// Returns whether the fence held (false: the relay could not raise an event in time).
+    pub async fn settle_events(
+        &self,
+        session_id: &str,
+        timeout: Duration,
+    ) -> Result<bool, CdpError> {
+        if !self.shared.may_reorder {
+            return Ok(true);
+        }
+        let reply = self
+            .call(Some(session_id), "Tabwire.fence", json!({}), timeout)
+            .await?;
+        Ok(reply["settled"].as_bool().unwrap_or(false))
     }
 
     /// A stream of every event from now on. Subscribe before sending the command whose

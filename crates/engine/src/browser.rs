@@ -52,6 +52,9 @@ pub struct Tab {
     pub(crate) answered_dialogs: Vec<Dialog>,
     /// Sessions of out-of-process iframes, by frame id (which is their target id).
     pub(crate) child_sessions: HashMap<String, String>,
+    /// The top frame's id, known once attached. Over CDP it equals the target id; over
+    /// the extension link targets are named after tabs, so it is asked for.
+    pub(crate) main_frame: Option<String>,
 }
 
 pub(crate) struct Tabs {
@@ -201,6 +204,7 @@ impl Browser {
                 open_dialog: None,
                 answered_dialogs: Vec::new(),
                 child_sessions: HashMap::new(),
+                main_frame: None,
             }
         });
         if let Some(url) = info["url"].as_str() {
@@ -277,8 +281,10 @@ impl Browser {
             .ok_or_else(|| EngineError::NoSuchTab(target_id.to_owned()))?
             .to_owned();
         let s = Some(session.as_str());
-        let (page, auto) = tokio::join!(
+        let (page, auto, frames) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
+            self.conn
+                .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
             self.conn.call(
                 s,
                 "Target.setAutoAttach",
@@ -288,7 +294,17 @@ impl Browser {
         );
         page?;
         auto?;
-        self.update_tab(target_id, |tab| tab.session = Some(session.clone()));
+        // A tab still on its initial empty document has no frame tree over the extension
+        // link; its first navigation names the main frame (see on_event).
+        let main_frame = frames?["frameTree"]["frame"]["id"]
+            .as_str()
+            .map(str::to_owned);
+        self.update_tab(target_id, |tab| {
+            tab.session = Some(session.clone());
+            if main_frame.is_some() {
+                tab.main_frame = main_frame;
+            }
+        });
         Ok(session)
     }
 
@@ -371,6 +387,16 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
             }
         }
         "Target.attachedToTarget" => note_child_session(browser, event),
+        "Page.frameNavigated" if params["frame"]["parentId"].is_null() => {
+            let (Some(session), Some(frame)) =
+                (event.session_id.as_deref(), params["frame"]["id"].as_str())
+            else {
+                return;
+            };
+            if let Some(target) = browser.target_of_session(session) {
+                browser.update_tab(&target, |tab| tab.main_frame = Some(frame.to_owned()));
+            }
+        }
         "Page.javascriptDialogOpening" => on_dialog(browser, event),
         "Page.javascriptDialogClosed" => {
             if let Some(target) = event

@@ -107,7 +107,19 @@ async fn run_script(
     let mut events = page.browser.conn.subscribe();
     let evaluated = evaluate_user_script(page, script).await;
     let dialogs = page.set_dialog_policy(DialogPolicy::Dismiss);
-    let navigated = navigation_seen(&mut events, &page.session, &page.tab.target_id);
+    // A navigation the script started is announced by events sent before its reply;
+    // make sure they have arrived before looking (the extension relay can reorder).
+    let _ = page
+        .browser
+        .conn
+        .settle_events(&page.session, Duration::from_secs(2))
+        .await;
+    let main_frame = page
+        .browser
+        .tab_by_target(&page.tab.target_id)
+        .and_then(|tab| tab.main_frame)
+        .unwrap_or_else(|| page.tab.target_id.clone());
+    let navigation = navigation_seen(&mut events, &page.session, &main_frame);
     let mut reply = match evaluated {
         Ok(value) => json!({ "status": "success", "js_return": value }),
         Err(error) if context_destroyed(&error) => {
@@ -115,14 +127,16 @@ async fn run_script(
         }
         Err(error) => return Err(error),
     };
-    if navigated || reply["status"] == "navigated" {
+    if navigation.started || reply["status"] == "navigated" {
         reply["status"] = json!("navigated");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        wait_event(&mut events, deadline, |e| {
-            e.session_id.as_deref() == Some(page.session.as_str())
-                && e.method == "Page.loadEventFired"
-        })
-        .await;
+        if !navigation.loaded {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            wait_event(&mut events, deadline, |e| {
+                e.session_id.as_deref() == Some(page.session.as_str())
+                    && e.method == "Page.loadEventFired"
+            })
+            .await;
+        }
         reply["landed_url"] = json!(page.current_url().await?.0);
     }
     if !dialogs.is_empty() {
@@ -219,14 +233,28 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
     Ok(converted?["result"]["value"].clone())
 }
 
+/// What the events received so far say of the main frame: whether a cross-document
+/// navigation started, and whether a document has loaded since.
+#[derive(Default)]
+struct NavigationSeen {
+    started: bool,
+    loaded: bool,
+}
+
 fn navigation_seen(
     events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<cdp::Event>>,
     session: &str,
     main_frame: &str,
-) -> bool {
-    let mut seen = false;
+) -> NavigationSeen {
+    let mut seen = NavigationSeen::default();
     while let Ok(event) = events.try_recv() {
-        let ours = event.session_id.as_deref() == Some(session);
+        if event.session_id.as_deref() != Some(session) {
+            continue;
+        }
+        if event.method == "Page.loadEventFired" {
+            seen.loaded = seen.started;
+            continue;
+        }
         let main =
             event.params["frameId"] == main_frame || event.params["frame"]["id"] == main_frame;
         let kind = matches!(
@@ -235,7 +263,10 @@ fn navigation_seen(
         );
         let same_document = event.params["navigationType"] == "sameDocument"
             || event.params["navigationType"] == "historySameDocument";
-        seen |= ours && main && kind && !same_document;
+        if main && kind && !same_document && !seen.started {
+            seen.started = true;
+            seen.loaded = false;
+        }
     }
     seen
 }

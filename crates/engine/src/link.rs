@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use crate::browser::{Browser, lock};
 use crate::engine::Engine;
@@ -20,6 +20,8 @@ use crate::error::{EngineError, Result};
 
 /// How long a call waits for a browser to link before answering `extension_unavailable`.
 pub const LINK_WAIT: Duration = Duration::from_secs(10);
+/// How long a new link connection may take to say hello.
+const HELLO_WAIT: Duration = Duration::from_secs(10);
 
 const NEXT_ACTION: &str = "load the tabwire extension (folder: `tabwire extension-path`) in the browser and register its native host with `tabwire install-native-host`; `tabwire doctor` checks both";
 
@@ -40,42 +42,48 @@ pub struct LinkHello {
     pub extension_version: String,
     #[serde(default)]
     pub build_stamp: String,
+    /// The pairing secret, added by the native host; never kept or reported.
+    #[serde(default, skip_serializing)]
+    pub pairing: String,
 }
 
 impl Engine {
-    /// Takes one linked browser's connection: reads its hello, then serves CDP over it
-    /// until it closes. Returns the client id once the browser is usable.
-    pub async fn attach_link<R, W>(self: &Arc<Self>, reader: R, writer: W) -> Result<String>
+    /// Takes one linked browser's connection: reads its hello, checks its pairing secret,
+    /// then serves CDP over it until it closes. Returns the client id once the browser is
+    /// usable. A refused connection is told why in one error line, then closed.
+    pub async fn attach_link<R, W>(
+        self: &Arc<Self>,
+        reader: R,
+        mut writer: W,
+        pairing: &str,
+    ) -> Result<String>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let mut reader = BufReader::new(reader);
-        let mut first = String::new();
-        tokio::time::timeout(Duration::from_secs(10), reader.read_line(&mut first))
-            .await
-            .map_err(|_| EngineError::Refused {
-                code: "link_refused".into(),
-                message: "no hello within 10 s".into(),
-            })?
-            .map_err(|e| EngineError::Io(format!("link: {e}")))?;
-        let hello: LinkHello =
-            serde_json::from_str(first.trim()).map_err(|e| EngineError::Refused {
-                code: "link_refused".into(),
-                message: format!("the first line is not a tabwire link hello: {e}"),
-            })?;
-        let valid_id = !hello.client_id.is_empty()
-            && hello.client_id.len() <= 40
-            && hello
-                .client_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-');
-        if hello.tabwire_link != 1 || !valid_id {
-            return Err(EngineError::Refused {
-                code: "link_refused".into(),
-                message: "unsupported link hello".into(),
-            });
+        match read_hello(&mut reader, pairing).await {
+            Ok(hello) => self.link_browser(reader, writer, hello).await,
+            Err(error) => {
+                let line =
+                    json!({ "error": { "code": error.code(), "message": error.to_string() } });
+                let _ = writer.write_all(format!("{line}\n").as_bytes()).await;
+                let _ = writer.shutdown().await;
+                Err(error)
+            }
         }
+    }
+
+    async fn link_browser<R, W>(
+        self: &Arc<Self>,
+        reader: BufReader<R>,
+        writer: W,
+        hello: LinkHello,
+    ) -> Result<String>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
         let conn = cdp::Connection::over_lines(reader, writer);
         let browser =
             Browser::start(conn.clone(), &hello.client_id, self.tab_ids(), None, None).await?;
@@ -154,6 +162,50 @@ impl Engine {
             .map(|b| json!({ "client_id": b.client_id, "hello": lock(&b.link_info).clone() }))
             .collect()
     }
+}
+
+/// Reads and checks the hello line a linked browser sends first.
+async fn read_hello<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    pairing: &str,
+) -> Result<LinkHello> {
+    let refused = |message: &str| EngineError::Refused {
+        code: "link_refused".into(),
+        message: message.into(),
+    };
+    let mut first = String::new();
+    tokio::time::timeout(HELLO_WAIT, reader.read_line(&mut first))
+        .await
+        .map_err(|_| refused("no hello within 10 s"))?
+        .map_err(|e| EngineError::Io(format!("link: {e}")))?;
+    let hello: LinkHello = serde_json::from_str(first.trim())
+        .map_err(|e| refused(&format!("the first line is not a tabwire link hello: {e}")))?;
+    if !same_secret(&hello.pairing, pairing) {
+        return Err(refused(
+            "the hello lacks this tabwire's pairing secret; links come only through the native host (`tabwire install-native-host`)",
+        ));
+    }
+    let valid_id = !hello.client_id.is_empty()
+        && hello.client_id.len() <= 40
+        && hello
+            .client_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if hello.tabwire_link != 1 || !valid_id {
+        return Err(refused("unsupported link hello"));
+    }
+    Ok(hello)
+}
+
+/// Compares in time independent of where the strings differ.
+fn same_secret(given: &str, expected: &str) -> bool {
+    given.len() == expected.len()
+        && !expected.is_empty()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 /// How long to wait for the extension's worker to show up in a browser we launched.

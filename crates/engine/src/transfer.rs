@@ -64,19 +64,6 @@ impl AgentSession {
             .open_tab("about:blank", false, Some("tabwire-download"))
             .await?;
         let handle = crate::engine::tab_handle(&browser, &tab);
-        let started = async {
-            let page = self.page(Some(&handle)).await?;
-            page.cdp(
-                "Page.navigate",
-                json!({ "url": request.url }),
-                request.timeout,
-            )
-            .await
-        }
-        .await;
-        let deadline = Instant::now() + request.timeout;
-        let mut guid = None;
-        let mut suggested = None;
         let close = || async {
             let _ = browser
                 .conn
@@ -88,26 +75,38 @@ impl AgentSession {
                 )
                 .await;
         };
-        match started {
+        let shown = async {
+            let page = self.page(Some(&handle)).await?;
+            let landed = page.navigate(&request.url, request.timeout).await;
+            match landed {
+                Ok(reply) if reply["type"] == "download" => Ok(None),
+                // The browser showed the URL instead: an image, text or JSON is saved from
+                // the tab itself; a web page is refused.
+                Ok(_) => save_shown_resource(&page, &request, &directory)
+                    .await
+                    .map(Some),
+                Err(error) => Err(EngineError::page(
+                    "download_not_started",
+                    format!("{} did not start a download: {error}", request.url),
+                    json!({ "url": request.url, "retry_safe": true }),
+                )),
+            }
+        }
+        .await;
+        match shown {
+            Ok(None) => {}
+            Ok(Some(saved)) => {
+                close().await;
+                return Ok(saved);
+            }
             Err(error) => {
                 close().await;
                 return Err(error);
             }
-            // The URL rendered a page (or failed) instead of starting a download.
-            Ok(reply) if reply["isDownload"] != true => {
-                close().await;
-                let why = reply["errorText"]
-                    .as_str()
-                    .filter(|e| !e.is_empty())
-                    .unwrap_or("the server answered with a page");
-                return Err(EngineError::page(
-                    "download_not_started",
-                    format!("{} did not start a download: {why}", request.url),
-                    json!({ "url": request.url, "retry_safe": true }),
-                ));
-            }
-            Ok(_) => {}
         }
+        let deadline = Instant::now() + request.timeout;
+        let mut guid = None;
+        let mut suggested = None;
         // Progress events carry the guid; the file is staged under that name.
         let mut state = "in_progress".to_owned();
         let mut total = 0u64;
@@ -194,6 +193,9 @@ impl AgentSession {
             .await?;
         match item["state"].as_str() {
             Some("complete") => {}
+            Some("not_a_download") => {
+                return Err(not_a_download(&request.url, item["mime"].as_str()));
+            }
             Some("interrupted") => {
                 return Ok(
                     json!({ "status": "failed", "reason": item["error"], "download_id": item["id"], "url": request.url }),
@@ -219,13 +221,7 @@ impl AgentSession {
             .unwrap_or_else(|| "download".into());
         let target = files::confined_path(directory, &sanitize(&name), "filename")?;
         if target.exists() && !request.overwrite {
-            return Err(EngineError::Refused {
-                code: "file_exists".into(),
-                message: format!(
-                    "{} exists; pass overwrite=true to replace it",
-                    target.display()
-                ),
-            });
+            return Err(file_exists(&target));
         }
         let bytes = std::fs::read(&source).map_err(|e| {
             EngineError::Io(format!(
@@ -239,6 +235,89 @@ impl AgentSession {
             "download_id": item["id"], "browser_path": source, "url": request.url,
         }))
     }
+}
+
+/// What the browser shows as a page rather than saving it.
+const PAGE_TYPES: [&str; 2] = ["text/html", "application/xhtml+xml"];
+
+/// Saves the main resource a tab shows (the browser displayed the URL rather than
+/// downloading it) without fetching it again; a web page is refused.
+async fn save_shown_resource(
+    page: &Page,
+    request: &DownloadRequest,
+    directory: &Path,
+) -> Result<Value> {
+    let tree = page
+        .cdp("Page.getResourceTree", json!({}), HOUSEKEEPING)
+        .await?;
+    let frame = &tree["frameTree"]["frame"];
+    let mime = frame["mimeType"].as_str().unwrap_or_default();
+    if mime.is_empty() || PAGE_TYPES.contains(&mime) {
+        return Err(not_a_download(
+            &request.url,
+            Some(mime).filter(|m| !m.is_empty()),
+        ));
+    }
+    let content = page
+        .cdp(
+            "Page.getResourceContent",
+            json!({ "frameId": frame["id"], "url": frame["url"] }),
+            request.timeout,
+        )
+        .await?;
+    let text = content["content"].as_str().unwrap_or_default();
+    let bytes = if content["base64Encoded"] == true {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| EngineError::Io(format!("the browser sent undecodable content: {e}")))?
+    } else {
+        text.as_bytes().to_vec()
+    };
+    let name = request
+        .filename
+        .clone()
+        .or_else(|| name_from_url(&request.url))
+        .unwrap_or_else(|| "download".into());
+    let target = files::confined_path(directory, &sanitize(&name), "filename")?;
+    if target.exists() && !request.overwrite {
+        return Err(file_exists(&target));
+    }
+    let (path, sha) = files::write_atomic(&target, &bytes)?;
+    Ok(json!({
+        "status": "completed", "path": path, "bytes": bytes.len(), "sha256": sha,
+        "url": request.url, "content_type": mime, "shown_by_browser": true,
+    }))
+}
+
+/// The last path segment of a URL, if it names something.
+fn name_from_url(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next()?;
+    let last = path.rsplit('/').next()?;
+    (!last.is_empty() && !path.ends_with("//") && path.matches('/').count() > 2)
+        .then(|| last.to_owned())
+}
+
+fn file_exists(target: &Path) -> EngineError {
+    EngineError::Refused {
+        code: "file_exists".into(),
+        message: format!(
+            "{} exists; pass overwrite=true to replace it",
+            target.display()
+        ),
+    }
+}
+
+/// The same refusal on both links for a URL the browser shows as a page.
+fn not_a_download(url: &str, mime: Option<&str>) -> EngineError {
+    let served = mime.map_or_else(|| "a web page".to_owned(), |m| format!("a web page ({m})"));
+    EngineError::page(
+        "download_not_started",
+        format!(
+            "{url} did not start a download: the server answered with {served}; read it with the page tools instead"
+        ),
+        json!({ "url": url, "retry_safe": true }),
+    )
 }
 
 /// "report (1).csv" → "report.csv": the suffix a browser adds to avoid a clash in its own
@@ -274,13 +353,7 @@ fn sanitize(name: &str) -> String {
 fn place(staged: &Path, target: &Path, overwrite: bool) -> Result<()> {
     if target.exists() && !overwrite {
         let _ = std::fs::remove_file(staged);
-        return Err(EngineError::Refused {
-            code: "file_exists".into(),
-            message: format!(
-                "{} exists; pass overwrite=true to replace it",
-                target.display()
-            ),
-        });
+        return Err(file_exists(target));
     }
     if let Some(parent) = target.parent() {
         std::fs::create_dir_all(parent)

@@ -169,6 +169,7 @@ pub fn serve_links(engine: Arc<engine::Engine>, socket: PathBuf) -> anyhow::Resu
     let listener = UnixListener::bind(&socket)
         .with_context(|| format!("cannot listen on {}", socket.display()))?;
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+    let pairing: Arc<str> = crate::pairing::load_or_create()?.into();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             if !same_user(&stream) {
@@ -176,9 +177,10 @@ pub fn serve_links(engine: Arc<engine::Engine>, socket: PathBuf) -> anyhow::Resu
                 continue;
             }
             let engine = engine.clone();
+            let pairing = pairing.clone();
             tokio::spawn(async move {
                 let (reader, writer) = stream.into_split();
-                match engine.attach_link(reader, writer).await {
+                match engine.attach_link(reader, writer, &pairing).await {
                     Ok(client) => tracing::info!(client, "browser linked"),
                     Err(error) => tracing::warn!(%error, "extension link refused"),
                 }

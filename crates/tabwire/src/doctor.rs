@@ -86,6 +86,19 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             "note native host: not registered (needed only for --extension); fix: tabwire install-native-host"
         );
     }
+    match crate::pairing::load() {
+        Ok(Some(_)) => println!(
+            "ok   link pairing secret: {} (0600)",
+            crate::pairing::path().display()
+        ),
+        Ok(None) => println!(
+            "note link pairing secret: none yet (created by install-native-host or the first link)"
+        ),
+        Err(error) => {
+            problems += 1;
+            println!("BROKEN link pairing secret: {error:#}");
+        }
+    }
     if problems == 0 {
         println!("\nready: add tabwire to your MCP client, e.g. `tabwire print-config claude`");
     }

@@ -6,6 +6,7 @@ mod demo;
 mod doctor;
 mod extension;
 mod native_host;
+mod pairing;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -329,6 +330,8 @@ fn install_native_host(profile: Option<PathBuf>) -> anyhow::Result<()> {
         println!("{browser}: {}", path.display());
     }
     println!("extension id: {}", native_host::EXTENSION_ID);
+    crate::pairing::load_or_create()?;
+    println!("pairing secret: {}", crate::pairing::path().display());
     Ok(())
 }
 

@@ -18,8 +18,9 @@ use crate::broker;
 pub const EXTENSION_ID: &str = "ppccifgifikdledggbjmlefilliimeen";
 /// The native-messaging host name the extension connects to.
 pub const HOST_NAME: &str = "dev.tabwire.link";
-/// Chrome refuses messages from a host larger than this.
-const MAX_TO_BROWSER: usize = 1024 * 1024;
+/// Chrome refuses messages from a host larger than 1 MiB; longer lines go as chunks of
+/// this many bytes, which JSON escaping at most doubles (see `chunks`).
+const CHUNK_BYTES: usize = 400 * 1024;
 
 /// The socket linked browsers reach the engine owner through.
 pub fn link_socket() -> anyhow::Result<std::path::PathBuf> {
@@ -31,6 +32,7 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
     if origin != expected {
         bail!("refusing native-messaging caller {origin}: only {expected} may use this host");
     }
+    let pairing = crate::pairing::load_or_create()?;
     let socket = link_socket()?;
     // The engine's owner may be starting; wait a little, then let the extension retry.
     let mut stream = None;
@@ -55,6 +57,7 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
     let mut stdin = tokio::io::stdin();
     let mut stdout = tokio::io::stdout();
     let upstream = async {
+        let mut first = true;
         loop {
             let mut length = [0u8; 4];
             if stdin.read_exact(&mut length).await.is_err() {
@@ -62,6 +65,9 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
             }
             let mut message = vec![0u8; u32::from_ne_bytes(length) as usize];
             stdin.read_exact(&mut message).await?;
+            if std::mem::take(&mut first) {
+                message = paired_hello(&message, &pairing)?;
+            }
             // One message a line: JSON never holds a raw newline outside strings.
             message.retain(|&b| b != b'\n');
             message.push(b'\n');
@@ -71,15 +77,12 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
     let downstream = async {
         let mut lines = BufReader::new(from_engine).lines();
         while let Some(line) = lines.next_line().await? {
-            if line.len() > MAX_TO_BROWSER {
-                // The browser would drop it; answer the command here so its caller gets
-                // a clear error rather than a timeout.
-                let refusal = too_large(&line);
-                to_engine.lock().await.write_all(refusal.as_bytes()).await?;
-                continue;
+            for message in chunks(line) {
+                stdout
+                    .write_all(&(message.len() as u32).to_ne_bytes())
+                    .await?;
+                stdout.write_all(message.as_bytes()).await?;
             }
-            stdout.write_all(&(line.len() as u32).to_ne_bytes()).await?;
-            stdout.write_all(line.as_bytes()).await?;
             stdout.flush().await?;
         }
         Ok::<(), anyhow::Error>(())
@@ -90,19 +93,39 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
     }
 }
 
-/// A CDP error reply (one line) for a command too large for native messaging.
-fn too_large(line: &str) -> String {
-    let id = serde_json::from_str::<serde_json::Value>(line)
-        .ok()
-        .and_then(|m| m["id"].as_u64());
-    let message = format!(
-        "the command is {} bytes; the extension link carries at most {MAX_TO_BROWSER} bytes a message",
-        line.len()
-    );
-    format!(
-        "{}\n",
-        serde_json::json!({ "id": id, "error": { "code": -32000, "message": message } })
-    )
+/// The extension's hello with the pairing secret added: the extension never holds it, so
+/// nothing that can talk to the extension can learn it.
+fn paired_hello(message: &[u8], pairing: &str) -> anyhow::Result<Vec<u8>> {
+    let mut hello: serde_json::Value =
+        serde_json::from_slice(message).context("the extension's first message is not JSON")?;
+    let Some(fields) = hello.as_object_mut() else {
+        bail!("the extension's first message is not a hello");
+    };
+    fields.insert("pairing".into(), pairing.into());
+    Ok(serde_json::to_vec(&hello)?)
+}
+
+/// One line as native messages. A line within CHUNK_BYTES goes as it is; a longer one
+/// (a large script or storage value) goes as `{"tabwire_chunk": "<part>", "last": bool}`
+/// messages, cut at character boundaries, which link.js joins back into the line.
+fn chunks(line: String) -> Vec<String> {
+    if line.len() <= CHUNK_BYTES {
+        return vec![line];
+    }
+    let mut parts = Vec::new();
+    let mut rest = line.as_str();
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(CHUNK_BYTES);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (part, tail) = rest.split_at(cut);
+        parts.push(
+            serde_json::json!({ "tabwire_chunk": part, "last": tail.is_empty() }).to_string(),
+        );
+        rest = tail;
+    }
+    parts
 }
 
 /// The host manifest Chrome-family browsers read to find and trust this host.
@@ -143,5 +166,32 @@ pub fn manifest_dirs() -> Vec<(&'static str, std::path::PathBuf)> {
                 config.join("BraveSoftware/Brave-Browser/NativeMessagingHosts"),
             ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_line_goes_whole() {
+        assert_eq!(chunks("{\"id\":1}".into()), vec!["{\"id\":1}".to_string()]);
+    }
+
+    #[test]
+    fn a_long_line_goes_in_parts_under_the_browser_limit_and_joins_back() {
+        // Quotes double under JSON escaping; multi-byte characters must not be split.
+        let value = "\"é\\".repeat(300_000);
+        let line = serde_json::json!({ "id": 7, "params": { "value": value } }).to_string();
+        let parts = chunks(line.clone());
+        assert!(parts.len() > 1);
+        let mut joined = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            assert!(part.len() < 1024 * 1024, "part {i} is {} bytes", part.len());
+            let message: serde_json::Value = serde_json::from_str(part).unwrap();
+            assert_eq!(message["last"], i + 1 == parts.len());
+            joined.push_str(message["tabwire_chunk"].as_str().unwrap());
+        }
+        assert_eq!(joined, line);
     }
 }
