@@ -1,5 +1,6 @@
 //! `cargo run -p bench --release -- page [--runs N]`
 //! `cargo run -p bench --release -- agents`
+//! `cargo run -p bench --release -- link [--runs N]`
 //! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
 //!
 //! Drives the release `tabwire` binary (and, for `peers`, Playwright MCP and Chrome
@@ -8,6 +9,7 @@
 
 mod agents;
 mod install;
+mod link;
 mod mcp;
 mod pages;
 mod peers;
@@ -42,8 +44,9 @@ async fn main() -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("page") | None => page(runs.unwrap_or(30)).await,
         Some("agents") => agents::run(&[1, 4, 16]).await,
+        Some("link") => link::run(runs.unwrap_or(20)).await,
         Some("peers") => peers(runs.unwrap_or(15), &args).await,
-        Some(other) => bail!("unknown benchmark '{other}'; available: page, agents, peers"),
+        Some(other) => bail!("unknown benchmark '{other}'; available: page, agents, link, peers"),
     }
 }
 
