@@ -6,7 +6,7 @@ use std::process::Stdio;
 
 use serde_json::json;
 
-use crate::support::{BINARY, Site, Tabwire, runtime_dir, scratch};
+use crate::support::{BINARY, Site, Tabwire, runtime_dir, scratch, start_browser_with_extension};
 
 /// A browser with our extension loaded and its native host registered in its profile.
 struct LinkedBrowser {
@@ -538,4 +538,50 @@ async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_s
 /// Our extension's id, as `tabwire extension-path` writes it out (fixed by its key).
 fn tabwire_extension_id() -> &'static str {
     "ppccifgifikdledggbjmlefilliimeen"
+}
+
+#[tokio::test]
+async fn setup_status_tells_a_stale_worker_from_a_stale_server() {
+    let work = scratch("extension-stale");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    // The server wrote its extension folder at start; a copy stamped by some other build
+    // stands for an extension loaded before this server's files were written.
+    tw.ok("get_setup_status", json!({})).await;
+    let folder = work.join("data/tabwire/extension");
+    let old = work.join("old-extension");
+    std::fs::create_dir_all(&old).unwrap();
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), old.join(entry.file_name())).unwrap();
+    }
+    let other_build = "export const BUILD_STAMP = 'feedfacecafe';\n";
+    std::fs::write(old.join("stamp.js"), other_build).unwrap();
+    let _browser = start_browser_with_extension(&work, "browser-profile", &old, &[]).await;
+    tw.ok("list_tabs", json!({})).await; // waits for the link
+
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(status["extension_build_stamp"], "feedfacecafe", "{status}");
+    assert_eq!(
+        status["extension_build_verdict"], "stale_worker",
+        "{status}"
+    );
+    assert_eq!(status["reload_extension_required"], true);
+    assert_eq!(status["restart_server_required"], false);
+
+    // Another tabwire build wrote the folder the worker runs: now the server is stale.
+    std::fs::write(folder.join("stamp.js"), other_build).unwrap();
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(
+        status["extension_build_verdict"], "stale_server",
+        "{status}"
+    );
+    assert_eq!(status["restart_server_required"], true);
+    assert_eq!(status["reload_extension_required"], false);
+    assert!(
+        status["extension_next_action"]
+            .as_str()
+            .unwrap()
+            .contains("restart tabwire"),
+        "{status}"
+    );
 }

@@ -207,12 +207,23 @@ async fn tabwire_command(args: &[&str], data: &Path) -> String {
 /// Chromium with the tabwire extension loaded and its native host registered in a fresh
 /// profile, linking to the tabwire of this test process (same runtime dir).
 pub async fn start_linked_browser(work: &Path, profile_name: &str, extra: &[&str]) -> Child {
-    let data = work.join("data");
-    let profile = work.join(profile_name);
-    let extension = tabwire_command(&["extension-path"], &data)
+    let extension = tabwire_command(&["extension-path"], &work.join("data"))
         .await
         .trim()
         .to_owned();
+    start_browser_with_extension(work, profile_name, Path::new(&extension), extra).await
+}
+
+/// The same, loading the extension from a given folder.
+pub async fn start_browser_with_extension(
+    work: &Path,
+    profile_name: &str,
+    extension: &Path,
+    extra: &[&str],
+) -> Child {
+    let data = work.join("data");
+    let profile = work.join(profile_name);
+    let extension = extension.display();
     let profile_arg = profile.display().to_string();
     tabwire_command(
         &[
@@ -320,6 +331,8 @@ impl Tabwire {
             .args(base_args(&work, extra))
             .env("XDG_RUNTIME_DIR", runtime_dir())
             .env("XDG_CONFIG_HOME", config_dir())
+            // Its extension folder is the one the test's browser loads.
+            .env("XDG_DATA_HOME", work.join("data"))
             .env(
                 "XDG_STATE_HOME",
                 std::env::var_os("XDG_STATE_HOME")
@@ -393,6 +406,7 @@ impl HttpServer {
             .args(&args)
             .env("XDG_RUNTIME_DIR", runtime_dir())
             .env("XDG_CONFIG_HOME", config_dir())
+            .env("XDG_DATA_HOME", work.join("data"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

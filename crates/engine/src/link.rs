@@ -396,19 +396,89 @@ impl Engine {
             None => None,
         };
         let (version, stamp) = running.unwrap_or((Value::Null, None));
-        let verdict = match (&stamp, &expected) {
-            (Some(s), _) if s == "dev" => "stamp_not_regenerated",
-            (Some(s), Some(e)) if s == e => "matches_tree",
-            (Some(_), Some(_)) => "stale_worker",
-            _ => "unverifiable",
+        // The folder the browser loads the extension from; another tabwire build may have
+        // written it since this server started.
+        let on_disk = self
+            .config
+            .extension_dir
+            .as_ref()
+            .and_then(|dir| std::fs::read_to_string(dir.join("stamp.js")).ok())
+            .and_then(|text| stamp_in(&text));
+        let verdict = build_verdict(stamp.as_deref(), expected.as_deref(), on_disk.as_deref());
+        let next_action = match verdict {
+            "stale_worker" => {
+                "reload the tabwire extension (chrome://extensions, Reload) so it runs the files this server wrote"
+            }
+            "stale_server" => {
+                "restart tabwire: the extension runs files another tabwire build wrote, not this server's"
+            }
+            "stamp_not_regenerated" => {
+                "load the folder `tabwire extension-path` prints, not the repository's extension/"
+            }
+            _ => "",
         };
         json!({
             "extension_version": version,
             "extension_build_stamp": stamp,
             "expected_extension_build_stamp": expected,
+            "extension_folder_build_stamp": on_disk,
             "extension_build_verdict": verdict,
             "reload_extension_required": verdict == "stale_worker",
+            "restart_server_required": verdict == "stale_server",
+            "extension_next_action": next_action,
             "extension_status_available": stamp.is_some(),
         })
+    }
+}
+
+/// Whether the running extension, this server and the extension folder agree.
+/// `stale_worker`: the folder holds this server's build but the worker runs an older
+/// load of it (a Reload fixes it). `stale_server`: the worker runs what the folder holds,
+/// written by another tabwire build than this server (a restart fixes it).
+fn build_verdict(
+    running: Option<&str>,
+    server: Option<&str>,
+    folder: Option<&str>,
+) -> &'static str {
+    match (running, server) {
+        (Some("dev"), _) => "stamp_not_regenerated",
+        (Some(running), Some(server)) if running == server => "matches_tree",
+        (Some(running), Some(_)) if folder == Some(running) => "stale_server",
+        (Some(_), Some(server)) if folder == Some(server) || folder.is_none() => "stale_worker",
+        _ => "unverifiable",
+    }
+}
+
+/// The stamp in stamp.js (`export const BUILD_STAMP = '…';`).
+fn stamp_in(text: &str) -> Option<String> {
+    let start = text.find("BUILD_STAMP = '")? + "BUILD_STAMP = '".len();
+    let end = start + text[start..].find('\'')?;
+    Some(text[start..end].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_names_who_is_stale() {
+        let v = |r, s, f| build_verdict(r, s, f);
+        assert_eq!(v(Some("a"), Some("a"), Some("a")), "matches_tree");
+        assert_eq!(v(Some("old"), Some("new"), Some("new")), "stale_worker");
+        assert_eq!(v(Some("old"), Some("new"), None), "stale_worker");
+        assert_eq!(v(Some("new"), Some("old"), Some("new")), "stale_server");
+        assert_eq!(v(Some("x"), Some("y"), Some("z")), "unverifiable");
+        assert_eq!(v(None, Some("y"), Some("y")), "unverifiable");
+        assert_eq!(
+            v(Some("dev"), Some("y"), Some("y")),
+            "stamp_not_regenerated"
+        );
+    }
+
+    #[test]
+    fn the_stamp_is_read_from_stamp_js() {
+        let text = "// comment\nexport const BUILD_STAMP = '0123abcd4567';\n";
+        assert_eq!(stamp_in(text).as_deref(), Some("0123abcd4567"));
+        assert_eq!(stamp_in("nothing here"), None);
     }
 }
