@@ -154,3 +154,33 @@ async fn scroll_page_moves_and_reports_the_position() {
 fn named(target: &serde_json::Value, name: &str) -> bool {
     target["locator"]["name"] == name || target["name"] == name
 }
+
+#[tokio::test]
+async fn a_page_that_breaks_built_ins_cannot_break_the_page_tools() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("hostile").await;
+    tw.ok("open_url", json!({ "url": site.url("hostile.html") }))
+        .await;
+    let scan = tw.ok("scan_page", json!({})).await;
+    let content = scan["content"].as_str().unwrap();
+    assert!(content.contains("Go"), "{scan}");
+    assert!(content.contains("Search"), "{scan}");
+    tw.ok(
+        "page_type",
+        json!({ "selector": { "label": "Search" }, "text": "still works" }),
+    )
+    .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "role": "button", "name": "Go" } }),
+    )
+    .await;
+    let seen = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "[document.getElementById('q').value, document.getElementById('go').dataset.clicks, typeof __tabwire].join('|')" }),
+        )
+        .await;
+    // The page's own world never sees tabwire's script.
+    assert_eq!(seen["js_return"], "still works|1|undefined");
+}

@@ -67,8 +67,13 @@ function isVisible(el) {
   return !p || isVisible(p);
 }
 
-// The open modal <dialog>, if any: everything outside it is inert.
+// The open modal <dialog>, if any: everything outside it is inert. Looked up once per
+// call (the script stays installed between calls; the page changes in between).
 let modalCache;
+function beginCall() {
+  modalCache = undefined;
+}
+
 function openModal() {
   if (modalCache === undefined) {
     try { modalCache = document.querySelector('dialog:modal'); } catch (e) { modalCache = null; }

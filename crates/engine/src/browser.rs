@@ -55,6 +55,8 @@ pub struct Tab {
     /// The top frame's id, known once attached. Over CDP it equals the target id; over
     /// the extension link targets are named after tabs, so it is asked for.
     pub(crate) main_frame: Option<String>,
+    /// tabwire's isolated world in the top document, once made (see `Page::evaluate_op`).
+    pub(crate) top_world: Option<i64>,
 }
 
 pub(crate) struct Tabs {
@@ -205,6 +207,7 @@ impl Browser {
                 answered_dialogs: Vec::new(),
                 child_sessions: HashMap::new(),
                 main_frame: None,
+                top_world: None,
             }
         });
         if let Some(url) = info["url"].as_str() {
@@ -381,6 +384,7 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 for tab in tabs.by_target.values_mut() {
                     if tab.session.as_deref() == Some(session) {
                         tab.session = None;
+                        tab.top_world = None;
                     }
                     tab.child_sessions.retain(|_, s| s != session);
                 }
@@ -394,7 +398,11 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 return;
             };
             if let Some(target) = browser.target_of_session(session) {
-                browser.update_tab(&target, |tab| tab.main_frame = Some(frame.to_owned()));
+                browser.update_tab(&target, |tab| {
+                    tab.main_frame = Some(frame.to_owned());
+                    // A new document: its isolated world is made on first use.
+                    tab.top_world = None;
+                });
             }
         }
         "Page.javascriptDialogOpening" => on_dialog(browser, event),

@@ -214,7 +214,7 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
     };
     let declaration = format!(
         "function () {{ return ({})('convert', this); }}",
-        script::library()
+        script::dispatcher()
     );
     let converted = page
         .cdp(

@@ -146,9 +146,10 @@ impl Page {
         locator: &Value,
         timeout: Duration,
     ) -> Result<Option<String>> {
-        let expression =
-            crate::script::call_expression("click_guard", &json!({ "locator": locator }));
-        let reply = self.evaluate_raw(ctx, &expression, false, timeout).await?;
+        let args = json!({ "locator": locator });
+        let reply = self
+            .evaluate_op(ctx, "click_guard", &args, false, timeout)
+            .await?;
         Ok(reply["result"]["objectId"].as_str().map(str::to_owned))
     }
 

@@ -97,14 +97,81 @@ impl Page {
         args: Value,
         timeout: Duration,
     ) -> Result<Value> {
-        let reply = self
-            .evaluate_raw(ctx, &script::call_expression(op, &args), true, timeout)
-            .await?;
+        let reply = self.evaluate_op(ctx, op, &args, true, timeout).await?;
         Ok(reply["result"]["value"].clone())
     }
 
+    /// Runs a page-script op, its result by value or as a remote object. The top
+    /// document's ops run in tabwire's isolated world of it, where the script is installed
+    /// once per document; a frame's context gets the whole script for the call.
+    pub(crate) async fn evaluate_op(
+        &self,
+        ctx: &FrameContext,
+        op: &str,
+        args: &Value,
+        by_value: bool,
+        timeout: Duration,
+    ) -> Result<Value> {
+        if ctx.framed {
+            let standalone = script::standalone_call(op, args);
+            return self.evaluate_in(ctx, &standalone, by_value, timeout).await;
+        }
+        for attempt in 0..2 {
+            let Some(world) = self.top_world(timeout).await else {
+                // No isolated world to be had (the tab has no document yet): the main world.
+                let standalone = script::standalone_call(op, args);
+                return self.evaluate_in(ctx, &standalone, by_value, timeout).await;
+            };
+            let in_world = FrameContext {
+                context_id: Some(world),
+                ..ctx.clone()
+            };
+            let call = script::installed_call(op, args);
+            match self.evaluate_in(&in_world, &call, by_value, timeout).await {
+                // Neither failure ran the op, so the call is made again.
+                Err(e) if e.to_string().contains(script::NOT_INSTALLED) => {
+                    let install = script::install_and_call(op, args);
+                    return self
+                        .evaluate_in(&in_world, &install, by_value, timeout)
+                        .await;
+                }
+                Err(e) if attempt == 0 && e.to_string().contains("Cannot find context") => {
+                    // The document was replaced since the world was made.
+                    self.browser
+                        .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
+                }
+                other => return other,
+            }
+        }
+        Err(EngineError::page(
+            "stale_document",
+            "the page kept replacing its document; retry",
+            json!({ "retry_safe": true }),
+        ))
+    }
+
+    /// tabwire's isolated world of the top document, made on first use per document.
+    async fn top_world(&self, timeout: Duration) -> Option<i64> {
+        let tab = self.browser.tab_by_target(&self.tab.target_id)?;
+        if let Some(world) = tab.top_world {
+            return Some(world);
+        }
+        let created = self
+            .cdp(
+                "Page.createIsolatedWorld",
+                json!({"frameId": tab.main_frame?, "worldName": "tabwire", "grantUniveralAccess": false}),
+                timeout,
+            )
+            .await
+            .ok()?;
+        let world = created["executionContextId"].as_i64()?;
+        self.browser
+            .update_tab(&self.tab.target_id, |tab| tab.top_world = Some(world));
+        Some(world)
+    }
+
     /// Runtime.evaluate in a context; a thrown exception becomes `script_error`.
-    pub(crate) async fn evaluate_raw(
+    async fn evaluate_in(
         &self,
         ctx: &FrameContext,
         expression: &str,
@@ -190,8 +257,10 @@ impl Page {
         locator: &Value,
         timeout: Duration,
     ) -> Result<String> {
-        let expression = script::call_expression("element", &json!({ "locator": locator }));
-        let reply = self.evaluate_raw(ctx, &expression, false, timeout).await?;
+        let args = json!({ "locator": locator });
+        let reply = self
+            .evaluate_op(ctx, "element", &args, false, timeout)
+            .await?;
         let object_id = match reply["result"]["subtype"].as_str() {
             Some("node") => reply["result"]["objectId"]
                 .as_str()

@@ -380,9 +380,9 @@ impl Page {
         for path in paths {
             files.push(allowed_file(path, roots)?);
         }
-        let expression = crate::script::call_expression("element", &json!({ "locator": locator }));
+        let args = json!({ "locator": locator });
         let reply = self
-            .evaluate_raw(&self.top(), &expression, false, timeout)
+            .evaluate_op(&self.top(), "element", &args, false, timeout)
             .await?;
         let object = &reply["result"];
         if object["subtype"] != "node" {
