@@ -595,19 +595,13 @@ pub fn write(dir: &Path, results: &Results, ctx: &Context) -> anyhow::Result<()>
 fn miss_note(key: &str) -> &'static str {
     match key {
         "snapshot_small" => {
-            "on a small page the scan itself takes well under a millisecond; most of tabwire's \
-             time is evaluating its page script (about 60 KB of JS, sent and compiled with every \
-             call, by design: nothing stays in the page between calls) and returning the reply. \
-             Chrome DevTools MCP reads Chromium's accessibility tree instead. Closing the gap \
-             means compiling the page script once per document in the engine (e.g. \
-             Runtime.compileScript, or a function object kept in an isolated world), not \
-             changing the page."
+            "on a small page the scan itself takes well under a millisecond; the rest is the \
+             round trip and the reply. Chrome DevTools MCP reads Chromium's accessibility tree \
+             instead, and its reply is smaller."
         }
         "screenshot" => {
             "all three call Page.captureScreenshot on the same Chromium; the capture and PNG \
-             encoding (tens of ms here) dominate and no server can halve them. \
-             tabwire also reads Page.getLayoutMetrics first (one more round trip, for the \
-             device pixel ratio it reports)."
+             encoding (tens of ms here) dominate and no server can halve them."
         }
         "cold" => {
             "most of it is Chromium starting (all three launch the same binary) and its first \

@@ -85,14 +85,11 @@ impl Page {
         if let Some(quality) = request.quality {
             params["quality"] = json!(quality);
         }
-        let metrics = self
-            .cdp("Page.getLayoutMetrics", json!({}), timeout)
-            .await?;
-        if let Some((x, y, width, height, scale)) = request.clip {
-            params["clip"] =
-                json!({"x": x, "y": y, "width": width, "height": height, "scale": scale});
-            params["captureBeyondViewport"] = json!(true);
-        } else if request.full_page {
+        let metrics_call = || self.cdp("Page.getLayoutMetrics", json!({}), timeout);
+        // The layout metrics give the device pixel ratio (and a full page's size). Only a
+        // full-page capture needs them first; otherwise both calls are in flight at once.
+        let (metrics, reply) = if request.full_page && request.clip.is_none() {
+            let metrics = metrics_call().await?;
             let size = &metrics["cssContentSize"];
             params["clip"] = json!({
                 "x": 0, "y": 0, "scale": 1,
@@ -100,8 +97,20 @@ impl Page {
                 "height": size["height"].as_f64().unwrap_or(600.0).ceil(),
             });
             params["captureBeyondViewport"] = json!(true);
-        }
-        let reply = self.cdp("Page.captureScreenshot", params, timeout).await?;
+            let reply = self.cdp("Page.captureScreenshot", params, timeout).await?;
+            (metrics, reply)
+        } else {
+            if let Some((x, y, width, height, scale)) = request.clip {
+                params["clip"] =
+                    json!({"x": x, "y": y, "width": width, "height": height, "scale": scale});
+                params["captureBeyondViewport"] = json!(true);
+            }
+            let (metrics, reply) = tokio::join!(
+                metrics_call(),
+                self.cdp("Page.captureScreenshot", params, timeout)
+            );
+            (metrics?, reply?)
+        };
         let bytes = decode(&reply["data"], "screenshot")?;
         let css_width = metrics["cssVisualViewport"]["clientWidth"]
             .as_f64()
