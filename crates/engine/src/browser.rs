@@ -284,8 +284,19 @@ impl Browser {
             .ok_or_else(|| EngineError::NoSuchTab(target_id.to_owned()))?
             .to_owned();
         let s = Some(session.as_str());
-        let (page, auto, frames) = tokio::join!(
+        let install = json!({
+            "source": crate::script::install_source(),
+            "worldName": crate::script::WORLD,
+            "runImmediately": true,
+        });
+        let (page, auto, frames, installed) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
+            self.conn.call(
+                s,
+                "Page.addScriptToEvaluateOnNewDocument",
+                install,
+                HOUSEKEEPING
+            ),
             self.conn
                 .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
             self.conn.call(
@@ -297,6 +308,10 @@ impl Browser {
         );
         page?;
         auto?;
+        // Without it each document gets the script with its first call instead.
+        if let Err(error) = installed {
+            tracing::debug!(%error, "page script not registered for new documents");
+        }
         // A tab still on its initial empty document has no frame tree over the extension
         // link; its first navigation names the main frame (see on_event).
         let main_frame = frames?["frameTree"]["frame"]["id"]

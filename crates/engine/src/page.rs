@@ -159,7 +159,7 @@ impl Page {
         let created = self
             .cdp(
                 "Page.createIsolatedWorld",
-                json!({"frameId": tab.main_frame?, "worldName": "tabwire", "grantUniveralAccess": false}),
+                json!({"frameId": tab.main_frame?, "worldName": script::WORLD, "grantUniveralAccess": false}),
                 timeout,
             )
             .await
@@ -231,7 +231,7 @@ impl Page {
                 .cdp_in(
                     &session,
                     "Page.createIsolatedWorld",
-                    json!({"frameId": frame_id, "worldName": "tabwire", "grantUniveralAccess": false}),
+                    json!({"frameId": frame_id, "worldName": script::WORLD, "grantUniveralAccess": false}),
                     timeout,
                 )
                 .await

@@ -1,9 +1,10 @@
 //! The page script: plain JS files under `page/`, embedded in the binary.
 //!
 //! It runs in tabwire's isolated world of each document (the page's own scripts can
-//! neither see nor change it, and it sees pristine built-ins), installed there once per
-//! document as `__tabwire(op, args)`; each call then sends only the op and its arguments.
-//! Where no isolated world can be had, the whole script is evaluated for the one call.
+//! neither see nor change it, and it sees pristine built-ins), where the browser installs
+//! it as `__tabwire(op, args)` when the document is created; each call then sends only
+//! the op and its arguments. A world that lacks it gets it with the first call; where no
+//! isolated world can be had, the whole script is evaluated for the one call.
 
 use std::sync::OnceLock;
 
@@ -37,6 +38,16 @@ pub(crate) fn dispatcher() -> &'static str {
         );
         source
     })
+}
+
+/// The name of tabwire's isolated world in each document.
+pub(crate) const WORLD: &str = "tabwire";
+
+/// Installs the script (given to Page.addScriptToEvaluateOnNewDocument, so the browser
+/// does it as each document is created, off any call's path).
+pub(crate) fn install_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| format!("globalThis.__tabwire = {};", dispatcher()))
 }
 
 /// A call into a world where the script is installed (throws NOT_INSTALLED where not).
