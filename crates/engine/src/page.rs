@@ -130,6 +130,7 @@ impl Page {
             match self.evaluate_in(&in_world, &call, by_value, timeout).await {
                 // Neither failure ran the op, so the call is made again.
                 Err(e) if e.to_string().contains(script::NOT_INSTALLED) => {
+                    tracing::debug!(op, "page script installed with the call");
                     let install = script::install_and_call(op, args);
                     return self
                         .evaluate_in(&in_world, &install, by_value, timeout)
@@ -137,6 +138,7 @@ impl Page {
                 }
                 Err(e) if attempt == 0 && e.to_string().contains("Cannot find context") => {
                     // The document was replaced since the world was made.
+                    tracing::debug!(op, "stale isolated world; made anew");
                     self.browser
                         .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
                 }
@@ -156,18 +158,7 @@ impl Page {
         if let Some(world) = tab.top_world {
             return Some(world);
         }
-        let created = self
-            .cdp(
-                "Page.createIsolatedWorld",
-                json!({"frameId": tab.main_frame?, "worldName": script::WORLD, "grantUniveralAccess": false}),
-                timeout,
-            )
-            .await
-            .ok()?;
-        let world = created["executionContextId"].as_i64()?;
-        self.browser
-            .update_tab(&self.tab.target_id, |tab| tab.top_world = Some(world));
-        Some(world)
+        make_top_world(&self.browser, &self.tab.target_id, &self.session, timeout).await
     }
 
     /// Runtime.evaluate in a context; a thrown exception becomes `script_error`.
@@ -374,6 +365,11 @@ impl Page {
             }
         }
         let (landed, title) = self.current_url().await?;
+        if !same_document {
+            // A new document: do not wait for the event tracker to notice.
+            self.browser
+                .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
+        }
         Ok(json!({ "url": landed, "title": title, "load_status": load_status }))
     }
 
@@ -496,6 +492,32 @@ fn truthy(result: &Value) -> bool {
         Value::String(s) => !s.is_empty(),
         _ => true,
     }
+}
+
+/// Asks for tabwire's world in a tab's top document and records its context. The browser
+/// keeps one world per name and frame (where it installed the page script), so asking
+/// twice is harmless.
+async fn make_top_world(
+    browser: &Browser,
+    target: &str,
+    session: &str,
+    timeout: Duration,
+) -> Option<i64> {
+    let frame = browser.tab_by_target(target)?.main_frame?;
+    let created = browser
+        .conn
+        .call(
+            Some(session),
+            "Page.createIsolatedWorld",
+            json!({"frameId": frame, "worldName": script::WORLD, "grantUniveralAccess": false}),
+            timeout,
+        )
+        .await
+        .ok()?;
+    let world = created["executionContextId"].as_i64()?;
+    tracing::debug!(world, "isolated world for the top document");
+    browser.update_tab(target, |tab| tab.top_world = Some(world));
+    Some(world)
 }
 
 /// Waits for the first event that `matches`, until `deadline`. False on timeout.
