@@ -33,22 +33,26 @@ function fetchDownload(url, timeoutMs) {
   return new Promise((resolve, reject) => {
     let id = null;
     const ends = new Map(); // state changes seen before the download id was known
-    const current = async () => (await chrome.downloads.search({ id }))[0];
+    const itemOf = async (which) => (await chrome.downloads.search({ id: which }))[0];
+    const current = () => itemOf(id);
     const stop = () => {
       chrome.downloads.onChanged.removeListener(listener);
       clearTimeout(timer);
     };
     const finish = async (state) => {
       stop();
+      // The deadline passed before the download even started: nothing to look up.
+      if (id === null) return resolve({ id: null, url, state: null });
       const item = await current();
       resolve(state ? { ...item, state } : item);
     };
-    const refusePage = async (item) => {
+    const refusePage = async (which, item) => {
       stop();
-      if (item.state === 'in_progress') await chrome.downloads.cancel(id).catch(() => {});
-      if (item.state === 'complete') await chrome.downloads.removeFile(id).catch(() => {});
-      await chrome.downloads.erase({ id });
-      resolve({ id, url, mime: item.mime, state: 'not_a_download' });
+      await chrome.downloads.cancel(which).catch(() => {});
+      // It may have finished meanwhile: its file goes too.
+      await chrome.downloads.removeFile(which).catch(() => {});
+      await chrome.downloads.erase({ id: which }).catch(() => {});
+      resolve({ id: which, url, mime: item.mime, state: 'not_a_download' });
     };
     // Listening starts before the download does, so no state change can be missed.
     const listener = (delta) => {
@@ -60,10 +64,11 @@ function fetchDownload(url, timeoutMs) {
     chrome.downloads.onChanged.addListener(listener);
     const timer = setTimeout(() => finish(null), timeoutMs || 60000);
     chrome.downloads.download({ url, conflictAction: 'uniquify', saveAs: false }).then(async (started) => {
+      // The item exists once the response headers are in, so its type is known here. The
+      // id is adopted only after the check, so an end seen meanwhile waits in `ends`.
+      const item = await itemOf(started);
+      if (item && PAGE_TYPES.has(String(item.mime).split(';')[0].trim().toLowerCase())) return refusePage(started, item);
       id = started;
-      // The item exists once the response headers are in, so its type is known here.
-      const item = await current();
-      if (item && PAGE_TYPES.has(String(item.mime).split(';')[0].trim().toLowerCase())) return refusePage(item);
       if (ends.has(id)) finish(ends.get(id));
     }, (error) => {
       stop();

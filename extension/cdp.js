@@ -86,13 +86,18 @@ function debuggee(sessionId) {
 
 // Fences. chrome.debugger hands us events and command replies on separate channels, so
 // an event the page sent before a reply can reach us after it; CDP clients (tabwire too)
-// rely on the order. A fence turns lifecycle events on: the page answers at once with
-// its frames' lifecycle events, sent after everything before, and the fence resolves on
-// the first. Lifecycle events tabwire did not ask for are not passed on.
+// rely on the order. A fence turns lifecycle events on: the page answers at once by
+// replaying its frames' lifecycle events (root frame first, one event of each name per
+// frame), all sent after everything before. The fence resolves on the replay's first
+// event, recognised by its frame and name (learned from the first replay), so what is
+// left of an earlier fence's replay cannot resolve a later one. Lifecycle events tabwire
+// did not ask for are not passed on. (Where tabwire did ask for them, a genuine event of
+// that frame and name in flight can resolve a fence early.)
 const FENCE_TIMEOUT_MS = 1000;
 const lifecycleWanted = new Set(); // sessions where tabwire itself enabled lifecycle events
 const fenceArrived = new Map();    // session -> resolves the fence waiting there
 const fenceQueue = new Map();      // session -> the last fence; one at a time per session
+const replayStart = new Map();     // session -> 'frameId name' of a replay's first event
 
 function fence(sessionId) {
   const previous = fenceQueue.get(sessionId) || Promise.resolve();
@@ -110,7 +115,10 @@ async function raiseFence(sessionId) {
   });
   try {
     await chrome.debugger.sendCommand(target, 'Page.setLifecycleEventsEnabled', { enabled: true });
-    return { settled: await arrived };
+    const settled = await arrived;
+    // No replay start came (no document, or a different one now): learn it anew.
+    if (!settled) replayStart.delete(sessionId);
+    return { settled };
   } finally {
     clearTimeout(timer);
     fenceArrived.delete(sessionId);
@@ -150,7 +158,9 @@ export function start(send) {
     if (method === 'Target.detachedFromTarget' && params.sessionId) childTabs.delete(params.sessionId);
     if (method === 'Page.lifecycleEvent') {
       const arrived = fenceArrived.get(sessionId);
-      if (arrived) arrived();
+      const mark = params.frameId + ' ' + params.name;
+      if (arrived && !replayStart.has(sessionId)) replayStart.set(sessionId, mark);
+      if (arrived && replayStart.get(sessionId) === mark) arrived();
       if (!lifecycleWanted.has(sessionId)) return;
     }
     emit({ method, params, sessionId });
@@ -173,6 +183,8 @@ export async function reset() {
   discovering = false;
   childTabs.clear();
   lifecycleWanted.clear();
+  fenceQueue.clear();
+  replayStart.clear();
   for (const tabId of [...attached]) {
     attached.delete(tabId);
     try { await chrome.debugger.detach({ tabId }); } catch (e) { /* already gone */ }

@@ -30,7 +30,13 @@ function join(message) {
   if (!message.last) return null;
   const text = pending;
   pending = '';
-  return JSON.parse(text);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    // Cannot happen with tabwire's host; if it does, the command's caller times out.
+    console.warn('tabwire: dropped a message that did not join into JSON', e);
+    return null;
+  }
 }
 
 export function send(message) {

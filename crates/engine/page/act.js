@@ -94,12 +94,15 @@ const CLICK_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click
 // in, content loading above); then the press would land on whatever is there now. The
 // guard watches the press: if its first event reaches the element, the rest of the click
 // goes through untouched (a page may re-render on mousedown); if it reaches anything
-// else, that event and the rest of the click are stopped before the page sees them. The
-// engine holds the guard by reference (never a global) and reads what it saw with
-// finish(), which also removes it. A press that reaches nothing at all (the point fell
-// outside the window) shows as neither reached nor stopped.
+// else, that event and the rest of the click are stopped before the page's handlers on
+// the document and below see them (a page's own capture listener on window, registered
+// earlier, still runs first). The engine holds the guard by reference (never a global)
+// and reads what it saw with finish(), which also removes it. A press that reaches
+// nothing here is neither reached nor stopped; finish() then says whether anything is at
+// the point at all (if not, the press fell outside the window and went nowhere).
 TW.click_guard = function (args) {
-  const r = resolveLocator((args || {}).locator);
+  const a = args || {};
+  const r = resolveLocator(a.locator);
   if (!r.el) return null;
   const el = r.el;
   const win = el.ownerDocument.defaultView;
@@ -120,6 +123,7 @@ TW.click_guard = function (args) {
   return {
     finish() {
       for (const type of CLICK_EVENTS) win.removeEventListener(type, watch, true);
+      if (!seen.reached && !seen.stopped) seen.point_empty = !deepElementFromPoint(a.x, a.y);
       return seen;
     },
   };

@@ -57,6 +57,16 @@ pub struct Tab {
     pub(crate) main_frame: Option<String>,
     /// tabwire's isolated world in the top document, once made (see `Page::evaluate_op`).
     pub(crate) top_world: Option<i64>,
+    /// Counts top documents, so a world made for one is never recorded for the next.
+    pub(crate) document_seq: u64,
+}
+
+impl Tab {
+    /// A new top document: its world is made on first use.
+    pub(crate) fn new_document(&mut self) {
+        self.document_seq += 1;
+        self.top_world = None;
+    }
 }
 
 pub(crate) struct Tabs {
@@ -190,6 +200,10 @@ impl Browser {
         }
         let target_id = info["targetId"].as_str()?.to_owned();
         let mut tabs = lock(&self.tabs);
+        // An info event that arrives after the tab was closed must not bring it back.
+        if tabs.gone.contains(&target_id) {
+            return None;
+        }
         let tab = tabs.by_target.entry(target_id.clone()).or_insert_with(|| {
             let (tab_id, owner_id) = self.ids.id_for(&self.client_id, &target_id);
             Tab {
@@ -208,6 +222,7 @@ impl Browser {
                 child_sessions: HashMap::new(),
                 main_frame: None,
                 top_world: None,
+                document_seq: 0,
             }
         });
         if let Some(url) = info["url"].as_str() {
@@ -314,9 +329,9 @@ impl Browser {
         }
         // A tab still on its initial empty document has no frame tree over the extension
         // link; its first navigation names the main frame (see on_event).
-        let main_frame = frames?["frameTree"]["frame"]["id"]
-            .as_str()
-            .map(str::to_owned);
+        let main_frame = frames
+            .ok()
+            .and_then(|f| f["frameTree"]["frame"]["id"].as_str().map(str::to_owned));
         self.update_tab(target_id, |tab| {
             tab.session = Some(session.clone());
             if main_frame.is_some() {
@@ -385,7 +400,7 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
         }
         "Target.targetDestroyed" => {
             if let Some(target_id) = params["targetId"].as_str() {
-                lock(&browser.tabs).by_target.remove(target_id);
+                browser.forget_tab(target_id);
             }
         }
         "Target.detachedFromTarget" => {
@@ -415,8 +430,7 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
             if let Some(target) = browser.target_of_session(session) {
                 browser.update_tab(&target, |tab| {
                     tab.main_frame = Some(frame.to_owned());
-                    // A new document: its isolated world is made on first use.
-                    tab.top_world = None;
+                    tab.new_document();
                 });
             }
         }

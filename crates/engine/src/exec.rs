@@ -234,10 +234,11 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
 }
 
 /// What the events received so far say of the main frame: whether a cross-document
-/// navigation started, and whether a document has loaded since.
+/// navigation started, and whether the document it committed has loaded.
 #[derive(Default)]
 struct NavigationSeen {
     started: bool,
+    committed: bool,
     loaded: bool,
 }
 
@@ -251,21 +252,27 @@ fn navigation_seen(
         if event.session_id.as_deref() != Some(session) {
             continue;
         }
-        if event.method == "Page.loadEventFired" {
-            seen.loaded = seen.started;
-            continue;
-        }
         let main =
             event.params["frameId"] == main_frame || event.params["frame"]["id"] == main_frame;
-        let kind = matches!(
-            event.method.as_str(),
-            "Page.frameRequestedNavigation" | "Page.frameStartedNavigating" | "Page.frameNavigated"
-        );
         let same_document = event.params["navigationType"] == "sameDocument"
             || event.params["navigationType"] == "historySameDocument";
-        if main && kind && !same_document && !seen.started {
-            seen.started = true;
-            seen.loaded = false;
+        match event.method.as_str() {
+            // The old document may still finish loading after a navigation was asked for;
+            // only a load after the new document committed counts.
+            "Page.loadEventFired" => seen.loaded = seen.committed,
+            "Page.frameRequestedNavigation" | "Page.frameStartedNavigating"
+                if main && !same_document =>
+            {
+                seen.started = true;
+                seen.committed = false;
+                seen.loaded = false;
+            }
+            "Page.frameNavigated" if main => {
+                seen.started = true;
+                seen.committed = true;
+                seen.loaded = false;
+            }
+            _ => {}
         }
     }
     seen

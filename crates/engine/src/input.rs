@@ -107,22 +107,38 @@ impl Page {
             }
             let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
             let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
-            let guard = self.arm_click_guard(&ctx, aim.locator, timeout).await?;
-            self.mouse_click(x, y, button, clicks, timeout).await?;
-            let seen = match guard {
-                Some(guard) => self.click_guard_seen(&ctx, guard, timeout).await,
-                None => None,
+            let guard_at = json!({ "locator": aim.locator, "x": aimed["x"], "y": aimed["y"] });
+            // The element went away since aiming: aim again (which says why if it is gone).
+            let Some(guard) = self.arm_click_guard(&ctx, &guard_at, timeout).await? else {
+                continue;
             };
+            let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
+            // Read (and remove) the guard whatever became of the press.
+            let seen = self.click_guard_seen(&ctx, guard, timeout).await;
+            pressed?;
             aimed["x"] = json!(x);
             aimed["y"] = json!(y);
             if attempt > 0 {
                 aimed["attempts"] = json!(attempt + 1);
             }
-            match seen {
-                Some(seen) if seen["reached"] != true => missed = seen,
-                // Reached, or the document went away with the click (it navigated).
-                _ => return Ok(aimed),
+            let Some(seen) = seen else {
+                // The document went away with the click (it navigated): it was delivered.
+                return Ok(aimed);
+            };
+            if seen["reached"] == true {
+                return Ok(aimed);
             }
+            // Sending it again is safe only if the page saw none of it: the guard stopped
+            // it, or nothing at all is at the point (it fell outside the window). Anything
+            // else (a frame that slid over the point) may have taken the click.
+            if seen["stopped"] != true && seen["point_empty"] != true {
+                return Err(EngineError::page(
+                    "click_not_confirmed",
+                    "the press did not reach the element and something else is at the point now (a frame?); it may have been clicked instead",
+                    json!({ "retry_safe": false, "x": x, "y": y }),
+                ));
+            }
+            missed = seen;
         }
         let stopped_at = missed["stopped_at"].clone();
         Err(EngineError::page(
@@ -139,16 +155,16 @@ impl Page {
         ))
     }
 
-    /// Installs a click guard for the element; its remote object, if the element is there.
+    /// Installs a click guard for the element at the aimed point (in the context's own
+    /// coordinates); its remote object, if the element is there.
     async fn arm_click_guard(
         &self,
         ctx: &FrameContext,
-        locator: &Value,
+        args: &Value,
         timeout: Duration,
     ) -> Result<Option<String>> {
-        let args = json!({ "locator": locator });
         let reply = self
-            .evaluate_op(ctx, "click_guard", &args, false, timeout)
+            .evaluate_op(ctx, "click_guard", args, false, timeout)
             .await?;
         Ok(reply["result"]["objectId"].as_str().map(str::to_owned))
     }

@@ -178,13 +178,15 @@ async fn read_hello<R: AsyncRead + Unpin>(
         .await
         .map_err(|_| refused("no hello within 10 s"))?
         .map_err(|e| EngineError::Io(format!("link: {e}")))?;
-    let hello: LinkHello = serde_json::from_str(first.trim())
+    let mut hello: LinkHello = serde_json::from_str(first.trim())
         .map_err(|e| refused(&format!("the first line is not a tabwire link hello: {e}")))?;
     if !same_secret(&hello.pairing, pairing) {
         return Err(refused(
             "the hello lacks this tabwire's pairing secret; links come only through the native host (`tabwire install-native-host`)",
         ));
     }
+    // Checked; nothing after this needs it, and nothing should be able to print it.
+    hello.pairing.clear();
     let valid_id = !hello.client_id.is_empty()
         && hello.client_id.len() <= 40
         && hello

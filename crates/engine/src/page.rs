@@ -118,9 +118,7 @@ impl Page {
         }
         for attempt in 0..2 {
             let Some(world) = self.top_world(timeout).await else {
-                // No isolated world to be had (the tab has no document yet): the main world.
-                let standalone = script::standalone_call(op, args);
-                return self.evaluate_in(ctx, &standalone, by_value, timeout).await;
+                break;
             };
             let in_world = FrameContext {
                 context_id: Some(world),
@@ -130,7 +128,18 @@ impl Page {
             match self.evaluate_in(&in_world, &call, by_value, timeout).await {
                 // Neither failure ran the op, so the call is made again.
                 Err(e) if e.to_string().contains(script::NOT_INSTALLED) => {
+                    // Install only into a world asked for just now: a context id kept from
+                    // an earlier document may name some other world by now.
                     tracing::debug!(op, "page script installed with the call");
+                    self.browser
+                        .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
+                    let Some(world) = self.top_world(timeout).await else {
+                        break;
+                    };
+                    let in_world = FrameContext {
+                        context_id: Some(world),
+                        ..ctx.clone()
+                    };
                     let install = script::install_and_call(op, args);
                     return self
                         .evaluate_in(&in_world, &install, by_value, timeout)
@@ -145,11 +154,10 @@ impl Page {
                 other => return other,
             }
         }
-        Err(EngineError::page(
-            "stale_document",
-            "the page kept replacing its document; retry",
-            json!({ "retry_safe": true }),
-        ))
+        // No isolated world to be had (no document yet, or the browser refused one): the
+        // whole script, in the main world, for this call.
+        let standalone = script::standalone_call(op, args);
+        self.evaluate_in(ctx, &standalone, by_value, timeout).await
     }
 
     /// tabwire's isolated world of the top document, made on first use per document.
@@ -368,7 +376,7 @@ impl Page {
         if !same_document {
             // A new document: do not wait for the event tracker to notice.
             self.browser
-                .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
+                .update_tab(&self.tab.target_id, Tab::new_document);
         }
         Ok(json!({ "url": landed, "title": title, "load_status": load_status }))
     }
@@ -503,7 +511,8 @@ async fn make_top_world(
     session: &str,
     timeout: Duration,
 ) -> Option<i64> {
-    let frame = browser.tab_by_target(target)?.main_frame?;
+    let tab = browser.tab_by_target(target)?;
+    let (frame, document) = (tab.main_frame?, tab.document_seq);
     let created = browser
         .conn
         .call(
@@ -516,7 +525,12 @@ async fn make_top_world(
         .ok()?;
     let world = created["executionContextId"].as_i64()?;
     tracing::debug!(world, "isolated world for the top document");
-    browser.update_tab(target, |tab| tab.top_world = Some(world));
+    // Recorded only if no new document arrived while asking.
+    browser.update_tab(target, |tab| {
+        if tab.document_seq == document {
+            tab.top_world = Some(world);
+        }
+    });
     Some(world)
 }
 

@@ -247,6 +247,24 @@ async fn save_shown_resource(
     request: &DownloadRequest,
     directory: &Path,
 ) -> Result<Value> {
+    // An error page is not the file: report it as the extension link's download would.
+    let status = page
+        .cdp(
+            "Runtime.evaluate",
+            json!({
+                "expression": "performance.getEntriesByType('navigation')[0]?.responseStatus ?? 0",
+                "returnByValue": true,
+            }),
+            HOUSEKEEPING,
+        )
+        .await?["result"]["value"]
+        .as_u64()
+        .unwrap_or(0);
+    if status >= 400 {
+        return Ok(json!({
+            "status": "failed", "reason": format!("http_{status}"), "url": request.url,
+        }));
+    }
     let tree = page
         .cdp("Page.getResourceTree", json!({}), HOUSEKEEPING)
         .await?;
