@@ -163,6 +163,38 @@ async fn a_click_covered_after_aiming_reaches_neither_element() {
 }
 
 #[tokio::test]
+async fn a_click_that_a_frame_took_is_reported_and_not_sent_again() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("shifty-frame").await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("shifty.html?mode=frame") }),
+    )
+    .await;
+    // A frame slides over the point as the pointer arrives: the press lands in its
+    // document, out of the guard's sight, so sending it again could click twice.
+    let reply = tw
+        .call("page_click", json!({ "selector": "#target" }))
+        .await;
+    assert_eq!(
+        reply.error_code(),
+        "click_not_confirmed",
+        "{}",
+        reply.envelope
+    );
+    assert_eq!(reply.envelope["retry_safe"], false, "{}", reply.envelope);
+    assert_eq!(js(&tw, "String(window.framePresses || 0)").await, "1");
+    assert_eq!(
+        js(
+            &tw,
+            "document.getElementById('target').dataset.clicks || '0'"
+        )
+        .await,
+        "0"
+    );
+}
+
+#[tokio::test]
 async fn an_element_below_the_fold_is_scrolled_into_view_and_clicked() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("fold").await;
