@@ -112,65 +112,52 @@ async fn a_covered_button_is_reported_obscured_and_not_clicked() {
     );
 }
 
+/// shifty.html in one of its modes: something changes the moment the pointer arrives.
+async fn shifty(mode: &str) -> (Site, Tabwire) {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio(&format!("shifty-{mode}")).await;
+    let url = site.url(&format!("shifty.html?mode={mode}"));
+    tw.ok("open_url", json!({ "url": url })).await;
+    (site, tw)
+}
+
+/// How many clicks the page counted on an element.
+async fn clicks_on(tw: &Tabwire, id: &str) -> Value {
+    js(
+        tw,
+        &format!("document.getElementById('{id}').dataset.clicks || '0'"),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_click_whose_target_moves_away_is_aimed_again_and_lands_once() {
-    let site = Site::start().await;
-    let tw = Tabwire::stdio("shifty").await;
-    tw.ok(
-        "open_url",
-        json!({ "url": site.url("shifty.html?mode=shift") }),
-    )
-    .await;
+    let (_site, tw) = shifty("shift").await;
     // The button moves down as the pointer arrives, so the first press would hit the
     // space above it: the guard stops it and the click is aimed again.
     let clicked = tw.ok("page_click", json!({ "selector": "#target" })).await;
     assert_eq!(clicked["attempts"], 2, "{clicked}");
-    assert_eq!(
-        js(&tw, "document.getElementById('target').dataset.clicks").await,
-        "1"
-    );
+    assert_eq!(clicks_on(&tw, "target").await, "1");
     // The page saw exactly one press, on the button: the stopped one never reached it.
     assert_eq!(js(&tw, "pressedTargets()").await, "target");
 }
 
 #[tokio::test]
 async fn a_click_covered_after_aiming_reaches_neither_element() {
-    let site = Site::start().await;
-    let tw = Tabwire::stdio("shifty-cover").await;
-    tw.ok(
-        "open_url",
-        json!({ "url": site.url("shifty.html?mode=cover") }),
-    )
-    .await;
+    let (_site, tw) = shifty("cover").await;
     // A full-window button appears as the pointer arrives: the press would click it.
     let reply = tw
         .call("page_click", json!({ "selector": "#target" }))
         .await;
     assert_eq!(reply.error_code(), "obscured", "{}", reply.envelope);
-    assert_eq!(
-        js(&tw, "document.getElementById('trap').dataset.clicks || '0'").await,
-        "0"
-    );
-    assert_eq!(
-        js(
-            &tw,
-            "document.getElementById('target').dataset.clicks || '0'"
-        )
-        .await,
-        "0"
-    );
+    assert_eq!(clicks_on(&tw, "trap").await, "0");
+    assert_eq!(clicks_on(&tw, "target").await, "0");
     assert_eq!(js(&tw, "pressedTargets()").await, "");
 }
 
 #[tokio::test]
 async fn a_click_that_a_frame_took_is_reported_and_not_sent_again() {
-    let site = Site::start().await;
-    let tw = Tabwire::stdio("shifty-frame").await;
-    tw.ok(
-        "open_url",
-        json!({ "url": site.url("shifty.html?mode=frame") }),
-    )
-    .await;
+    let (_site, tw) = shifty("frame").await;
     // A frame slides over the point as the pointer arrives: the press lands in its
     // document, out of the guard's sight, so sending it again could click twice.
     let reply = tw
@@ -184,14 +171,7 @@ async fn a_click_that_a_frame_took_is_reported_and_not_sent_again() {
     );
     assert_eq!(reply.envelope["retry_safe"], false, "{}", reply.envelope);
     assert_eq!(js(&tw, "String(window.framePresses || 0)").await, "1");
-    assert_eq!(
-        js(
-            &tw,
-            "document.getElementById('target').dataset.clicks || '0'"
-        )
-        .await,
-        "0"
-    );
+    assert_eq!(clicks_on(&tw, "target").await, "0");
 }
 
 #[tokio::test]

@@ -36,6 +36,16 @@ pub struct FrameContext {
     pub framed: bool,
 }
 
+impl FrameContext {
+    /// The same document, in another of its execution contexts.
+    fn in_context(&self, context_id: i64) -> FrameContext {
+        FrameContext {
+            context_id: Some(context_id),
+            ..self.clone()
+        }
+    }
+}
+
 impl Page {
     pub(crate) fn new(
         browser: Arc<Browser>,
@@ -120,10 +130,7 @@ impl Page {
             let Some(world) = self.top_world(timeout).await else {
                 break;
             };
-            let in_world = FrameContext {
-                context_id: Some(world),
-                ..ctx.clone()
-            };
+            let in_world = ctx.in_context(world);
             let call = script::installed_call(op, args);
             match self.evaluate_in(&in_world, &call, by_value, timeout).await {
                 // Neither failure ran the op, so the call is made again.
@@ -136,10 +143,7 @@ impl Page {
                     let Some(world) = self.top_world(timeout).await else {
                         break;
                     };
-                    let in_world = FrameContext {
-                        context_id: Some(world),
-                        ..ctx.clone()
-                    };
+                    let in_world = ctx.in_context(world);
                     let install = script::install_and_call(op, args);
                     return self
                         .evaluate_in(&in_world, &install, by_value, timeout)
