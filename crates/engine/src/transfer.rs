@@ -313,7 +313,35 @@ fn name_from_url(url: &str) -> Option<String> {
     let path = url.split(['?', '#']).next()?;
     let last = path.rsplit('/').next()?;
     (!last.is_empty() && !path.ends_with("//") && path.matches('/').count() > 2)
-        .then(|| last.to_owned())
+        .then(|| percent_decoded(last))
+}
+
+/// `report%20final.png` → `report final.png`, as the browser would name the file.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            // A control character has no place in a file name.
+            (b'%', Some(byte)) => {
+                out.push(if byte < 0x20 || byte == 0x7f {
+                    b'_'
+                } else {
+                    byte
+                });
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn file_exists(target: &Path) -> EngineError {
@@ -475,7 +503,7 @@ fn allowed_file(path: &str, roots: &[PathBuf]) -> Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::without_uniquifier;
+    use super::{name_from_url, without_uniquifier};
 
     #[test]
     fn browser_uniquifiers_are_dropped() {
@@ -483,5 +511,27 @@ mod tests {
         assert_eq!(without_uniquifier("report (12)"), "report");
         assert_eq!(without_uniquifier("notes (draft).txt"), "notes (draft).txt");
         assert_eq!(without_uniquifier("plain.csv"), "plain.csv");
+    }
+
+    #[test]
+    fn a_shown_file_is_named_from_its_url_decoded() {
+        assert_eq!(
+            name_from_url("http://h/files/report%20final.png?x=1").as_deref(),
+            Some("report final.png")
+        );
+        assert_eq!(
+            name_from_url("http://h/caf%C3%A9.json").as_deref(),
+            Some("café.json")
+        );
+        assert_eq!(
+            name_from_url("http://h/odd%zz%4").as_deref(),
+            Some("odd%zz%4")
+        );
+        assert_eq!(
+            name_from_url("http://h/a%00b%0A.txt").as_deref(),
+            Some("a_b_.txt")
+        );
+        assert_eq!(name_from_url("http://h/"), None);
+        assert_eq!(name_from_url("http://h"), None);
     }
 }
