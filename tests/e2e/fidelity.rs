@@ -16,7 +16,6 @@
 //! `cargo run -p bench --release -- peers` copies into `docs/benchmarks.md`.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Mutex, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::support::{PATIENCE, Site, Tabwire, scratch};
+use crate::support::{DebuggingBrowser, PATIENCE, Site, Tabwire};
 
 /// The corpus, in the order reported.
 const PAGES: &[&str] = &[
@@ -71,7 +70,7 @@ fn complete() -> Value {
 #[tokio::test]
 async fn scan_page_has_every_named_control_of_chromiums_accessibility_tree() {
     let site = Site::start().await;
-    let browser = Chromium::launch("fidelity-browser").await;
+    let browser = DebuggingBrowser::launch("fidelity-browser").await;
     let tw = Tabwire::stdio_with("fidelity", &["--cdp-endpoint", &browser.http]).await;
     let cdp = Cdp::connect(&browser.ws).await;
 
@@ -122,29 +121,13 @@ async fn scan_page_has_every_named_control_of_chromiums_accessibility_tree() {
     let beyond = beyond_the_corpus(&tw, &cdp, &site).await;
     write_report(&report, &total, &total_default, &beyond);
 
-    let missing: Vec<String> = report
-        .iter()
-        .flat_map(|p| {
-            p.complete
-                .missing
-                .iter()
-                .map(move |m| format!("{}: {m}", p.page))
-        })
-        .collect();
+    let missing = missing_in(&report, |p| &p.complete);
     assert!(
         missing.is_empty(),
         "controls in Chromium's accessibility tree that scan_page lacks or cannot act on:\n{}",
         missing.join("\n")
     );
-    let silent: Vec<String> = report
-        .iter()
-        .flat_map(|p| {
-            p.default
-                .missing
-                .iter()
-                .map(move |m| format!("{}: {m}", p.page))
-        })
-        .collect();
+    let silent = missing_in(&report, |p| &p.default);
     assert!(
         silent.is_empty(),
         "controls the default snapshot leaves out without announcing them in cutlist:\n{}",
@@ -231,6 +214,19 @@ impl Figures {
 
 fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+/// The controls one snapshot mode missed, each named with its page.
+fn missing_in(report: &[PageReport], mode: fn(&PageReport) -> &Figures) -> Vec<String> {
+    report
+        .iter()
+        .flat_map(|p| {
+            mode(p)
+                .missing
+                .iter()
+                .map(move |m| format!("{}: {m}", p.page))
+        })
+        .collect()
 }
 
 struct PageReport {
@@ -731,50 +727,6 @@ fn browser_version() -> String {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default()
-}
-
-/// A Chromium of the test's own, with a DevTools endpoint for tabwire and for the test.
-struct Chromium {
-    _child: tokio::process::Child,
-    http: String,
-    ws: String,
-}
-
-impl Chromium {
-    async fn launch(name: &str) -> Chromium {
-        let work = scratch(name);
-        let mut child = tokio::process::Command::new(crate::support::system_browser())
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--remote-debugging-port=0",
-                "about:blank",
-            ])
-            .arg(format!(
-                "--user-data-dir={}",
-                work.join("profile").display()
-            ))
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("start chromium");
-        let ws = crate::support::devtools_endpoint(&mut child).await;
-        let port = ws
-            .split(':')
-            .nth(2)
-            .and_then(|p| p.split('/').next())
-            .unwrap()
-            .to_owned();
-        Chromium {
-            _child: child,
-            http: format!("http://127.0.0.1:{port}"),
-            ws,
-        }
-    }
 }
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;

@@ -2,7 +2,7 @@ use std::process::Stdio;
 
 use serde_json::json;
 
-use crate::support::{BINARY, Site, Tabwire, process_alive, process_exits, scratch};
+use crate::support::{BINARY, DebuggingBrowser, Site, Tabwire, process_alive, process_exits};
 
 async fn browser_pid(tw: &Tabwire) -> u32 {
     let status = tw.ok("get_setup_status", json!({})).await;
@@ -89,37 +89,14 @@ async fn a_crashed_browser_fails_the_call_in_flight_and_is_relaunched() {
 #[tokio::test]
 async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
     let site = Site::start().await;
-    let work = scratch("cdp-endpoint");
-    let mut chromium = tokio::process::Command::new(crate::support::system_browser())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--remote-debugging-port=0",
-            "about:blank",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            work.join("profile").display()
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start chromium");
-    // Chromium announces its endpoint on stderr once it listens.
-    let ws = crate::support::devtools_endpoint(&mut chromium).await;
-    let port = ws
-        .split(':')
-        .nth(2)
-        .and_then(|p| p.split('/').next())
-        .unwrap()
-        .to_owned();
+    let DebuggingBrowser {
+        child: mut chromium,
+        http,
+        ws,
+    } = DebuggingBrowser::launch("cdp-endpoint").await;
 
     // Both endpoint forms: the HTTP one is asked for the WebSocket URL.
-    for endpoint in [format!("http://127.0.0.1:{port}"), ws.clone()] {
+    for endpoint in [http, ws] {
         let tw = Tabwire::stdio_with(
             "cdp-endpoint-client",
             &["--cdp-endpoint", &endpoint, "--broker-grace", "0"],

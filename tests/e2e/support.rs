@@ -235,13 +235,7 @@ pub async fn start_browser_with_extension(
     )
     .await;
     Command::new(system_browser())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-        ])
+        .args(HEADLESS)
         .args(extra)
         .arg("about:blank")
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -263,6 +257,56 @@ pub async fn start_browser_with_extension(
         .kill_on_drop(true)
         .spawn()
         .expect("start chromium")
+}
+
+/// The flags of every headless Chromium the tests start themselves.
+pub const HEADLESS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+];
+
+/// A Chromium of the test's own, with a throw-away profile and a DevTools endpoint (for
+/// `--cdp-endpoint`, and for tests that speak CDP themselves).
+pub struct DebuggingBrowser {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`
+    pub http: String,
+    /// The browser's `ws://…/devtools/browser/…` URL.
+    pub ws: String,
+}
+
+impl DebuggingBrowser {
+    pub async fn launch(name: &str) -> DebuggingBrowser {
+        let work = scratch(name);
+        let mut child = Command::new(system_browser())
+            .args(HEADLESS)
+            .args(["--remote-debugging-port=0", "about:blank"])
+            .arg(format!(
+                "--user-data-dir={}",
+                work.join("profile").display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start chromium");
+        // Chromium announces its endpoint on stderr once it listens.
+        let ws = devtools_endpoint(&mut child).await;
+        let port = ws
+            .split(':')
+            .nth(2)
+            .and_then(|p| p.split('/').next())
+            .expect("a port in the DevTools URL")
+            .to_owned();
+        DebuggingBrowser {
+            child,
+            http: format!("http://127.0.0.1:{port}"),
+            ws,
+        }
+    }
 }
 
 pub fn system_browser() -> String {
