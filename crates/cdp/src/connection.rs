@@ -39,6 +39,19 @@ impl CdpError {
             _ => None,
         }
     }
+
+    /// Whether the JavaScript context a command addressed went away (the document was
+    /// replaced or its frame closed) before it ran or while it ran. Chromium says so only
+    /// in the message of a generic server error, so this is the one place that reads it.
+    pub fn is_context_gone(&self) -> bool {
+        const GONE: [&str; 3] = [
+            "Cannot find context with specified id",
+            "Execution context was destroyed",
+            "Inspected target navigated or closed",
+        ];
+        self.protocol_message()
+            .is_some_and(|m| GONE.iter().any(|g| m.starts_with(g)))
+    }
 }
 
 /// An event from the browser, with the flattened session it came from (None for the

@@ -1,7 +1,137 @@
+//! What an engine call can fail with, in the engine's own words: a typed error, a stable
+//! [`ErrorCode`] and, for bad input, which [`Input`] was wrong. Faces turn these into
+//! their own vocabulary (a parameter name, an error code of the original they imitate);
+//! nothing here names a tool or a parameter of a face.
+
 use serde_json::{Value, json};
 
-/// Everything an engine call can fail with. `code()` is the stable machine-readable name
-/// that faces put in their replies.
+/// Declares an enum of unit variants with a stable snake_case name for each.
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident => $text:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant,)* }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)* }
+            }
+
+            /// The variant a stable name stands for.
+            pub fn parse(text: &str) -> Option<$name> {
+                match text { $($text => Some($name::$variant),)* _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Every way an engine call can fail, by a stable name.
+    ErrorCode {
+        BrowserNotFound => "browser_not_found",
+        BrowserLaunchFailed => "browser_launch_failed",
+        BrowserDisconnected => "browser_disconnected",
+        BrowserUnreachable => "browser_unreachable",
+        ExtensionUnavailable => "extension_unavailable",
+        CdpError => "cdp_error",
+        Timeout => "timeout",
+        TabNotFound => "tab_not_found",
+        TargetBusy => "target_busy",
+        InvalidInput => "invalid_input",
+        Io => "io_error",
+        Unsupported => "unsupported",
+        // What the page script reports when an action could not happen.
+        NotFound => "not_found",
+        Ambiguous => "ambiguous",
+        Obscured => "obscured",
+        OutsideViewport => "outside_viewport",
+        NotInteractable => "not_interactable",
+        ReadOnly => "read_only",
+        NotEditable => "not_editable",
+        NoFocus => "no_focus",
+        InvalidSelector => "invalid_selector",
+        InvalidPattern => "invalid_pattern",
+        NotAFrame => "not_a_frame",
+        StaleFrame => "stale_frame",
+        ScriptError => "script_error",
+        ScanFailed => "scan_failed",
+        StorageUnavailable => "storage_unavailable",
+        StorageError => "storage_error",
+        QuotaExceeded => "quota_exceeded",
+        NotPersisted => "not_persisted",
+        // Page and browser operations.
+        NavigationFailed => "navigation_failed",
+        ClickNotConfirmed => "click_not_confirmed",
+        ClickNotDelivered => "click_not_delivered",
+        CookieRejected => "cookie_rejected",
+        BrowserApiError => "browser_api_error",
+        DownloadNotStarted => "download_not_started",
+        RemoveUnconfirmed => "remove_unconfirmed",
+        NotOwned => "not_owned",
+        // Refusals: the engine would not do it.
+        UrlSchemeRefused => "url_scheme_refused",
+        PathOutsideOutputDir => "path_outside_output_dir",
+        PathNotAllowed => "path_not_allowed",
+        FileExists => "file_exists",
+        CaptureBusy => "capture_busy",
+        NoCapture => "no_capture",
+        ForeignOperation => "foreign_operation",
+        UnknownOperation => "unknown_operation",
+        LinkRefused => "link_refused",
+        BackupFailed => "backup_failed",
+        RawCdpBlocked => "raw_cdp_blocked",
+    }
+}
+
+named_enum! {
+    /// The part of a request that was wrong, in the engine's terms. A face maps it to the
+    /// name its own parameter has.
+    Input {
+        Tab => "tab",
+        Url => "url",
+        Locator => "locator",
+        Frame => "frame",
+        Point => "point",
+        Keys => "keys",
+        Button => "button",
+        Owner => "owner",
+        Operation => "operation",
+        Permission => "permission",
+        Setting => "setting",
+        Origin => "origin",
+        Duration => "duration",
+        Format => "format",
+        Quality => "quality",
+        Clip => "clip",
+        Scale => "scale",
+        PageRanges => "page_ranges",
+        OutputPath => "output_path",
+        Filename => "filename",
+        Directory => "directory",
+        Files => "files",
+        Cookies => "cookies",
+        Area => "area",
+        Pattern => "pattern",
+        Script => "script",
+        ExtraScript => "extra_script",
+        DialogAction => "dialog_action",
+        Bookmark => "bookmark",
+        Extension => "extension",
+        Method => "method",
+        Params => "params",
+        Condition => "condition",
+    }
+}
+
+/// Everything an engine call can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("{0}")]
@@ -12,17 +142,17 @@ pub enum EngineError {
     Cdp(#[from] cdp::CdpError),
     #[error("cannot attach to the CDP endpoint: {0}")]
     Endpoint(String),
-    #[error("no tab '{0}'; call list_tabs for the current ones")]
+    #[error("no tab '{0}' (it may have closed)")]
     NoSuchTab(String),
     #[error("tab {tab} is busy with another call; retry when it finishes or use another tab")]
     TargetBusy { tab: String },
-    #[error("{param}: {message}")]
-    InvalidArgument { param: String, message: String },
+    #[error("{input}: {message}")]
+    Invalid { input: Input, message: String },
     /// A page-level outcome that means the action did not happen (not_found, ambiguous,
-    /// obscured, outside_viewport, invalid_selector, …); `details` carries what the page said.
+    /// obscured, …); `details` carries what the page said.
     #[error("{message}")]
     Page {
-        code: String,
+        code: ErrorCode,
         message: String,
         details: Value,
     },
@@ -30,8 +160,13 @@ pub enum EngineError {
     Timeout { what: String, seconds: f64 },
     #[error("{0}")]
     Io(String),
-    #[error("{message}")]
-    Refused { code: String, message: String },
+    /// The engine would not do it; `input` names the part of the request refused.
+    #[error("{}{message}", input.map(|i| format!("{i}: ")).unwrap_or_default())]
+    Refused {
+        code: ErrorCode,
+        input: Option<Input>,
+        message: String,
+    },
     #[error("{0}")]
     Unsupported(String),
     #[error("{0}")]
@@ -39,41 +174,80 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    pub fn invalid(param: &str, message: impl Into<String>) -> Self {
-        EngineError::InvalidArgument {
-            param: param.to_owned(),
+    pub fn invalid(input: Input, message: impl Into<String>) -> Self {
+        EngineError::Invalid {
+            input,
             message: message.into(),
         }
     }
 
-    pub fn page(code: &str, message: impl Into<String>, details: Value) -> Self {
+    pub fn page(code: ErrorCode, message: impl Into<String>, details: Value) -> Self {
         EngineError::Page {
-            code: code.to_owned(),
+            code,
             message: message.into(),
             details,
         }
     }
 
-    pub fn code(&self) -> &str {
+    pub fn refused(code: ErrorCode, message: impl Into<String>) -> Self {
+        EngineError::Refused {
+            code,
+            input: None,
+            message: message.into(),
+        }
+    }
+
+    /// A refusal of one named part of the request.
+    pub fn refused_input(code: ErrorCode, input: Input, message: impl Into<String>) -> Self {
+        EngineError::Refused {
+            code,
+            input: Some(input),
+            message: message.into(),
+        }
+    }
+
+    pub fn io(what: impl std::fmt::Display, error: std::io::Error) -> Self {
+        EngineError::Io(format!("{what}: {error}"))
+    }
+
+    pub fn code(&self) -> ErrorCode {
         match self {
-            EngineError::BrowserNotFound(_) => "browser_not_found",
-            EngineError::Launch(_) => "browser_launch_failed",
+            EngineError::BrowserNotFound(_) => ErrorCode::BrowserNotFound,
+            EngineError::Launch(_) => ErrorCode::BrowserLaunchFailed,
             EngineError::Cdp(cdp::CdpError::Disconnected | cdp::CdpError::Lost { .. }) => {
-                "browser_disconnected"
+                ErrorCode::BrowserDisconnected
             }
-            EngineError::Cdp(cdp::CdpError::Timeout { .. }) => "timeout",
-            EngineError::Cdp(cdp::CdpError::Connect(_)) => "browser_unreachable",
-            EngineError::Cdp(cdp::CdpError::Protocol { .. }) => "cdp_error",
-            EngineError::Endpoint(_) => "browser_unreachable",
-            EngineError::NoSuchTab(_) => "tab_not_found",
-            EngineError::TargetBusy { .. } => "target_busy",
-            EngineError::InvalidArgument { .. } => "invalid_argument",
-            EngineError::Page { code, .. } => code,
-            EngineError::Timeout { .. } => "timeout",
-            EngineError::Io(_) => "io_error",
-            EngineError::Refused { code, .. } => code,
-            EngineError::Unsupported(_) => "unsupported",
-            EngineError::ExtensionUnavailable(_) => "extension_unavailable",
+            EngineError::Cdp(cdp::CdpError::Timeout { .. }) => ErrorCode::Timeout,
+            EngineError::Cdp(cdp::CdpError::Connect(_)) => ErrorCode::BrowserUnreachable,
+            EngineError::Cdp(cdp::CdpError::Protocol { .. }) => ErrorCode::CdpError,
+            EngineError::Endpoint(_) => ErrorCode::BrowserUnreachable,
+            EngineError::NoSuchTab(_) => ErrorCode::TabNotFound,
+            EngineError::TargetBusy { .. } => ErrorCode::TargetBusy,
+            EngineError::Invalid { .. } => ErrorCode::InvalidInput,
+            EngineError::Page { code, .. } | EngineError::Refused { code, .. } => *code,
+            EngineError::Timeout { .. } => ErrorCode::Timeout,
+            EngineError::Io(_) => ErrorCode::Io,
+            EngineError::Unsupported(_) => ErrorCode::Unsupported,
+            EngineError::ExtensionUnavailable(_) => ErrorCode::ExtensionUnavailable,
+        }
+    }
+
+    /// The part of the request that was wrong or refused, when one was.
+    pub fn input(&self) -> Option<Input> {
+        match self {
+            EngineError::Invalid { input, .. } => Some(*input),
+            EngineError::Refused { input, .. } => *input,
+            _ => None,
+        }
+    }
+
+    /// The message without the engine's name for the input (a face adds its own).
+    pub fn bare_message(&self) -> String {
+        match self {
+            EngineError::Invalid { message, .. } | EngineError::Refused { message, .. } => {
+                message.clone()
+            }
+            other => other.to_string(),
         }
     }
 
@@ -94,7 +268,6 @@ impl EngineError {
     pub fn details(&self) -> Value {
         match self {
             EngineError::Page { details, .. } => details.clone(),
-            EngineError::InvalidArgument { param, .. } => json!({ "param": param }),
             EngineError::TargetBusy { tab } => json!({ "tab": tab, "delivered": false }),
             // Sent, then the link went: it may have run, so retrying could do it twice.
             EngineError::Cdp(
@@ -105,6 +278,40 @@ impl EngineError {
             _ => Value::Null,
         }
     }
+
+    /// The same error again, for a second reader of one stored outcome (a receipt).
+    pub fn duplicate(&self) -> EngineError {
+        match self {
+            EngineError::Invalid { input, message } => EngineError::invalid(*input, message),
+            EngineError::Refused {
+                code,
+                input,
+                message,
+            } => EngineError::Refused {
+                code: *code,
+                input: *input,
+                message: message.clone(),
+            },
+            other => EngineError::page(other.code(), other.to_string(), other.details()),
+        }
+    }
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_a_distinct_name_that_parses_back() {
+        let mut names = std::collections::HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(names.insert(code.as_str()), "{code} named twice");
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(*code));
+        }
+        for input in Input::ALL {
+            assert_eq!(Input::parse(input.as_str()), Some(*input));
+        }
+    }
+}

@@ -1,52 +1,52 @@
 //! tabwire's browser engine.
 //!
-//! Owns the browser link (a Chromium we launch over a pipe, or any CDP endpoint), the
-//! tabs and their ownership, per-agent sessions and default tabs, reservations
-//! (`target_busy`), operation receipts, and every page operation. Page work is CDP
-//! commands plus one injected page script (`page/*.js`), the same for every link.
+//! Rooms, lowest first (each may import only the ones before it):
+//! - base: `config`, `error`, `ids`, `files`;
+//! - `browser`: launching and linking browsers, the tab table, dialogs, browser APIs;
+//! - `page`: page operations on one reserved tab, and the page script;
+//! - `data` and `recordings`: browser data and network/console captures;
+//! - `agents`: the shared [`Engine`] and each agent's [`AgentSession`].
 //!
-//! This crate knows nothing of MCP: faces in `crates/mcp` map tool parameters to the calls
-//! here and the results back.
+//! Page work is CDP commands plus one injected page script (`page_script/*.js`), the same
+//! for every link. This crate knows nothing of MCP: faces in `crates/mcp` map tool
+//! parameters to the calls here and the results back.
 
-mod bookmarks;
-mod browser;
-mod capture;
-mod captures;
-mod cookies;
-mod engine;
+pub mod agents;
+pub mod browser;
+pub mod config;
+pub mod data;
 mod error;
-mod exec;
-mod files;
-mod input;
-mod keys;
-mod launch;
-mod link;
-mod page;
-mod permissions;
-mod rawcdp;
-mod receipts;
-mod scan;
-mod script;
-mod storage;
-mod tabs;
-mod transfer;
+pub mod files;
+pub mod ids;
+pub mod page;
+pub mod recordings;
 
-pub use browser::{Browser, Dialog, DialogPolicy, Tab};
-pub use capture::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest, image_dimensions};
-pub use captures::{NetworkFilter, NetworkOptions};
-pub use engine::{
-    AgentSession, Engine, EngineConfig, LinkConfig, parse_tab_handle, seconds, tab_handle,
+#[cfg(test)]
+mod layering;
+
+// The names faces use most, at the top.
+pub use agents::{
+    AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
+    ScriptRequest, TabInfo, TabList, outcome_reply,
 };
-pub use error::{EngineError, Result};
-pub use exec::{INLINE_LIMIT, ScriptRequest, outcome_reply};
-pub use files::{confined_path, sha256_hex, write_atomic};
-pub use input::ClickTarget;
-pub use launch::{LaunchOptions, find_browser, running_as_root};
-pub use link::{LINK_WAIT, LinkHello};
+pub use browser::launch::{find_browser, running_as_root};
+pub use browser::{
+    Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
+    Tab, parse_tab_handle, tab_handle,
+};
+pub use config::{EngineConfig, LaunchOptions, LinkConfig};
+pub use data::downloads::DownloadRequest;
+pub use data::permissions::{LEASE_RANGE, LeaseRequest};
+pub use data::storage::StoragePage;
+pub use error::{EngineError, ErrorCode, Input, Result};
+pub use page::input::ClickTarget;
+pub use page::read::ScanRequest;
+pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
+pub use page::user_script::INLINE_LIMIT;
 pub use page::{FrameContext, Page, check_url_scheme};
-pub use permissions::LEASE_RANGE;
-pub use receipts::{MAX_COMPLETED, RETENTION, ReceiptState};
-pub use scan::ScanRequest;
-pub use storage::StoragePage;
-pub use tabs::OpenTabRequest;
-pub use transfer::DownloadRequest;
+pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};
+
+/// The deadline helper every page operation uses: seconds from a tool's `timeout`.
+pub fn seconds(timeout: f64) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(timeout.clamp(0.0, 3600.0))
+}

@@ -2,7 +2,9 @@
 
 use serde_json::{Map, Value, json};
 
-use engine::EngineError;
+use engine::{EngineError, Input};
+
+use crate::face::ToolError;
 
 /// A tool's successful answer before it is wrapped.
 #[derive(Default)]
@@ -52,22 +54,56 @@ pub fn success(reply: &Reply, elapsed_ms: u64) -> Value {
     envelope
 }
 
-pub fn failure(error: &EngineError, target: Option<String>, elapsed_ms: u64) -> Value {
-    let details = error.details();
+pub fn failure(error: &ToolError, target: Option<String>, elapsed_ms: u64) -> Value {
+    let (code, message, retryable, details) = match error {
+        ToolError::Param { name, message } => (
+            "invalid_argument".to_owned(),
+            format!("{name}: {message}"),
+            false,
+            json!({ "param": name }),
+        ),
+        ToolError::Engine(error) => {
+            let (code, message, details) = match error.input() {
+                Some(input) => {
+                    let name = param_name(input);
+                    let code = match error {
+                        EngineError::Invalid { .. } => "invalid_argument",
+                        other => other.code().as_str(),
+                    };
+                    (
+                        code.to_owned(),
+                        format!("{name}: {}", error.bare_message()),
+                        json!({ "param": name }),
+                    )
+                }
+                None => (
+                    error.code().as_str().to_owned(),
+                    error.to_string(),
+                    error.details(),
+                ),
+            };
+            (code, message, error.retryable(), details)
+        }
+        ToolError::Face {
+            code,
+            message,
+            details,
+        } => ((*code).to_owned(), message.clone(), false, details.clone()),
+    };
     // A failure that happened before anything reached the browser can be retried as is;
     // page-level refusals (not_found, obscured, …) dispatched no input either.
     let retry_safe = match &details {
         Value::Object(d) => d.get("retry_safe").and_then(Value::as_bool).unwrap_or(true),
         _ => true,
     };
-    let retry_safe = retry_safe && !matches!(error, EngineError::Timeout { .. });
+    let timed_out = matches!(error, ToolError::Engine(EngineError::Timeout { .. }));
     let mut envelope = json!({
         "schema": "btap.result.v1",
         "ok": false,
-        "error": error.to_string(),
-        "error_code": error.code(),
-        "retryable": error.retryable(),
-        "retry_safe": retry_safe,
+        "error": message,
+        "error_code": code,
+        "retryable": retryable,
+        "retry_safe": retry_safe && !timed_out,
         "target": target,
         "data": null,
     });
@@ -76,6 +112,28 @@ pub fn failure(error: &EngineError, target: Option<String>, elapsed_ms: u64) -> 
     }
     envelope["diagnostics"] = json!({ "elapsed_ms": elapsed_ms });
     envelope
+}
+
+/// The btap parameter an engine input stands for.
+fn param_name(input: Input) -> &'static str {
+    match input {
+        Input::Tab => "session_id",
+        Input::Locator | Input::Condition => "selector",
+        Input::Point => "x",
+        Input::Keys => "keys_csv",
+        Input::Owner => "owner_id",
+        Input::Operation => "operation_id",
+        Input::Duration => "duration_seconds",
+        Input::OutputPath => "save_path",
+        Input::Files => "paths",
+        Input::Pattern => "url_pattern",
+        Input::ExtraScript => "extra_js",
+        Input::DialogAction => "action",
+        Input::Bookmark => "bookmark_id",
+        Input::Extension => "extension_id",
+        Input::Params => "params_json",
+        other => other.as_str(),
+    }
 }
 
 fn project(envelope: &mut Value, data: &Map<String, Value>) {

@@ -11,7 +11,42 @@ use engine::{AgentSession, Engine, EngineError};
 use crate::envelope::Reply;
 use crate::params::{Args, Param};
 
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Reply, EngineError>> + Send>>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
+
+/// Why a tool call failed: a parameter the face itself checked, or the engine's error.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("{name}: {message}")]
+    Param { name: String, message: String },
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// A failure the face itself reports, with a code of its own.
+    #[error("{message}")]
+    Face {
+        code: &'static str,
+        message: String,
+        details: serde_json::Value,
+    },
+}
+
+impl ToolError {
+    pub fn param(name: &str, message: impl Into<String>) -> ToolError {
+        ToolError::Param {
+            name: name.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The stable code of the failure.
+    pub fn code(&self) -> &str {
+        match self {
+            ToolError::Param { .. } => "invalid_argument",
+            ToolError::Engine(EngineError::Invalid { .. }) => "invalid_argument",
+            ToolError::Engine(error) => error.code().as_str(),
+            ToolError::Face { code, .. } => code,
+        }
+    }
+}
 
 /// Honest hints for every parameter path of a tool.
 #[derive(Debug, Clone, Copy)]

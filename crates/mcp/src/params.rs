@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use engine::EngineError;
+use crate::face::ToolError;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
@@ -120,14 +120,14 @@ pub struct Args {
     values: Map<String, Value>,
 }
 
-pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<Args, EngineError> {
+pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<Args, ToolError> {
     let mut values = arguments.unwrap_or_default();
     // Clients send explicit nulls for omitted optionals; treat them as absent.
     values.retain(|_, v| !v.is_null());
     for name in values.keys() {
         if !params.iter().any(|p| p.name == name) {
             let known: Vec<&str> = params.iter().map(|p| p.name).collect();
-            return Err(EngineError::invalid(
+            return Err(ToolError::param(
                 name,
                 format!(
                     "unknown parameter; this tool takes: {}",
@@ -142,7 +142,7 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
     }
     for param in params {
         match values.get(param.name) {
-            None if param.required => return Err(EngineError::invalid(param.name, "is required")),
+            None if param.required => return Err(ToolError::param(param.name, "is required")),
             None => {}
             Some(value) => check_value(param, value)?,
         }
@@ -150,9 +150,9 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
     Ok(Args { values })
 }
 
-fn check_value(param: &Param, value: &Value) -> Result<(), EngineError> {
+fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
     let fail = |expected: String| {
-        Err(EngineError::invalid(
+        Err(ToolError::param(
             param.name,
             format!("expected {expected}, got {}", short(value)),
         ))
@@ -276,7 +276,7 @@ mod tests {
         opt("format", Kind::Choice(&["png", "jpeg"]), ""),
     ];
 
-    fn args(value: Value) -> Result<Args, EngineError> {
+    fn args(value: Value) -> Result<Args, ToolError> {
         check(PARAMS, value.as_object().cloned())
     }
 

@@ -1,7 +1,9 @@
 //! The raw CDP policy: which methods `cdp_command` and `cdp_batch` refuse before anything
 //! is sent. A batch is checked whole, so a refused member means no member runs.
 
-use engine::EngineError;
+use engine::{EngineError, ErrorCode};
+
+use crate::face::ToolError;
 
 use crate::face::Profile;
 
@@ -42,12 +44,12 @@ pub fn is_high_risk(method: &str) -> bool {
 }
 
 /// Refuses a method the policy blocks, unless lab plus the override switch allow it.
-pub fn check(method: &str, profile: Profile, param: &str) -> Result<(), EngineError> {
+pub fn check(method: &str, profile: Profile, param: &str) -> Result<(), ToolError> {
     let well_formed = method.split_once('.').is_some_and(|(domain, name)| {
         !domain.is_empty() && !name.is_empty() && !name.contains('.')
     });
     if !well_formed {
-        return Err(EngineError::invalid(
+        return Err(ToolError::param(
             param,
             format!("'{method}' is not a CDP method like Page.navigate"),
         ));
@@ -65,10 +67,11 @@ pub fn check(method: &str, profile: Profile, param: &str) -> Result<(), EngineEr
             "to allow it, the operator must start tabwire with {OVERRIDE_ENV}=1 (lab profile only)"
         ),
     };
-    Err(EngineError::Refused {
-        code: "raw_cdp_blocked".into(),
-        message: format!("{param}: {method} is a high-risk CDP method and was not sent; {how}"),
-    })
+    Err(EngineError::refused(
+        ErrorCode::RawCdpBlocked,
+        format!("{param}: {method} is a high-risk CDP method and was not sent; {how}"),
+    )
+    .into())
 }
 
 #[cfg(test)]

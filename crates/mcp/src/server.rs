@@ -125,7 +125,8 @@ impl ServerHandler for TabwireServer {
                     Err(join) => Err(engine::EngineError::Io(format!(
                         "internal error in {}: {join}",
                         tool.name
-                    ))),
+                    ))
+                    .into()),
                 }
             }
             Err(error) => Err(error),

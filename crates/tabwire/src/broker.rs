@@ -57,7 +57,7 @@ pub fn runtime_dir() -> anyhow::Result<PathBuf> {
 /// One broker per browser: the key is a hash of the profile path or endpoint.
 pub fn paths_for(link_key: &str) -> anyhow::Result<BrokerPaths> {
     let dir = runtime_dir()?;
-    let key = &engine::sha256_hex(link_key.as_bytes())[..16];
+    let key = &engine::files::sha256_hex(link_key.as_bytes())[..16];
     Ok(BrokerPaths {
         socket: dir.join(format!("broker-{key}.sock")),
         lock: dir.join(format!("broker-{key}.lock")),
@@ -180,7 +180,7 @@ pub fn serve_links(engine: Arc<engine::Engine>, socket: PathBuf) -> anyhow::Resu
             let pairing = pairing.clone();
             tokio::spawn(async move {
                 let (reader, writer) = stream.into_split();
-                match engine.attach_link(reader, writer, &pairing).await {
+                match engine.browsers.attach_link(reader, writer, &pairing).await {
                     Ok(client) => tracing::info!(client, "browser linked"),
                     Err(error) => tracing::warn!(%error, "extension link refused"),
                 }

@@ -27,7 +27,7 @@ pub fn build_stamp() -> String {
         all.push_str(name);
         all.push_str(text);
     }
-    engine::sha256_hex(all.as_bytes())[..12].to_owned()
+    engine::files::sha256_hex(all.as_bytes())[..12].to_owned()
 }
 
 /// Writes the extension under the data dir (when it differs) and returns its folder.
@@ -42,7 +42,7 @@ pub fn write_out() -> anyhow::Result<PathBuf> {
         );
         let path = dir.join(name);
         if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            engine::write_atomic(&path, text.as_bytes())?;
+            engine::files::write_file_blocking(&path, text.as_bytes())?;
         }
     }
     Ok(dir)

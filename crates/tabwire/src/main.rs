@@ -290,7 +290,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     let mut upload_roots = vec![output_dir.clone()];
     upload_roots.extend(args.upload_roots.iter().cloned());
     let state_file = args.link_identity().map(|key| {
-        let key = &engine::sha256_hex(key.as_bytes())[..16];
+        let key = &engine::files::sha256_hex(key.as_bytes())[..16];
         state_dir().join(format!("leases-{key}.json"))
     });
     Ok(EngineConfig {
@@ -326,7 +326,7 @@ fn install_native_host(profile: Option<PathBuf>) -> anyhow::Result<()> {
     }
     for (browser, dir) in targets {
         let path = dir.join(&name);
-        engine::write_atomic(&path, &manifest)?;
+        engine::files::write_file_blocking(&path, &manifest)?;
         println!("{browser}: {}", path.display());
     }
     println!("extension id: {}", native_host::EXTENSION_ID);

@@ -1,12 +1,12 @@
 use serde_json::json;
 
-use engine::{EngineError, ImageFormat, PdfRequest, ScreenshotRequest};
+use engine::{ImageFormat, Input, PdfRequest, ScreenshotRequest};
 
 use crate::envelope::Reply;
-use crate::face::Call;
+use crate::face::{Call, ToolError};
 use crate::server::base64;
 
-pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
+pub async fn screenshot(call: Call) -> Result<Reply, ToolError> {
     let args = &call.args;
     let clip = match args.value("clip") {
         None => None,
@@ -17,7 +17,7 @@ pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
                     Some((x, y, w, h, field("scale").unwrap_or(1.0)))
                 }
                 _ => {
-                    return Err(EngineError::invalid(
+                    return Err(ToolError::param(
                         "clip",
                         "needs numbers x, y, width > 0, height > 0 (and optional scale)",
                     ));
@@ -35,10 +35,10 @@ pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
         clip,
     };
     let save_path = match args.str("save_path") {
-        Some(relative) => Some(engine::confined_path(
+        Some(relative) => Some(engine::files::confined_path(
             &call.engine().config.output_dir,
             relative,
-            "save_path",
+            Input::OutputPath,
         )?),
         None => None,
     };
@@ -60,9 +60,9 @@ pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
             json!("the image header could not be parsed; size is the byte count");
     }
     if let Some(path) = save_path {
-        let (path, sha) = engine::write_atomic(&path, &shot.bytes)?;
-        data["saved_path"] = json!(path);
-        data["sha256"] = json!(sha);
+        let written = engine::files::write_atomic(path, shot.bytes.clone()).await?;
+        data["saved_path"] = json!(written.path);
+        data["sha256"] = json!(written.sha256);
     }
     if args.bool_or("return_base64", false) {
         data["base64"] = json!(encoded);
@@ -72,7 +72,7 @@ pub async fn screenshot(call: Call) -> Result<Reply, EngineError> {
     Ok(reply)
 }
 
-pub async fn save_pdf(call: Call) -> Result<Reply, EngineError> {
+pub async fn save_pdf(call: Call) -> Result<Reply, ToolError> {
     let args = &call.args;
     let request = PdfRequest {
         landscape: args.bool_or("landscape", false),

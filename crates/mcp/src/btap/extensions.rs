@@ -2,21 +2,22 @@
 
 use serde_json::{Value, json};
 
-use engine::EngineError;
+use engine::data::bookmarks;
 
 use crate::envelope::Reply;
-use crate::face::Call;
+use crate::face::{Call, ToolError};
 
-pub async fn extension_path(call: Call) -> Result<Reply, EngineError> {
+pub async fn extension_path(call: Call) -> Result<Reply, ToolError> {
     let config = &call.engine().config;
     Ok(Reply::data(
         json!({ "path": config.extension_dir, "extension_id": config.extension_id }),
     ))
 }
 
-pub async fn list_extensions(call: Call) -> Result<Reply, EngineError> {
+pub async fn list_extensions(call: Call) -> Result<Reply, ToolError> {
     let all = call
         .engine()
+        .browsers
         .extension_call("management.getAll", json!({}))
         .await?;
     let extensions: Vec<Value> = all
@@ -30,9 +31,9 @@ pub async fn list_extensions(call: Call) -> Result<Reply, EngineError> {
     ))
 }
 
-fn not_ourselves(call: &Call, id: &str) -> Result<(), EngineError> {
+fn not_ourselves(call: &Call, id: &str) -> Result<(), ToolError> {
     if call.engine().config.extension_id.as_deref() == Some(id) {
-        return Err(EngineError::invalid(
+        return Err(ToolError::param(
             "extension_id",
             "that is the tabwire extension itself; tabwire cannot disable or remove its own link",
         ));
@@ -40,11 +41,12 @@ fn not_ourselves(call: &Call, id: &str) -> Result<(), EngineError> {
     Ok(())
 }
 
-pub async fn set_extension_enabled(call: Call) -> Result<Reply, EngineError> {
+pub async fn set_extension_enabled(call: Call) -> Result<Reply, ToolError> {
     let id = call.args.string("extension_id");
     not_ourselves(&call, &id)?;
     let enabled = call.args.bool_or("enabled", true);
     call.engine()
+        .browsers
         .extension_call(
             "management.setEnabled",
             json!({ "id": id, "enabled": enabled }),
@@ -55,11 +57,12 @@ pub async fn set_extension_enabled(call: Call) -> Result<Reply, EngineError> {
     ))
 }
 
-pub async fn uninstall_extension(call: Call) -> Result<Reply, EngineError> {
+pub async fn uninstall_extension(call: Call) -> Result<Reply, ToolError> {
     let id = call.args.string("extension_id");
     not_ourselves(&call, &id)?;
     let confirm = call.args.bool_or("show_confirm_dialog", true);
     call.engine()
+        .browsers
         .extension_call(
             "management.uninstall",
             json!({ "id": id, "showConfirmDialog": confirm }),
@@ -70,12 +73,13 @@ pub async fn uninstall_extension(call: Call) -> Result<Reply, EngineError> {
     ))
 }
 
-pub async fn call_extension(call: Call) -> Result<Reply, EngineError> {
+pub async fn call_extension(call: Call) -> Result<Reply, ToolError> {
     let message: Value = serde_json::from_str(&call.args.string("message_json"))
-        .map_err(|e| EngineError::invalid("message_json", format!("not valid JSON: {e}")))?;
+        .map_err(|e| ToolError::param("message_json", format!("not valid JSON: {e}")))?;
     let id = call.args.string("extension_id");
     let reply = call
         .engine()
+        .browsers
         .extension_call(
             "runtime.sendMessage",
             json!({ "id": id, "message": message }),
@@ -86,29 +90,38 @@ pub async fn call_extension(call: Call) -> Result<Reply, EngineError> {
     ))
 }
 
-pub async fn get_bookmarks(call: Call) -> Result<Reply, EngineError> {
-    Ok(Reply::data(call.engine().bookmarks().await?))
+pub async fn get_bookmarks(call: Call) -> Result<Reply, ToolError> {
+    let browser = call.engine().browser().await?;
+    Ok(Reply::data(
+        json!({ "tree": bookmarks::tree(&browser).await? }),
+    ))
 }
 
-pub async fn create_bookmark(call: Call) -> Result<Reply, EngineError> {
-    let data = call
-        .engine()
-        .create_bookmark(
-            &call.args.string("title"),
-            call.args.str("url"),
-            call.args.str("parent_id"),
-        )
-        .await?;
-    Ok(Reply::data(data))
+pub async fn create_bookmark(call: Call) -> Result<Reply, ToolError> {
+    let browser = call.engine().browser().await?;
+    let node = bookmarks::create(
+        &browser,
+        &call.args.string("title"),
+        call.args.str("url"),
+        call.args.str("parent_id"),
+    )
+    .await?;
+    Ok(Reply::data(
+        json!({ "status": "created", "bookmark": node }),
+    ))
 }
 
-pub async fn remove_bookmark(call: Call) -> Result<Reply, EngineError> {
-    let data = call
-        .engine()
-        .remove_bookmark(
-            &call.args.string("bookmark_id"),
-            call.args.bool_or("recursive", false),
-        )
-        .await?;
-    Ok(Reply::data(data))
+pub async fn remove_bookmark(call: Call) -> Result<Reply, ToolError> {
+    let browser = call.engine().browser().await?;
+    let removed = bookmarks::remove(
+        &browser,
+        &call.engine().config.backup_dir,
+        &call.args.string("bookmark_id"),
+        call.args.bool_or("recursive", false),
+    )
+    .await?;
+    Ok(Reply::data(json!({
+        "status": "removed", "removed": removed.count,
+        "backup_path": removed.backup.path, "backup_sha256": removed.backup.sha256,
+    })))
 }

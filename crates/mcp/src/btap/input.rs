@@ -1,12 +1,12 @@
 use serde_json::json;
 
-use engine::{ClickTarget, EngineError};
+use engine::ClickTarget;
 
 use super::read::split_locator;
 use crate::envelope::Reply;
-use crate::face::Call;
+use crate::face::{Call, ToolError};
 
-pub async fn page_click(call: Call) -> Result<Reply, EngineError> {
+pub async fn page_click(call: Call) -> Result<Reply, ToolError> {
     let args = &call.args;
     let point = (args.f64("x"), args.f64("y"));
     let (locator, frame) = split_locator(args.value("selector"))?;
@@ -28,14 +28,14 @@ pub async fn page_click(call: Call) -> Result<Reply, EngineError> {
             offset: (args.f64("offset_x"), args.f64("offset_y")),
         },
         (true, (None, None), _) => {
-            return Err(EngineError::invalid(
+            return Err(ToolError::param(
                 "selector",
                 "give a selector, or both x and y",
             ));
         }
-        (true, _, _) => return Err(EngineError::invalid("y", "x and y must be given together")),
+        (true, _, _) => return Err(ToolError::param("y", "x and y must be given together")),
         (false, _, _) => {
-            return Err(EngineError::invalid(
+            return Err(ToolError::param(
                 "x",
                 "give either a selector or x and y, not both",
             ));
@@ -60,7 +60,7 @@ pub async fn page_click(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data).on(page.handle()))
 }
 
-pub async fn page_type(call: Call) -> Result<Reply, EngineError> {
+pub async fn page_type(call: Call) -> Result<Reply, ToolError> {
     let (locator, frame) = split_locator(call.args.value("selector"))?;
     let locator = (!locator.is_null()).then_some(locator);
     let page = call.session.page(call.tab().as_deref()).await?;
@@ -80,7 +80,7 @@ pub async fn page_type(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data).on(page.handle()))
 }
 
-pub async fn page_press(call: Call) -> Result<Reply, EngineError> {
+pub async fn page_press(call: Call) -> Result<Reply, ToolError> {
     let page = call.session.page(call.tab().as_deref()).await?;
     let mut data = page
         .press(&call.args.string("keys_csv"), call.args.timeout(15.0))
@@ -91,7 +91,7 @@ pub async fn page_press(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data).on(page.handle()))
 }
 
-pub async fn page_drag(call: Call) -> Result<Reply, EngineError> {
+pub async fn page_drag(call: Call) -> Result<Reply, ToolError> {
     let args = &call.args;
     let page = call.session.page(call.tab().as_deref()).await?;
     let mut data = page

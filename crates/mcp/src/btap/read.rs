@@ -1,11 +1,11 @@
 use serde_json::{Value, json};
 
-use engine::{EngineError, ScanRequest};
+use engine::ScanRequest;
 
 use crate::envelope::Reply;
-use crate::face::Call;
+use crate::face::{Call, ToolError};
 
-pub async fn scan_page(call: Call) -> Result<Reply, EngineError> {
+pub async fn scan_page(call: Call) -> Result<Reply, ToolError> {
     let page = call.session.page(call.tab().as_deref()).await?;
     let request = ScanRequest {
         text_only: call.args.bool_or("text_only", false),
@@ -22,7 +22,7 @@ pub async fn scan_page(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data).on(page.handle()))
 }
 
-pub async fn scroll_page(call: Call) -> Result<Reply, EngineError> {
+pub async fn scroll_page(call: Call) -> Result<Reply, ToolError> {
     let page = call.session.page(call.tab().as_deref()).await?;
     let to = call.args.value("to").cloned().unwrap_or(json!("bottom"));
     // "1200" is a pixel offset, not a CSS selector.
@@ -34,14 +34,14 @@ pub async fn scroll_page(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data).on(page.handle()))
 }
 
-pub async fn wait_for(call: Call) -> Result<Reply, EngineError> {
+pub async fn wait_for(call: Call) -> Result<Reply, ToolError> {
     let conditions = ["selector", "text", "url_pattern", "js"];
     let given: Vec<&str> = conditions
         .into_iter()
         .filter(|c| call.args.value(c).is_some())
         .collect();
     if given.len() != 1 {
-        return Err(EngineError::invalid(
+        return Err(ToolError::param(
             "selector",
             format!(
                 "give exactly one of selector, text, url_pattern, js (got {})",
@@ -76,7 +76,7 @@ pub async fn wait_for(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data).on(page.handle()))
 }
 
-pub async fn wait_for_url(call: Call) -> Result<Reply, EngineError> {
+pub async fn wait_for_url(call: Call) -> Result<Reply, ToolError> {
     let page = call.session.page(call.tab().as_deref()).await?;
     let data = page
         .wait_for_url(
@@ -90,7 +90,7 @@ pub async fn wait_for_url(call: Call) -> Result<Reply, EngineError> {
 
 /// A locator value may carry a `frame` path; the engine walks frames, the page script
 /// resolves the rest.
-pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), EngineError> {
+pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), ToolError> {
     let Some(value) = value else {
         return Ok((Value::Null, Vec::new()));
     };
@@ -104,7 +104,7 @@ pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), Engin
     }
 }
 
-pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, EngineError> {
+pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, ToolError> {
     match value {
         None => Ok(Vec::new()),
         Some(Value::Array(steps))
@@ -113,7 +113,7 @@ pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, EngineError> {
             Ok(steps.clone())
         }
         Some(Value::String(one)) => Ok(vec![json!(one)]),
-        Some(_) => Err(EngineError::invalid(
+        Some(_) => Err(ToolError::param(
             "frame",
             "expected a non-empty list of iframe locators (CSS strings or locator objects)",
         )),

@@ -1,11 +1,11 @@
 use serde_json::json;
 
-use engine::{DialogPolicy, EngineError, ReceiptState, ScriptRequest};
+use engine::{DialogAnswer, DialogOutcome, DialogPolicy, ReceiptState, ScriptRequest};
 
 use crate::envelope::Reply;
-use crate::face::Call;
+use crate::face::{Call, ToolError};
 
-pub async fn execute_js(call: Call) -> Result<Reply, EngineError> {
+pub async fn execute_js(call: Call) -> Result<Reply, ToolError> {
     let dialog_policy = match call.args.str("dialog_policy") {
         Some("accept") => DialogPolicy::Accept,
         Some("manual") => DialogPolicy::Manual,
@@ -27,7 +27,7 @@ pub async fn execute_js(call: Call) -> Result<Reply, EngineError> {
     Ok(reply)
 }
 
-pub async fn get_execute_js_result(call: Call) -> Result<Reply, EngineError> {
+pub async fn get_execute_js_result(call: Call) -> Result<Reply, ToolError> {
     let id = call.args.string("operation_id");
     let wait = engine::seconds(call.args.f64_or("timeout", 0.0));
     let state = call
@@ -51,15 +51,26 @@ pub async fn get_execute_js_result(call: Call) -> Result<Reply, EngineError> {
     Ok(Reply::data(data))
 }
 
-pub async fn handle_dialog(call: Call) -> Result<Reply, EngineError> {
-    let data = call
+pub async fn handle_dialog(call: Call) -> Result<Reply, ToolError> {
+    let answer = match call.args.str("action") {
+        Some("accept") => DialogAnswer::Accept,
+        Some("dismiss") => DialogAnswer::Dismiss,
+        _ => DialogAnswer::Report,
+    };
+    let outcome = call
         .session
-        .handle_dialog(
+        .answer_dialog(
             call.tab().as_deref(),
-            &call.args.string("action"),
+            answer,
             call.args.str("prompt_text"),
             engine::seconds(call.args.f64_or("timeout", 3.0).min(3.0)),
         )
         .await?;
+    let data = match outcome {
+        DialogOutcome::Dismissed { dialog } => {
+            json!({ "status": "dismissed", "dialog": dialog, "prompt_text": call.args.str("prompt_text") })
+        }
+        other => serde_json::to_value(other).unwrap_or_default(),
+    };
     Ok(Reply::data(data))
 }

@@ -10,7 +10,7 @@ function storageArea(area) {
 TW.storage_get = function (args) {
   let store;
   try { store = storageArea(args.area); } catch (e) { return { status: 'storage_unavailable', message: String(e.message || e) }; }
-  if (!store) return { status: 'invalid_argument', message: "area: expected local or session" };
+  if (!store) return { status: 'invalid_input', message: "the storage area must be local or session" };
   if (args.key != null) {
     const value = store.getItem(args.key);
     return { status: 'ok', key: args.key, found: value !== null, value };
@@ -40,7 +40,7 @@ TW.storage_get = function (args) {
 TW.storage_set = function (args) {
   let store;
   try { store = storageArea(args.area); } catch (e) { return { status: 'storage_unavailable', message: String(e.message || e) }; }
-  if (!store) return { status: 'invalid_argument', message: "area: expected local or session" };
+  if (!store) return { status: 'invalid_input', message: "the storage area must be local or session" };
   try {
     store.setItem(args.key, args.value);
   } catch (e) {

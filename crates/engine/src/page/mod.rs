@@ -1,20 +1,30 @@
-//! Page operations on one reserved tab. Every operation is CDP commands plus the page
-//! script; nothing here knows which link carries the CDP messages.
+//! Page operations on one reserved tab: navigation and waits, input and keys, reading
+//! (snapshots), running an agent's script, screenshots and PDFs, raw CDP. Every operation
+//! is CDP commands plus the page script (`script`), whatever the link: nothing here knows
+//! which link carries the messages.
+//!
+//! May import the browser room and the base modules; never agents, data or recordings.
+
+pub mod input;
+pub mod keys;
+pub mod navigation;
+pub mod raw;
+pub mod read;
+pub mod screenshot;
+pub mod script;
+pub mod user_script;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
-use tokio::time::Instant;
 
-use crate::browser::{Browser, Dialog, DialogPolicy, HOUSEKEEPING, Tab};
-use crate::engine::{Engine, tab_handle};
-use crate::error::{EngineError, Result};
-use crate::script;
+use crate::browser::{Browser, Dialog, DialogPolicy, Tab, WORLD, exception_text};
+use crate::config::EngineConfig;
+use crate::error::{EngineError, ErrorCode, Result};
 
-/// How often condition waits re-check the page. The check itself is one round trip.
-const POLL: Duration = Duration::from_millis(40);
+pub use navigation::check_url_scheme;
 
 /// A tab reserved for one operation. Dropping it releases the reservation.
 pub struct Page {
@@ -22,7 +32,7 @@ pub struct Page {
     pub tab: Tab,
     pub(crate) session: String,
     _reservation: OwnedMutexGuard<()>,
-    pub engine: Arc<Engine>,
+    pub(crate) config: Arc<EngineConfig>,
 }
 
 /// Where a script runs: a CDP session (the page's, or an out-of-process frame's) and an
@@ -47,24 +57,32 @@ impl FrameContext {
 }
 
 impl Page {
-    pub(crate) fn new(
+    /// Reserves a tab for one operation and attaches to it. A tab another call holds
+    /// answers `target_busy` at once; calls are never queued behind each other.
+    pub async fn reserve(
         browser: Arc<Browser>,
         tab: Tab,
-        session: String,
-        reservation: OwnedMutexGuard<()>,
-        engine: Arc<Engine>,
-    ) -> Page {
-        Page {
+        config: Arc<EngineConfig>,
+    ) -> Result<Page> {
+        let reservation =
+            tab.busy
+                .clone()
+                .try_lock_owned()
+                .map_err(|_| EngineError::TargetBusy {
+                    tab: browser.handle(&tab),
+                })?;
+        let session = browser.session_for(&tab.target_id).await?;
+        Ok(Page {
             browser,
             tab,
             session,
             _reservation: reservation,
-            engine,
-        }
+            config,
+        })
     }
 
     pub fn handle(&self) -> String {
-        tab_handle(&self.browser, &self.tab)
+        self.browser.handle(&self.tab)
     }
 
     /// The top document's context.
@@ -78,11 +96,7 @@ impl Page {
     }
 
     pub async fn cdp(&self, method: &str, params: Value, timeout: Duration) -> Result<Value> {
-        Ok(self
-            .browser
-            .conn
-            .call(Some(&self.session), method, params, timeout)
-            .await?)
+        self.cdp_in(&self.session, method, params, timeout).await
     }
 
     pub(crate) async fn cdp_in(
@@ -133,8 +147,8 @@ impl Page {
             let in_world = ctx.in_context(world);
             let call = script::installed_call(op, args);
             match self.evaluate_in(&in_world, &call, by_value, timeout).await {
-                // Neither failure ran the op, so the call is made again.
-                Err(e) if e.to_string().contains(script::NOT_INSTALLED) => {
+                // The world has no script yet (nothing ran): install it with the call.
+                Ok(reply) if script::is_not_installed(&reply) => {
                     // Install only into a world asked for just now: a context id kept from
                     // an earlier document may name some other world by now.
                     tracing::debug!(op, "page script installed with the call");
@@ -149,8 +163,8 @@ impl Page {
                         .evaluate_in(&in_world, &install, by_value, timeout)
                         .await;
                 }
-                Err(e) if attempt == 0 && e.to_string().contains("Cannot find context") => {
-                    // The document was replaced since the world was made.
+                // The document was replaced since the world was made (nothing ran).
+                Err(EngineError::Cdp(error)) if attempt == 0 && error.is_context_gone() => {
                     tracing::debug!(op, "stale isolated world; made anew");
                     self.browser
                         .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
@@ -194,7 +208,7 @@ impl Page {
             .await?;
         if let Some(details) = reply.get("exceptionDetails") {
             return Err(EngineError::page(
-                "script_error",
+                ErrorCode::ScriptError,
                 exception_text(details),
                 Value::Null,
             ));
@@ -234,12 +248,16 @@ impl Page {
                 .cdp_in(
                     &session,
                     "Page.createIsolatedWorld",
-                    json!({"frameId": frame_id, "worldName": script::WORLD, "grantUniveralAccess": false}),
+                    json!({"frameId": frame_id, "worldName": WORLD, "grantUniveralAccess": false}),
                     timeout,
                 )
                 .await
                 .map_err(|e| {
-                    EngineError::page("stale_frame", format!("frame {depth} cannot be entered: {e}"), Value::Null)
+                    EngineError::page(
+                        ErrorCode::StaleFrame,
+                        format!("frame {depth} cannot be entered: {e}"),
+                        Value::Null,
+                    )
                 })?;
             ctx = FrameContext {
                 session,
@@ -271,7 +289,7 @@ impl Page {
                 .to_owned(),
             _ => {
                 return Err(EngineError::page(
-                    "not_found",
+                    ErrorCode::NotFound,
                     "frame locator did not name an iframe",
                     json!({ "frame": locator }),
                 ));
@@ -285,47 +303,39 @@ impl Page {
                 timeout,
             )
             .await?;
-        let _ = self
-            .cdp_in(
-                &ctx.session,
-                "Runtime.releaseObject",
-                json!({ "objectId": object_id }),
-                timeout,
-            )
-            .await;
+        self.release(&ctx.session, &object_id);
         node["node"]["frameId"]
             .as_str()
             .map(str::to_owned)
             .ok_or_else(|| {
                 EngineError::page(
-                    "not_a_frame",
+                    ErrorCode::NotAFrame,
                     "frame locator names an element that is not an iframe",
                     json!({ "frame": locator }),
                 )
             })
     }
 
+    /// Releases a remote object without waiting: nothing depends on the answer.
+    pub(crate) fn release(&self, session: &str, object_id: &str) {
+        let conn = self.browser.conn.clone();
+        let session = session.to_owned();
+        let release = json!({ "objectId": object_id });
+        tokio::spawn(async move {
+            let _ = conn
+                .call(
+                    Some(&session),
+                    "Runtime.releaseObject",
+                    release,
+                    Duration::from_secs(5),
+                )
+                .await;
+        });
+    }
+
+    /// The tab's URL and title now.
     pub async fn current_url(&self) -> Result<(String, String)> {
-        let info = self
-            .browser
-            .conn
-            .call(
-                None,
-                "Target.getTargetInfo",
-                json!({"targetId": self.tab.target_id}),
-                HOUSEKEEPING,
-            )
-            .await?;
-        Ok((
-            info["targetInfo"]["url"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            info["targetInfo"]["title"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-        ))
+        self.browser.target_url(&self.tab.target_id).await
     }
 
     /// Sets how dialogs opened from now on are answered; returns those answered so far.
@@ -345,165 +355,6 @@ impl Page {
         });
         answered
     }
-
-    /// Navigates and waits for the load event (or the deadline).
-    pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<Value> {
-        check_url_scheme(url)?;
-        let deadline = Instant::now() + timeout;
-        let mut events = self.browser.conn.subscribe();
-        let reply = self
-            .cdp("Page.navigate", json!({ "url": url }), timeout)
-            .await?;
-        if reply["isDownload"] == true {
-            return Ok(json!({"type": "download", "status": "triggered", "url": url}));
-        }
-        if let Some(error) = reply["errorText"].as_str().filter(|e| !e.is_empty()) {
-            return Err(EngineError::page(
-                "navigation_failed",
-                format!("navigation to {url} failed: {error}"),
-                json!({ "url": url, "error_text": error }),
-            ));
-        }
-        let same_document = reply.get("loaderId").is_none();
-        let mut load_status = "complete";
-        if !same_document {
-            let loaded = wait_event(&mut events, deadline, |event| {
-                event.session_id.as_deref() == Some(&self.session)
-                    && event.method == "Page.loadEventFired"
-            })
-            .await;
-            if !loaded {
-                load_status = "loading";
-            }
-        }
-        let (landed, title) = self.current_url().await?;
-        if !same_document {
-            // A new document: do not wait for the event tracker to notice.
-            self.browser
-                .update_tab(&self.tab.target_id, Tab::new_document);
-        }
-        Ok(json!({ "url": landed, "title": title, "load_status": load_status }))
-    }
-
-    /// Polls a page-script probe until it matches (or stops matching, with `gone`).
-    pub async fn wait_until(
-        &self,
-        ctx: &FrameContext,
-        probe: Value,
-        gone: bool,
-        timeout: Duration,
-    ) -> Result<Value> {
-        poll(timeout, "wait_for", || async {
-            let result = check_status(self.run(ctx, "probe", probe.clone(), timeout).await?)?;
-            Ok(result["matched"].as_bool() == Some(!gone))
-        })
-        .await
-    }
-
-    /// Polls a caller's expression until it is truthy (or falsy, with `gone`).
-    pub async fn wait_js(&self, expression: &str, gone: bool, timeout: Duration) -> Result<Value> {
-        poll(timeout, "wait_for js", || async {
-            let reply = self
-                .cdp(
-                    "Runtime.evaluate",
-                    json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "replMode": true}),
-                    timeout,
-                )
-                .await?;
-            if let Some(details) = reply.get("exceptionDetails") {
-                return Err(EngineError::page("script_error", exception_text(details), Value::Null));
-            }
-            Ok(truthy(&reply["result"]) != gone)
-        })
-        .await
-    }
-
-    /// Waits until the URL matches (regex or substring) and, with `ready`, the document
-    /// has finished loading.
-    pub async fn wait_for_url(
-        &self,
-        pattern: &str,
-        ready: bool,
-        timeout: Duration,
-    ) -> Result<Value> {
-        let top = self.top();
-        let mut waited = poll(timeout, "wait_for_url", || async {
-            let matched = check_status(
-                self.run(&top, "probe", json!({ "url_pattern": pattern }), timeout)
-                    .await?,
-            )?;
-            if matched["matched"] != true {
-                return Ok(false);
-            }
-            let state = self.run(&top, "readiness", json!({}), timeout).await?;
-            Ok(!ready || state["ready_state"] == "complete")
-        })
-        .await?;
-        let state = self.run(&top, "readiness", json!({}), timeout).await?;
-        waited["url"] = state["url"].clone();
-        waited["title"] = state["title"].clone();
-        waited["ready_state"] = state["ready_state"].clone();
-        Ok(waited)
-    }
-}
-
-/// Re-checks `check` until it says true or the deadline passes. A check that fails
-/// because a navigation replaced the document is simply tried again.
-async fn poll<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<Value>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool>>,
-{
-    let started = Instant::now();
-    let deadline = started + timeout;
-    let mut checks = 0u32;
-    loop {
-        checks += 1;
-        match tokio::time::timeout_at(deadline, check()).await {
-            Ok(Ok(true)) => {
-                return Ok(json!({
-                    "matched": true,
-                    "elapsed_ms": started.elapsed().as_millis() as u64,
-                    "checks": checks,
-                }));
-            }
-            Ok(Ok(false)) => {}
-            Ok(Err(error)) if transient(&error) => {}
-            Ok(Err(error)) => return Err(error),
-            Err(_) => {}
-        }
-        if Instant::now() + POLL > deadline {
-            return Err(EngineError::Timeout {
-                what: what.to_owned(),
-                seconds: timeout.as_secs_f64(),
-            });
-        }
-        tokio::time::sleep(POLL).await;
-    }
-}
-
-/// Errors a navigation in progress causes; the next check sees the new document.
-fn transient(error: &EngineError) -> bool {
-    match error {
-        EngineError::Cdp(cdp::CdpError::Protocol { .. }) => true,
-        EngineError::Page { code, message, .. } => {
-            code == "script_error" && (message.contains("context") || message.contains("navigat"))
-        }
-        _ => false,
-    }
-}
-
-fn truthy(result: &Value) -> bool {
-    match &result["value"] {
-        Value::Null => {
-            result["type"] == "object" && result["subtype"] != "null"
-                || result["type"] == "function"
-        }
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
-    }
 }
 
 /// Asks for tabwire's world in a tab's top document and records its context. The browser
@@ -516,13 +367,13 @@ async fn make_top_world(
     timeout: Duration,
 ) -> Option<i64> {
     let tab = browser.tab_by_target(target)?;
-    let (frame, document) = (tab.main_frame?, tab.document_seq);
+    let (frame, document) = (tab.main_frame.clone()?, tab.document_seq);
     let created = browser
         .conn
         .call(
             Some(session),
             "Page.createIsolatedWorld",
-            json!({"frameId": frame, "worldName": script::WORLD, "grantUniveralAccess": false}),
+            json!({"frameId": frame, "worldName": WORLD, "grantUniveralAccess": false}),
             timeout,
         )
         .await
@@ -538,34 +389,22 @@ async fn make_top_world(
     Some(world)
 }
 
-/// Waits for the first event that `matches`, until `deadline`. False on timeout.
-pub(crate) async fn wait_event(
-    events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
-    deadline: Instant,
-    matches: impl Fn(&cdp::Event) -> bool,
-) -> bool {
-    loop {
-        match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Ok(event)) if matches(&event) => return true,
-            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
-            Ok(Err(_)) | Err(_) => return false,
-        }
-    }
-}
-
+/// A page-script result whose `status` is not "ok" becomes an error with that code and
+/// the page's explanation.
 pub(crate) fn check_status(result: Value) -> Result<Value> {
     let status = result["status"].as_str().map(str::to_owned);
     match status.as_deref() {
         Some("ok") => Ok(result),
-        Some(code) => {
+        Some(status) => {
+            let code = ErrorCode::parse(status).unwrap_or(ErrorCode::ScriptError);
             let message = result["message"]
                 .as_str()
                 .map(str::to_owned)
-                .unwrap_or_else(|| code.replace('_', " "));
+                .unwrap_or_else(|| status.replace('_', " "));
             Err(EngineError::page(code, message, result))
         }
         None => Err(EngineError::page(
-            "script_error",
+            ErrorCode::ScriptError,
             "the page script returned nothing (is the page still loading?)",
             result,
         )),
@@ -585,28 +424,4 @@ fn frame_error(error: EngineError, depth: usize) -> EngineError {
         },
         other => other,
     }
-}
-
-pub(crate) fn exception_text(details: &Value) -> String {
-    let description = details["exception"]["description"].as_str();
-    let text = details["text"].as_str().unwrap_or("script threw");
-    description
-        .map(|d| d.lines().next().unwrap_or(d).to_owned())
-        .unwrap_or_else(|| text.to_owned())
-}
-
-/// Schemes an agent may navigate to. `file:` and browser-internal pages are refused:
-/// they read local files and browser settings.
-pub fn check_url_scheme(url: &str) -> Result<()> {
-    let lower = url.trim().to_ascii_lowercase();
-    let allowed = ["http://", "https://", "about:blank", "data:"];
-    if allowed.iter().any(|prefix| lower.starts_with(prefix)) {
-        return Ok(());
-    }
-    Err(EngineError::Refused {
-        code: "url_scheme_refused".into(),
-        message: format!(
-            "url: '{url}' is refused; only http, https, data: and about:blank URLs can be opened"
-        ),
-    })
 }

@@ -6,26 +6,8 @@ use std::process::Stdio;
 
 use tokio::process::{Child, Command};
 
+use crate::config::LaunchOptions;
 use crate::error::EngineError;
-
-/// How the managed browser is started.
-#[derive(Debug, Clone)]
-pub struct LaunchOptions {
-    /// A browser binary chosen by the user; otherwise the usual install paths are searched.
-    pub browser_path: Option<PathBuf>,
-    /// None: headless when there is no display.
-    pub headless: Option<bool>,
-    /// Where the profile lives. None: a throw-away directory removed when the browser exits.
-    pub profile_dir: Option<PathBuf>,
-    pub extra_args: Vec<String>,
-}
-
-impl LaunchOptions {
-    /// Headless unless asked otherwise or a display is available.
-    pub fn is_headless(&self) -> bool {
-        self.headless.unwrap_or(!display_available())
-    }
-}
 
 /// Binaries we look for, in order, when no path is given.
 const CANDIDATES: &[&str] = &[
@@ -85,28 +67,20 @@ pub fn running_as_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn display_available() -> bool {
-    std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
-}
-
 /// A launched browser: the child process and the two pipe ends we talk over.
-pub struct Launched {
+pub(crate) struct Launched {
     pub child: Child,
     pub to_browser: OwnedFd,
     pub from_browser: OwnedFd,
     pub temp_profile: Option<PathBuf>,
 }
 
-pub fn launch(options: &LaunchOptions) -> Result<Launched, EngineError> {
+pub(crate) fn launch(options: &LaunchOptions) -> Result<Launched, EngineError> {
     let binary = find_browser(options.browser_path.as_deref())?;
     let (profile, temp_profile) = match &options.profile_dir {
         Some(dir) => (dir.clone(), None),
         None => {
-            let dir = std::env::temp_dir().join(format!(
-                "tabwire-profile-{}-{}",
-                std::process::id(),
-                unique_suffix()
-            ));
+            let dir = std::env::temp_dir().join(crate::ids::unique("tabwire-profile"));
             (dir.clone(), Some(dir))
         }
     };
@@ -202,11 +176,4 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), EngineError> {
     }
     // SAFETY: pipe2 succeeded, so both fds are open and owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-fn unique_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default()
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::Page;
 
 impl Page {
@@ -43,7 +43,7 @@ impl Page {
         let failed = results.iter().filter(|r| r["set"] == false).count();
         if failed == results.len() {
             return Err(EngineError::page(
-                "cookie_rejected",
+                ErrorCode::CookieRejected,
                 "no cookie was set",
                 json!({ "results": results }),
             ));
@@ -86,11 +86,10 @@ impl Page {
 
 /// Maps the seed's cookie fields to Network.setCookie's; `expires` is Unix seconds.
 fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<Value> {
-    let param = format!("cookies[{index}]");
     let Value::Object(fields) = cookie else {
         return Err(EngineError::invalid(
-            &param,
-            "each cookie must be an object with at least a name",
+            Input::Cookies,
+            format!("cookie {index} is not an object with at least a name"),
         ));
     };
     let mut out = serde_json::Map::new();
@@ -102,15 +101,18 @@ fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<Value> 
             "same_site" => "sameSite".to_owned(),
             other => {
                 return Err(EngineError::invalid(
-                    &param,
-                    format!("unknown cookie field '{other}'"),
+                    Input::Cookies,
+                    format!("cookie {index}: unknown field '{other}'"),
                 ));
             }
         };
         out.insert(key, value);
     }
     if !out.get("name").is_some_and(Value::is_string) {
-        return Err(EngineError::invalid(&param, "name (a string) is required"));
+        return Err(EngineError::invalid(
+            Input::Cookies,
+            format!("cookie {index}: name (a string) is required"),
+        ));
     }
     out.entry("value").or_insert(json!(""));
     if !out.contains_key("url") && !out.contains_key("domain") {

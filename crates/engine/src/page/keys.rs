@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Input, Result};
 
 #[derive(Debug, Clone)]
 struct Key {
@@ -32,7 +32,7 @@ pub fn parse_chord(spec: &str) -> Result<Chord> {
         .filter(|p| !p.is_empty())
         .collect();
     if parts.is_empty() {
-        return Err(EngineError::invalid("keys_csv", "no key given"));
+        return Err(EngineError::invalid(Input::Keys, "no key given"));
     }
     let mut chord = Chord {
         modifiers: Vec::new(),
@@ -45,7 +45,7 @@ pub fn parse_chord(spec: &str) -> Result<Chord> {
         }
         if i != parts.len() - 1 {
             return Err(EngineError::invalid(
-                "keys_csv",
+                Input::Keys,
                 format!(
                     "'{part}' must come last: only modifiers (ctrl, shift, alt, meta) may precede the key"
                 ),
@@ -53,7 +53,7 @@ pub fn parse_chord(spec: &str) -> Result<Chord> {
         }
         chord.key =
             Some(named_key(part).ok_or_else(|| {
-                EngineError::invalid("keys_csv", format!("unknown key '{part}'"))
+                EngineError::invalid(Input::Keys, format!("unknown key '{part}'"))
             })?);
     }
     Ok(chord)

@@ -5,9 +5,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::error::{EngineError, Result};
+use super::Page;
+use crate::error::{EngineError, Input, Result};
 use crate::files;
-use crate::page::Page;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageFormat {
@@ -23,7 +23,7 @@ impl ImageFormat {
             "jpeg" | "jpg" => Ok(ImageFormat::Jpeg),
             "webp" => Ok(ImageFormat::Webp),
             other => Err(EngineError::invalid(
-                "format",
+                Input::Format,
                 format!("'{other}' is not png, jpeg or webp"),
             )),
         }
@@ -77,7 +77,7 @@ impl Page {
     ) -> Result<Screenshot> {
         if request.quality.is_some() && request.format == ImageFormat::Png {
             return Err(EngineError::invalid(
-                "quality",
+                Input::Quality,
                 "applies only to jpeg and webp",
             ));
         }
@@ -138,10 +138,10 @@ impl Page {
         request: &PdfRequest,
         timeout: Duration,
     ) -> Result<Value> {
-        let path = files::confined_path(&self.engine.config.output_dir, save_path, "save_path")?;
+        let path = files::confined_path(&self.config.output_dir, save_path, Input::OutputPath)?;
         if !(0.1..=2.0).contains(&request.scale) {
             return Err(EngineError::invalid(
-                "scale",
+                Input::Scale,
                 format!("{} is outside 0.1–2.0", request.scale),
             ));
         }
@@ -159,7 +159,7 @@ impl Page {
             .await
             .map_err(|e| match e {
                 EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => EngineError::invalid(
-                    "page_ranges",
+                    Input::PageRanges,
                     format!("the browser refused to print: {message}"),
                 ),
                 other => other,
@@ -170,8 +170,8 @@ impl Page {
                 "the browser returned bytes that are not a PDF".into(),
             ));
         }
-        let (path, sha) = files::write_atomic(&path, &bytes)?;
-        Ok(json!({ "path": path, "bytes": bytes.len(), "sha256": sha }))
+        let written = files::write_atomic(path, bytes).await?;
+        Ok(json!({ "path": written.path, "bytes": written.bytes, "sha256": written.sha256 }))
     }
 }
 

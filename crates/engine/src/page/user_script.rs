@@ -1,107 +1,31 @@
-//! Running an agent's JavaScript in a page: one end-to-end deadline, receipts for late
-//! results, dialog policies, navigation detection and the value conversion.
+//! Running an agent's JavaScript in a page: as a REPL program or a function body, under a
+//! dialog policy, noticing a navigation it starts, converting its value to JSON, and
+//! writing a large result to a file. The receipt around a long-running script belongs to
+//! the agents room.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::browser::DialogPolicy;
-use crate::engine::AgentSession;
-use crate::error::{EngineError, Result};
+use super::navigation::wait_event;
+use super::{Page, script};
+use crate::browser::{DialogPolicy, exception_text};
+use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files;
-use crate::page::{Page, exception_text, wait_event};
-use crate::receipts::ReceiptState;
-use crate::script;
 
 /// Larger JSON results go to a file instead of the reply.
 pub const INLINE_LIMIT: usize = 24 * 1024;
 /// A script may run this long in the background after its caller stopped waiting.
-const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
+pub const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
 
-pub struct ScriptRequest {
-    pub script: String,
-    pub dialog_policy: DialogPolicy,
-    pub timeout: Duration,
-    pub wait: bool,
-}
-
-impl AgentSession {
-    /// Runs a script; the result, or a receipt for it, within `timeout`.
-    pub async fn execute_js(&self, handle: Option<&str>, request: ScriptRequest) -> Result<Value> {
-        let page = self.page(handle).await?;
-        let target = page.handle();
-        let mut events = page.browser.conn.subscribe();
-        let session = page.session.clone();
-        let completer = self.engine.receipts.create(self.id, "execute_js");
-        let operation_id = completer.id().to_owned();
-        let engine = self.engine.clone();
-        let ScriptRequest {
-            script,
-            dialog_policy,
-            timeout,
-            wait,
-        } = request;
-        let result_name = operation_id.clone();
-        tokio::spawn(async move {
-            let outcome = run_script(&page, &script, dialog_policy, &result_name).await;
-            drop(page); // releases the tab before the result becomes visible
-            engine.receipts.complete(completer, outcome);
-        });
-        let pending = |status: &str, extra: Value| {
-            let mut reply = json!({
-                "status": status,
-                "operation_id": operation_id,
-                "target": target,
-                "retry_safe": false,
-                "may_have_executed": true,
-                "reservation_held": true,
-            });
-            merge(&mut reply, extra);
-            reply
-        };
-        if !wait {
-            return Ok(pending("in_progress", Value::Null));
-        }
-        let deadline = Instant::now() + timeout;
-        let receipts = &self.engine.receipts;
-        let finished = receipts.get(self.id, &operation_id, timeout);
-        let manual_dialog = async {
-            if dialog_policy != DialogPolicy::Manual {
-                return std::future::pending().await;
-            }
-            wait_event(&mut events, deadline, |e| {
-                e.method == "Page.javascriptDialogOpening"
-                    && e.session_id.as_deref() == Some(&session)
-            })
-            .await
-        };
-        tokio::select! {
-            state = finished => match state? {
-                ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
-                    Ok(value) => {
-                        let mut value = value.clone();
-                        value["target"] = json!(target);
-                        Ok(value)
-                    }
-                    Err(error) => Err(clone_error(error)),
-                },
-                ReceiptState::Pending { .. } => Ok(pending("timeout", json!({
-                    "message": format!("the script is still running after {} s; collect its result with get_execute_js_result", timeout.as_secs_f64()),
-                }))),
-            },
-            true = manual_dialog => Ok(pending("blocked_by_dialog", json!({
-                "message": "a dialog is open and the script is paused; answer it with handle_dialog, then collect the result with get_execute_js_result",
-            }))),
-        }
-    }
-}
-
-async fn run_script(
+/// Runs an agent's script to completion: its value (or a file named `result_name`
+/// holding it), whether it navigated, and the dialogs answered meanwhile.
+pub async fn run_script(
     page: &Page,
     script: &str,
     policy: DialogPolicy,
-    operation_id: &str,
+    result_name: &str,
 ) -> Result<Value> {
     page.set_dialog_policy(policy);
     let mut events = page.browser.conn.subscribe();
@@ -117,7 +41,7 @@ async fn run_script(
     let main_frame = page
         .browser
         .tab_by_target(&page.tab.target_id)
-        .and_then(|tab| tab.main_frame)
+        .and_then(|tab| tab.main_frame.clone())
         .unwrap_or_else(|| page.tab.target_id.clone());
     let navigation = navigation_seen(&mut events, &page.session, &main_frame);
     let mut reply = match evaluated {
@@ -142,7 +66,7 @@ async fn run_script(
     if !dialogs.is_empty() {
         reply["dialogs"] = json!(dialogs);
     }
-    spill_large_result(page, &mut reply, operation_id)?;
+    spill_large_result(page, &mut reply, result_name).await?;
     Ok(reply)
 }
 
@@ -169,7 +93,7 @@ async fn evaluate_user_script(page: &Page, script: &str) -> Result<Value> {
     }
     if let Some(details) = reply.get("exceptionDetails") {
         return Err(EngineError::page(
-            "script_error",
+            ErrorCode::ScriptError,
             exception_text(details),
             json!({
                 "line": details["lineNumber"], "column": details["columnNumber"],
@@ -278,46 +202,26 @@ fn navigation_seen(
     seen
 }
 
+/// The script's document went away under it: it navigated.
 fn context_destroyed(error: &EngineError) -> bool {
-    error.to_string().contains("context was destroyed")
-        || error.to_string().contains("Inspected target navigated")
+    matches!(error, EngineError::Cdp(error) if error.is_context_gone())
 }
 
-fn spill_large_result(page: &Page, reply: &mut Value, operation_id: &str) -> Result<()> {
+async fn spill_large_result(page: &Page, reply: &mut Value, name: &str) -> Result<()> {
     let encoded = serde_json::to_vec(&reply["js_return"]).unwrap_or_default();
     if encoded.len() <= INLINE_LIMIT {
         return Ok(());
     }
-    let path = page
-        .engine
-        .config
-        .output_dir
-        .join("results")
-        .join(format!("{operation_id}.json"));
-    let (path, sha) = files::write_atomic(&path, &encoded)?;
+    let target = files::confined_path(
+        &page.config.output_dir,
+        &format!("results/{name}.json"),
+        Input::OutputPath,
+    )?;
+    let written = files::write_atomic(target, encoded).await?;
     reply["js_return"] = Value::Null;
-    reply["result_file"] = json!(path);
-    reply["result_bytes"] = json!(encoded.len());
-    reply["result_sha256"] = json!(sha);
+    reply["result_file"] = json!(written.path);
+    reply["result_bytes"] = json!(written.bytes);
+    reply["result_sha256"] = json!(written.sha256);
     reply["result_format"] = json!("json");
     Ok(())
-}
-
-/// Turns a receipt outcome back into a call result for whoever reads it.
-pub fn outcome_reply(outcome: &crate::receipts::Outcome) -> Result<Value> {
-    match outcome {
-        Ok(value) => Ok(value.clone()),
-        Err(error) => Err(clone_error(error)),
-    }
-}
-
-/// Receipts share one outcome among readers; errors are rebuilt with the same code.
-fn clone_error(error: &EngineError) -> EngineError {
-    EngineError::page(error.code(), error.to_string(), error.details())
-}
-
-fn merge(target: &mut Value, extra: Value) {
-    if let (Some(target), Value::Object(extra)) = (target.as_object_mut(), extra) {
-        target.extend(extra);
-    }
 }

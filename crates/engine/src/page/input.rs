@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::error::{EngineError, Result};
-use crate::keys::{self, Chord};
-use crate::page::{FrameContext, Page};
+use super::keys::{self, Chord};
+use super::{FrameContext, Page};
+use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// What a click aims at.
 pub enum ClickTarget {
@@ -43,7 +43,7 @@ impl Page {
             "left" | "right" | "middle" => button,
             other => {
                 return Err(EngineError::invalid(
-                    "button",
+                    Input::Button,
                     format!("'{other}' is not left, right or middle"),
                 ));
             }
@@ -133,7 +133,7 @@ impl Page {
             // else (a frame that slid over the point) may have taken the click.
             if seen["stopped"] != true && seen["point_empty"] != true {
                 return Err(EngineError::page(
-                    "click_not_confirmed",
+                    ErrorCode::ClickNotConfirmed,
                     "the press did not reach the element and something else is at the point now (a frame?); it may have been clicked instead",
                     json!({ "retry_safe": false, "x": x, "y": y }),
                 ));
@@ -142,7 +142,7 @@ impl Page {
         }
         let stopped_at = missed["stopped_at"].clone();
         Err(EngineError::page(
-            "click_not_delivered",
+            ErrorCode::ClickNotDelivered,
             format!(
                 "the page moved under the click point {CLICK_ATTEMPTS} times; the press was {} and the page saw none of it",
                 if stopped_at.is_null() {
@@ -235,9 +235,12 @@ impl Page {
                 )
                 .await?;
             if hit["status"] != "ok" {
-                let code = hit["status"].as_str().unwrap_or("obscured").to_owned();
+                let code = hit["status"]
+                    .as_str()
+                    .and_then(ErrorCode::parse)
+                    .unwrap_or(ErrorCode::Obscured);
                 return Err(EngineError::page(
-                    &code,
+                    code,
                     format!("frame {depth} is covered at the click point"),
                     hit,
                 ));
@@ -327,8 +330,8 @@ impl Page {
         Ok(report)
     }
 
-    pub async fn press(&self, keys_csv: &str, timeout: Duration) -> Result<Value> {
-        let chord = keys::parse_chord(keys_csv)?;
+    pub async fn press(&self, keys: &str, timeout: Duration) -> Result<Value> {
+        let chord = keys::parse_chord(keys)?;
         self.press_chord(&chord, timeout).await?;
         Ok(json!({ "keys": chord.describe() }))
     }

@@ -4,14 +4,13 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::browser::lock;
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, ErrorCode, Result};
 
 /// Completed results are kept this long…
 pub const RETENTION: Duration = Duration::from_secs(600);
@@ -32,7 +31,6 @@ struct Entry {
 #[derive(Default)]
 pub struct Receipts {
     entries: Mutex<HashMap<String, Entry>>,
-    counter: AtomicU64,
 }
 
 /// Handed to the task doing the work; completing it stores the outcome.
@@ -60,8 +58,7 @@ pub enum ReceiptState {
 
 impl Receipts {
     pub fn create(&self, session: u64, kind: &'static str) -> Completer {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed) + 1;
-        let id = format!("op-{session}-{n}-{:x}", nonce());
+        let id = crate::ids::unique("op");
         let (sender, result) = watch::channel(None);
         lock(&self.entries).insert(
             id.clone(),
@@ -92,18 +89,20 @@ impl Receipts {
         let (kind, started, mut result) = {
             let mut entries = lock(&self.entries);
             evict(&mut entries);
-            let entry = entries.get(id).ok_or_else(|| EngineError::Refused {
-                code: "unknown_operation".into(),
-                message: format!(
-                    "operation_id: '{id}' is unknown or expired (results are kept {} s, at most {MAX_COMPLETED}); a missing result does not prove the operation never ran",
-                    RETENTION.as_secs()
-                ),
+            let entry = entries.get(id).ok_or_else(|| {
+                EngineError::refused(
+                    ErrorCode::UnknownOperation,
+                    format!(
+                        "operation '{id}' is unknown or expired (results are kept {} s, at most {MAX_COMPLETED}); a missing result does not prove the operation never ran",
+                        RETENTION.as_secs()
+                    ),
+                )
             })?;
             if entry.session != session {
-                return Err(EngineError::Refused {
-                    code: "foreign_operation".into(),
-                    message: format!("operation_id: '{id}' belongs to another MCP session"),
-                });
+                return Err(EngineError::refused(
+                    ErrorCode::ForeignOperation,
+                    format!("operation '{id}' belongs to another agent session"),
+                ));
             }
             (entry.kind, entry.started, entry.result.clone())
         };
@@ -133,15 +132,6 @@ fn evict(entries: &mut HashMap<String, Entry>) {
     }
 }
 
-/// Makes operation ids unguessable across processes and restarts.
-fn nonce() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or_default();
-    t ^ (u64::from(std::process::id()) << 32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,13 +156,13 @@ mod tests {
             assert_eq!(outcome.as_ref().as_ref().unwrap(), &json!(42));
         }
         let foreign = receipts.get(2, &id, Duration::ZERO).await.err().unwrap();
-        assert_eq!(foreign.code(), "foreign_operation");
+        assert_eq!(foreign.code(), ErrorCode::ForeignOperation);
         let unknown = receipts
             .get(1, "op-nope", Duration::ZERO)
             .await
             .err()
             .unwrap();
-        assert_eq!(unknown.code(), "unknown_operation");
+        assert_eq!(unknown.code(), ErrorCode::UnknownOperation);
     }
 
     #[tokio::test]
@@ -192,7 +182,7 @@ mod tests {
                 .err()
                 .unwrap()
                 .code(),
-            "unknown_operation"
+            ErrorCode::UnknownOperation
         );
     }
 }

@@ -369,7 +369,7 @@ function pageHasText(s) {
 TW.probe = function (args) {
   const a = args || {};
   const given = ['selector', 'text', 'url_pattern'].filter(k => a[k] != null);
-  if (given.length !== 1) return { status: 'invalid_selector', message: 'probe needs exactly one of selector, text, url_pattern' };
+  if (given.length !== 1) return { status: 'invalid_selector', message: 'probe needs exactly one of a locator, text or a URL pattern' };
   if (a.selector != null) {
     const p = parseLocator(a.selector);
     if (p.status) return p;
@@ -383,7 +383,7 @@ TW.probe = function (args) {
   try { re = new RegExp(pat); } catch (e) {
     // An invalid regex may still be a literal URL fragment.
     if (href.includes(pat)) return { status: 'ok', matched: true };
-    return { status: 'invalid_pattern', message: 'invalid url_pattern: ' + e.message };
+    return { status: 'invalid_pattern', message: 'invalid URL pattern: ' + e.message };
   }
   return { status: 'ok', matched: re.test(href) || href.includes(pat) };
 };
@@ -402,4 +402,13 @@ TW.readiness = function () {
 TW.active_element = function () {
   const a = deepActive();
   return a && a !== document.body && a !== document.documentElement ? redacted(a) : null;
+};
+
+// The Permissions API state of one permission for this document's origin. Run in
+// tabwire's isolated world, where the page cannot replace navigator.permissions.
+TW.permission_state = function (args) {
+  return navigator.permissions.query({ name: args.name }).then(
+    (s) => ({ status: 'ok', state: s.state }),
+    (e) => ({ status: 'unsupported', message: String(e && e.message || e) })
+  );
 };

@@ -1,11 +1,12 @@
-//! Reading a page: scan_page, scrolling and readiness.
+//! Reading a page: the snapshot (the page script's `scan`) and scrolling.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::error::{EngineError, Result};
-use crate::page::Page;
+use super::Page;
+use crate::browser::exception_text;
+use crate::error::{EngineError, ErrorCode, Input, Result};
 
 pub struct ScanRequest {
     pub text_only: bool,
@@ -20,7 +21,7 @@ impl Page {
     pub async fn scan(&self, request: &ScanRequest, timeout: Duration) -> Result<Value> {
         if request.extra_js.is_some() && !request.frame.is_empty() {
             return Err(EngineError::invalid(
-                "extra_js",
+                Input::ExtraScript,
                 "cannot be combined with frame",
             ));
         }
@@ -35,7 +36,7 @@ impl Page {
                 )
                 .await?;
             extra = match reply.get("exceptionDetails") {
-                Some(details) => json!({"error": crate::page::exception_text(details)}),
+                Some(details) => json!({"error": exception_text(details)}),
                 None => reply["result"]["value"].clone(),
             };
         }
@@ -57,7 +58,7 @@ impl Page {
                 .as_str()
                 .unwrap_or("the page could not be read")
                 .to_owned();
-            return Err(EngineError::page("scan_failed", message, result));
+            return Err(EngineError::page(ErrorCode::ScanFailed, message, result));
         }
         if request.extra_js.is_some() {
             result["extra_js_result"] = extra;

@@ -1,0 +1,108 @@
+//! An agent's script run as an operation with a receipt: the call waits up to its
+//! deadline; a script still running then keeps its tab reserved and finishes in the
+//! background, its outcome stored for the same session to collect (never run again).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::AgentSession;
+use super::receipts::{Outcome, ReceiptState};
+use crate::browser::DialogPolicy;
+use crate::error::Result;
+use crate::page::navigation::wait_event;
+use crate::page::user_script::run_script;
+
+pub struct ScriptRequest {
+    pub script: String,
+    pub dialog_policy: DialogPolicy,
+    pub timeout: Duration,
+    /// false: answer at once with the operation id.
+    pub wait: bool,
+}
+
+impl AgentSession {
+    /// Runs a script; the result, or a receipt for it, within `timeout`.
+    pub async fn execute_js(&self, handle: Option<&str>, request: ScriptRequest) -> Result<Value> {
+        let page = self.page(handle).await?;
+        let target = page.handle();
+        let mut events = page.browser.conn.subscribe();
+        let session = page.session.clone();
+        let completer = self.engine.receipts.create(self.id, "execute_js");
+        let operation_id = completer.id().to_owned();
+        let engine = self.engine.clone();
+        let ScriptRequest {
+            script,
+            dialog_policy,
+            timeout,
+            wait,
+        } = request;
+        let result_name = operation_id.clone();
+        tokio::spawn(async move {
+            let outcome = run_script(&page, &script, dialog_policy, &result_name).await;
+            drop(page); // releases the tab before the result becomes visible
+            engine.receipts.complete(completer, outcome);
+        });
+        let pending = |status: &str, extra: Value| {
+            let mut reply = json!({
+                "status": status,
+                "operation_id": operation_id,
+                "target": target,
+                "retry_safe": false,
+                "may_have_executed": true,
+                "reservation_held": true,
+            });
+            merge(&mut reply, extra);
+            reply
+        };
+        if !wait {
+            return Ok(pending("in_progress", Value::Null));
+        }
+        let deadline = Instant::now() + timeout;
+        let receipts = &self.engine.receipts;
+        let finished = receipts.get(self.id, &operation_id, timeout);
+        let manual_dialog = async {
+            if dialog_policy != DialogPolicy::Manual {
+                return std::future::pending().await;
+            }
+            wait_event(&mut events, deadline, |e| {
+                e.method == "Page.javascriptDialogOpening"
+                    && e.session_id.as_deref() == Some(&session)
+            })
+            .await
+        };
+        tokio::select! {
+            state = finished => match state? {
+                ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
+                    Ok(value) => {
+                        let mut value = value.clone();
+                        value["target"] = json!(target);
+                        Ok(value)
+                    }
+                    Err(error) => Err(error.duplicate()),
+                },
+                ReceiptState::Pending { .. } => Ok(pending("timeout", json!({
+                    "message": format!("the script is still running after {} s; collect its result later with its operation id", timeout.as_secs_f64()),
+                }))),
+            },
+            true = manual_dialog => Ok(pending("blocked_by_dialog", json!({
+                "message": "a dialog is open and the script is paused; answer the dialog, then collect the result with its operation id",
+            }))),
+        }
+    }
+}
+
+/// Turns a stored outcome back into a call result for whoever reads it.
+pub fn outcome_reply(outcome: &Outcome) -> Result<Value> {
+    match outcome {
+        Ok(value) => Ok(value.clone()),
+        Err(error) => Err(error.duplicate()),
+    }
+}
+
+fn merge(target: &mut Value, extra: Value) {
+    if let (Some(target), Value::Object(extra)) = (target.as_object_mut(), extra) {
+        target.extend(extra);
+    }
+}

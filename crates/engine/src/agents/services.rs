@@ -1,0 +1,92 @@
+//! A session's way into the engine's shared services: recordings, permission leases,
+//! downloads. Each resolves the session's tab (or browser) and names the session as the
+//! owner; the service does the work.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::AgentSession;
+use crate::data::downloads::{self, DownloadRequest};
+use crate::data::permissions::LeaseRequest;
+use crate::error::Result;
+use crate::recordings::{ConsolePage, NetworkFilter, NetworkOptions};
+
+impl AgentSession {
+    pub async fn network_capture_start(
+        &self,
+        handle: Option<&str>,
+        options: NetworkOptions,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let page = self.page(handle).await?;
+        self.engine
+            .recordings
+            .start_network(&page, self.id, options, timeout)
+            .await
+    }
+
+    pub async fn network_capture_stop(
+        &self,
+        handle: Option<&str>,
+        filter: NetworkFilter,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        self.engine
+            .recordings
+            .stop_network(&browser, &tab, self.id, filter, timeout)
+            .await
+    }
+
+    pub async fn console_capture_start(
+        &self,
+        handle: Option<&str>,
+        max_entries: usize,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let page = self.page(handle).await?;
+        self.engine
+            .recordings
+            .start_console(&page, self.id, max_entries, timeout)
+            .await
+    }
+
+    pub async fn console_messages(&self, handle: Option<&str>, page: ConsolePage) -> Result<Value> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        self.engine
+            .recordings
+            .console_messages(&browser, &tab, self.id, page)
+    }
+
+    pub async fn console_capture_stop(&self, handle: Option<&str>) -> Result<Value> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        self.engine
+            .recordings
+            .stop_console(&browser, &tab, self.id)
+            .await
+    }
+
+    pub async fn set_site_permission(
+        &self,
+        handle: Option<&str>,
+        request: LeaseRequest<'_>,
+    ) -> Result<Value> {
+        let page = self.page(handle).await?;
+        self.engine.leases.set(page, request).await
+    }
+
+    pub async fn reset_site_permissions(
+        &self,
+        origin: Option<&str>,
+        permission: Option<&str>,
+    ) -> Result<Value> {
+        let browser = self.engine.browser().await?;
+        self.engine.leases.reset(&browser, origin, permission).await
+    }
+
+    pub async fn download(&self, request: DownloadRequest) -> Result<Value> {
+        let browser = self.engine.browser().await?;
+        downloads::download(browser, self.engine.config.clone(), request).await
+    }
+}

@@ -1,0 +1,467 @@
+//! Tab-level operations of an agent session: listing, choosing its default, activating,
+//! opening exactly once, closing only what its task owns, and answering dialogs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::AgentSession;
+use crate::browser::{Browser, Dialog, DialogAnswer, DialogOutcome, Tab, lock, parse_tab_handle};
+use crate::error::{EngineError, ErrorCode, Input, Result};
+use crate::page::check_url_scheme;
+
+/// Creation records are kept this long, and at most this many (as receipts are).
+const CREATION_KEPT: Duration = Duration::from_secs(600);
+const MAX_CREATIONS: usize = 512;
+
+/// What the engine remembers of a tab creation, keyed by its operation id, so a retried
+/// call with the same id never creates a second tab.
+#[derive(Debug, Clone)]
+enum Creation {
+    Pending,
+    Done { tab: TabInfo, owner_id: String },
+    Failed(String),
+}
+
+/// Creation records: (session, record, when it was made).
+#[derive(Default)]
+pub(super) struct Creations {
+    by_operation: Mutex<HashMap<String, (u64, Creation, Instant)>>,
+}
+
+impl Creations {
+    fn record(&self, operation_id: &str, session: u64, creation: Creation) {
+        let mut records = lock(&self.by_operation);
+        let made = records
+            .get(operation_id)
+            .map_or_else(Instant::now, |(_, _, at)| *at);
+        records.insert(operation_id.to_owned(), (session, creation, made));
+        records.retain(|_, (_, _, at)| at.elapsed() < CREATION_KEPT);
+        if records.len() > MAX_CREATIONS {
+            let mut by_age: Vec<(Instant, String)> = records
+                .iter()
+                .map(|(id, (_, _, at))| (*at, id.clone()))
+                .collect();
+            by_age.sort();
+            for (_, id) in by_age.iter().take(records.len() - MAX_CREATIONS) {
+                records.remove(id);
+            }
+        }
+    }
+
+    fn get(&self, operation_id: &str) -> Option<(u64, Creation)> {
+        lock(&self.by_operation)
+            .get(operation_id)
+            .map(|(session, creation, _)| (*session, creation.clone()))
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        lock(&self.by_operation).len()
+    }
+}
+
+pub struct OpenTabRequest {
+    pub url: String,
+    pub active: bool,
+    pub owner_id: Option<String>,
+    /// Recovers an earlier creation instead of making one.
+    pub operation_id: Option<String>,
+    pub timeout: Duration,
+}
+
+/// One tab as an agent sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TabInfo {
+    /// `client:N`.
+    pub handle: String,
+    pub client_id: String,
+    pub tab_id: u64,
+    pub url: String,
+    pub title: String,
+    pub generation: u64,
+    pub owner_id: Option<String>,
+    /// Whether it is the calling session's default tab.
+    pub default: bool,
+}
+
+impl TabInfo {
+    pub fn of(browser: &Browser, tab: &Tab, default: Option<u64>) -> TabInfo {
+        TabInfo {
+            handle: browser.handle(tab),
+            client_id: browser.client_id.clone(),
+            tab_id: tab.tab_id,
+            url: tab.url.clone(),
+            title: tab.title.clone(),
+            generation: tab.generation,
+            owner_id: tab.owner_id.clone(),
+            default: default == Some(tab.tab_id),
+        }
+    }
+}
+
+/// Every tab of every connected browser, and which is the caller's default.
+#[derive(Debug, Clone, Serialize)]
+pub struct TabList {
+    pub tabs: Vec<TabInfo>,
+    pub default: Option<String>,
+}
+
+/// What became of an `open_new_tab`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Opened {
+    Created {
+        operation_id: String,
+        tab: TabInfo,
+        owner_id: String,
+        opener: Option<String>,
+        load_status: String,
+    },
+    /// The browser did not confirm the tab: it may exist.
+    Unconfirmed {
+        operation_id: String,
+        owner_id: String,
+    },
+    /// A recovery found the earlier creation done; nothing was created now.
+    Recovered {
+        operation_id: String,
+        tab: TabInfo,
+        owner_id: String,
+    },
+    Pending {
+        operation_id: String,
+    },
+    Failed {
+        operation_id: String,
+        message: String,
+    },
+    /// No record of that operation here.
+    Unknown {
+        operation_id: String,
+    },
+}
+
+/// One tab's fate in a close request.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CloseResult {
+    Closed {
+        tab_id: u64,
+        by_owner: bool,
+    },
+    /// It had closed already (the user, or the page, closed it).
+    AlreadyGone {
+        tab_id: u64,
+    },
+    NotFound {
+        handle: String,
+    },
+    /// Not this owner's tab.
+    NotOwned {
+        tab_id: u64,
+    },
+}
+
+/// Which tabs a close may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseScope<'a> {
+    /// Only tabs this owner opened.
+    OwnedBy(&'a str),
+    /// Any tab (the user asked for it).
+    Any,
+}
+
+impl AgentSession {
+    /// Tabs an agent can drive (`all` adds chrome-extension:// and other internal pages).
+    pub async fn list_tabs(&self, all: bool) -> Result<TabList> {
+        let default = self.default_tab();
+        let mut tabs = Vec::new();
+        let mut default_handle = None;
+        // Every linked browser (the extension link can have several profiles at once).
+        for browser in self.engine.browsers.all().await? {
+            for tab in browser.tabs() {
+                if default == Some(tab.tab_id) {
+                    default_handle = Some(browser.handle(&tab));
+                }
+                if all || !tab.url.starts_with("chrome-extension://") {
+                    tabs.push(TabInfo::of(&browser, &tab, default));
+                }
+            }
+        }
+        Ok(TabList {
+            tabs,
+            default: default_handle,
+        })
+    }
+
+    /// Makes a tab this session's default; `url_pattern` must match exactly one tab of
+    /// all the connected browsers.
+    pub async fn switch_tab(
+        &self,
+        handle: Option<&str>,
+        url_pattern: Option<&str>,
+    ) -> Result<(Arc<Browser>, Tab)> {
+        let (browser, tab) = match (handle, url_pattern) {
+            (Some(handle), _) => self.engine.browsers.find_tab(handle).await?,
+            (None, Some(pattern)) => self.tab_by_url(pattern).await?,
+            (None, None) => {
+                return Err(EngineError::invalid(
+                    Input::Tab,
+                    "name a tab, or a URL pattern that matches one",
+                ));
+            }
+        };
+        self.set_default(tab.tab_id);
+        Ok((browser, tab))
+    }
+
+    /// The one tab whose URL contains `pattern`, in any connected browser.
+    async fn tab_by_url(&self, pattern: &str) -> Result<(Arc<Browser>, Tab)> {
+        let mut matches = Vec::new();
+        for browser in self.engine.browsers.all().await? {
+            for tab in browser.tabs() {
+                if tab.url.contains(pattern) {
+                    matches.push((browser.clone(), tab));
+                }
+            }
+        }
+        match matches.len() {
+            1 => Ok(matches.remove(0)),
+            0 => Err(EngineError::page(
+                ErrorCode::NotFound,
+                format!("no tab URL contains '{pattern}'"),
+                Value::Null,
+            )),
+            many => {
+                let candidates: Vec<String> = matches.iter().map(|(b, t)| b.handle(t)).collect();
+                Err(EngineError::page(
+                    ErrorCode::Ambiguous,
+                    format!("{many} tabs match '{pattern}'; name one"),
+                    json!({ "candidates": candidates }),
+                ))
+            }
+        }
+    }
+
+    /// Brings a tab to the front and reports whether the page now says it is visible.
+    pub async fn activate_tab(&self, handle: Option<&str>) -> Result<bool> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        browser.activate(&tab).await?;
+        let page = self.page(Some(&browser.handle(&tab))).await?;
+        let visible = page
+            .cdp(
+                "Runtime.evaluate",
+                json!({"expression": "document.visibilityState", "returnByValue": true}),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await
+            .ok()
+            .and_then(|r| r["result"]["value"].as_str().map(|s| s == "visible"));
+        Ok(visible.unwrap_or(false))
+    }
+
+    /// Opens a tab exactly once per operation id.
+    pub async fn open_new_tab(&self, request: OpenTabRequest) -> Result<Opened> {
+        check_url_scheme(&request.url)?;
+        if let Some(id) = &request.operation_id {
+            return self.recover_creation(id);
+        }
+        let creations = &self.engine.creations;
+        let operation_id = crate::ids::unique("create");
+        let owner_id = request
+            .owner_id
+            .clone()
+            .unwrap_or_else(|| crate::ids::unique("owner"));
+        creations.record(&operation_id, self.id, Creation::Pending);
+        // The tab starts blank and is navigated like any other, so its load is awaited by
+        // the one navigation path.
+        let created = async {
+            let browser = self.engine.browser().await?;
+            let tab = browser
+                .open_tab("about:blank", request.active, Some(&owner_id))
+                .await?;
+            Ok::<_, EngineError>((browser, tab))
+        }
+        .await;
+        let (browser, tab) = match created {
+            Ok(done) => done,
+            Err(error) => {
+                // A create that failed before the browser answered may or may not exist.
+                let may_have_created =
+                    matches!(error, EngineError::Cdp(cdp::CdpError::Timeout { .. }));
+                creations.record(&operation_id, self.id, Creation::Failed(error.to_string()));
+                if may_have_created {
+                    return Ok(Opened::Unconfirmed {
+                        operation_id,
+                        owner_id,
+                    });
+                }
+                return Err(error);
+            }
+        };
+        let info = TabInfo::of(&browser, &tab, None);
+        creations.record(
+            &operation_id,
+            self.id,
+            Creation::Done {
+                tab: info,
+                owner_id: owner_id.clone(),
+            },
+        );
+        let navigation = match self.page(Some(&browser.handle(&tab))).await {
+            Ok(page) => page.navigate(&request.url, request.timeout).await,
+            Err(error) => Err(error),
+        };
+        let load_status = match &navigation {
+            Ok(nav) => nav["load_status"].as_str().unwrap_or("complete").to_owned(),
+            Err(error) => format!("failed: {error}"),
+        };
+        let current = browser.tab_by_id(tab.tab_id).unwrap_or(tab);
+        Ok(Opened::Created {
+            operation_id,
+            tab: TabInfo::of(&browser, &current, self.default_tab()),
+            owner_id,
+            opener: current.opener.clone(),
+            load_status,
+        })
+    }
+
+    fn recover_creation(&self, operation_id: &str) -> Result<Opened> {
+        let operation_id = operation_id.to_owned();
+        Ok(match self.engine.creations.get(&operation_id) {
+            Some((session, _)) if session != self.id => {
+                return Err(EngineError::refused(
+                    ErrorCode::ForeignOperation,
+                    format!("operation '{operation_id}' belongs to another agent session"),
+                ));
+            }
+            Some((_, Creation::Done { tab, owner_id })) => Opened::Recovered {
+                operation_id,
+                tab,
+                owner_id,
+            },
+            Some((_, Creation::Pending)) => Opened::Pending { operation_id },
+            Some((_, Creation::Failed(message))) => Opened::Failed {
+                operation_id,
+                message,
+            },
+            None => Opened::Unknown { operation_id },
+        })
+    }
+
+    /// Closes tabs, each in whichever linked browser its handle names. Under
+    /// `OwnedBy`, a tab of another owner is not touched.
+    pub async fn close_tabs(
+        &self,
+        handles: &[String],
+        scope: CloseScope<'_>,
+    ) -> Result<Vec<CloseResult>> {
+        let mut results = Vec::new();
+        for handle in handles {
+            let browser = match handle.split_once(':') {
+                Some(_) => match self.engine.browsers.find_tab(handle).await {
+                    Ok((browser, _)) => browser,
+                    Err(EngineError::NoSuchTab(_)) => {
+                        results.push(self.closed_or_unknown(handle).await?);
+                        continue;
+                    }
+                    Err(other) => return Err(other),
+                },
+                None => self.engine.browser().await?,
+            };
+            let tab_id = parse_tab_handle(handle, &browser.client_id)?;
+            let Some(tab) = browser.tab_by_id(tab_id) else {
+                results.push(gone_or_unknown(&browser, tab_id, handle));
+                continue;
+            };
+            let owned = match scope {
+                CloseScope::OwnedBy(owner) => tab.owner_id.as_deref() == Some(owner),
+                CloseScope::Any => false,
+            };
+            if matches!(scope, CloseScope::OwnedBy(_)) && !owned {
+                results.push(CloseResult::NotOwned { tab_id });
+                continue;
+            }
+            results.push(match browser.close_tab(&tab).await? {
+                true => CloseResult::Closed {
+                    tab_id,
+                    by_owner: owned,
+                },
+                false => CloseResult::AlreadyGone { tab_id },
+            });
+        }
+        Ok(results)
+    }
+
+    /// A handle of a browser not linked now (or of a tab that closed with it).
+    async fn closed_or_unknown(&self, handle: &str) -> Result<CloseResult> {
+        for browser in self.engine.browsers.connected_now() {
+            if let Ok(tab_id) = parse_tab_handle(handle, &browser.client_id) {
+                return Ok(gone_or_unknown(&browser, tab_id, handle));
+            }
+        }
+        Ok(CloseResult::NotFound {
+            handle: handle.to_owned(),
+        })
+    }
+
+    /// Reports or answers a dialog left open on a tab. Does not reserve the tab: the call
+    /// that opened the dialog still holds it.
+    pub async fn answer_dialog(
+        &self,
+        handle: Option<&str>,
+        answer: DialogAnswer,
+        prompt_text: Option<&str>,
+        timeout: Duration,
+    ) -> Result<DialogOutcome> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        browser
+            .answer_dialog(&tab, answer, prompt_text, timeout)
+            .await
+    }
+
+    /// Accepts an open leave-page prompt through the protocol. None: no prompt is open;
+    /// else the prompt, the attempts made, and whether it closed.
+    pub async fn accept_leave_prompt(
+        &self,
+        handle: Option<&str>,
+    ) -> Result<Option<(Dialog, u32, bool)>> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        browser.accept_leave_prompt(&tab).await
+    }
+}
+
+/// A tab id the browser no longer has: `already_gone` if the registry remembers it
+/// closing, else `not_found`.
+fn gone_or_unknown(browser: &Browser, tab_id: u64, handle: &str) -> CloseResult {
+    match browser.registry().closed(&browser.client_id, tab_id) {
+        Some(_) => CloseResult::AlreadyGone { tab_id },
+        None => CloseResult::NotFound {
+            handle: handle.to_owned(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creation_records_are_bounded() {
+        let creations = Creations::default();
+        for n in 0..(MAX_CREATIONS + 10) {
+            creations.record(&format!("op-{n}"), 1, Creation::Pending);
+        }
+        assert_eq!(creations.len(), MAX_CREATIONS);
+        assert!(creations.get("op-0").is_none());
+        assert!(
+            creations
+                .get(&format!("op-{}", MAX_CREATIONS + 9))
+                .is_some()
+        );
+    }
+}

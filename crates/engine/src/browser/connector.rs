@@ -1,0 +1,210 @@
+//! Reaching the browser the engine is configured for: launching (and relaunching) a
+//! managed one, attaching to a CDP endpoint, or waiting for a browser to link through the
+//! extension. One `Browsers` per engine.
+//!
+//! A connect never holds the lock that readers of the current browser take: a status
+//! report during a slow launch or an unreachable endpoint answers at once.
+
+use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::link::Links;
+use super::{Browser, BrowserSetup, Tab, TabRegistry, launch, lock, parse_tab_handle};
+use crate::config::{EngineConfig, LinkConfig};
+use crate::error::{EngineError, Result};
+
+/// Told of every browser as it connects (a launch, an attach, a link), so a higher room
+/// can do its start-up work there (restoring leftover permission leases, say).
+pub type OnConnect = Box<dyn Fn(Arc<Browser>) + Send + Sync>;
+
+pub struct Browsers {
+    config: Arc<EngineConfig>,
+    page_script: Arc<str>,
+    /// Tab ids are never reused, even across a browser relaunch.
+    registry: Arc<TabRegistry>,
+    /// The launched or attached browser (not used by the extension link).
+    current: Mutex<Option<Arc<Browser>>>,
+    /// Held only while connecting, so two calls never launch two browsers.
+    connecting: tokio::sync::Mutex<()>,
+    pub(super) links: Links,
+    on_connect: OnceLock<OnConnect>,
+}
+
+impl Browsers {
+    /// `page_script` is installed in tabwire's isolated world of every document.
+    pub fn new(config: Arc<EngineConfig>, page_script: &str) -> Browsers {
+        Browsers {
+            config,
+            page_script: Arc::from(page_script),
+            registry: Arc::default(),
+            current: Mutex::new(None),
+            connecting: tokio::sync::Mutex::new(()),
+            links: Links::default(),
+            on_connect: OnceLock::new(),
+        }
+    }
+
+    /// Sets what happens as each browser connects (once).
+    pub fn on_connect(&self, callback: OnConnect) {
+        let _ = self.on_connect.set(callback);
+    }
+
+    pub(super) fn connected(&self, browser: &Arc<Browser>) {
+        if let Some(callback) = self.on_connect.get() {
+            callback(browser.clone());
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub fn registry(&self) -> &TabRegistry {
+        &self.registry
+    }
+
+    pub fn link_name(&self) -> &'static str {
+        self.config.link.name()
+    }
+
+    fn is_extension(&self) -> bool {
+        matches!(self.config.link, LinkConfig::Extension)
+    }
+
+    /// The connected browser, launching or reconnecting it when there is none or the last
+    /// one went away. Over the extension link: the most recently linked browser.
+    pub async fn browser(&self) -> Result<Arc<Browser>> {
+        if self.is_extension() {
+            return self.wait_for_link().await;
+        }
+        if let Some(browser) = self.current() {
+            return Ok(browser);
+        }
+        let _connecting = self.connecting.lock().await;
+        if let Some(browser) = self.current() {
+            return Ok(browser);
+        }
+        let dead = lock(&self.current).take();
+        if let Some(dead) = dead {
+            tracing::warn!("browser connection lost; reconnecting");
+            dead.shutdown().await;
+        }
+        let browser = self.connect().await?;
+        *lock(&self.current) = Some(browser.clone());
+        self.connected(&browser);
+        Ok(browser)
+    }
+
+    /// The browser if one is connected now; never launches and never waits.
+    pub fn current(&self) -> Option<Arc<Browser>> {
+        if self.is_extension() {
+            return self.links.live().pop();
+        }
+        lock(&self.current)
+            .as_ref()
+            .filter(|b| !b.conn.is_closed())
+            .cloned()
+    }
+
+    /// Every browser connected now (several profiles can link at once); never launches.
+    pub fn connected_now(&self) -> Vec<Arc<Browser>> {
+        if self.is_extension() {
+            return self.links.live();
+        }
+        self.current().into_iter().collect()
+    }
+
+    /// Every browser this engine drives: the linked ones for the extension link, else the
+    /// one browser (launched or attached on demand).
+    pub async fn all(&self) -> Result<Vec<Arc<Browser>>> {
+        if self.is_extension() {
+            let linked = self.links.live();
+            if !linked.is_empty() {
+                return Ok(linked);
+            }
+        }
+        Ok(vec![self.browser().await?])
+    }
+
+    /// Finds a tab by handle (`client:N`, or `N` in the current browser).
+    pub async fn find_tab(&self, handle: &str) -> Result<(Arc<Browser>, Tab)> {
+        let browser = match handle.split_once(':') {
+            // Another linked browser (a second profile through the extension).
+            Some((client, _)) if self.is_extension() => self.linked_browser(client).await?,
+            _ => self.browser().await?,
+        };
+        let tab_id = parse_tab_handle(handle, &browser.client_id)?;
+        let tab = browser
+            .tab_by_id(tab_id)
+            .ok_or_else(|| EngineError::NoSuchTab(handle.trim().to_owned()))?;
+        Ok((browser, tab))
+    }
+
+    pub async fn shutdown(&self) {
+        let browser = lock(&self.current).take();
+        if let Some(browser) = browser {
+            browser.shutdown().await;
+        }
+    }
+
+    pub(super) fn setup(
+        &self,
+        child: Option<tokio::process::Child>,
+        temp: Option<std::path::PathBuf>,
+    ) -> BrowserSetup {
+        BrowserSetup {
+            registry: self.registry.clone(),
+            child,
+            temp_profile: temp,
+            page_script: self.page_script.clone(),
+            extension_id: self.config.extension_id.clone(),
+            own_windows: self.own_windows(),
+        }
+    }
+
+    /// A headless browser we launched (and a linked one) gets each new tab in a window of
+    /// its own: a background tab in a shared window is hidden, and a hidden page does not
+    /// render, so trusted input to it stalls. Nobody sees headless windows, so this costs
+    /// nothing; in the user's own browser it keeps an agent's page out of their windows.
+    fn own_windows(&self) -> bool {
+        match &self.config.link {
+            LinkConfig::Managed(options) => options.is_headless(),
+            LinkConfig::Extension => true,
+            LinkConfig::Endpoint(_) => false,
+        }
+    }
+
+    async fn connect(&self) -> Result<Arc<Browser>> {
+        match &self.config.link {
+            LinkConfig::Managed(options) => {
+                let launched = launch::launch(options)?;
+                let conn = cdp::Connection::over_pipe(
+                    pipe_sender(launched.to_browser)?,
+                    pipe_receiver(launched.from_browser)?,
+                );
+                let setup = self.setup(Some(launched.child), launched.temp_profile);
+                Browser::start(conn, "managed", setup)
+                    .await
+                    .map_err(|e| EngineError::Launch(format!("browser did not answer: {e}")))
+            }
+            LinkConfig::Endpoint(endpoint) => {
+                let url = cdp::websocket_url(endpoint)
+                    .await
+                    .map_err(|e| EngineError::Endpoint(e.to_string()))?;
+                let conn = cdp::Connection::over_websocket(&url).await?;
+                Browser::start(conn, "cdp", self.setup(None, None)).await
+            }
+            LinkConfig::Extension => self.wait_for_link().await,
+        }
+    }
+}
+
+fn pipe_sender(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Sender> {
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd)
+        .map_err(|e| EngineError::Launch(format!("pipe: {e}")))
+}
+
+fn pipe_receiver(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Receiver> {
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+        .map_err(|e| EngineError::Launch(format!("pipe: {e}")))
+}

@@ -1,0 +1,207 @@
+//! The extension link: the user's own browsers, reached through the tabwire extension.
+//!
+//! The extension's service worker talks to a native-messaging host (`tabwire
+//! native-host`), which relays newline-delimited JSON to the process that owns the
+//! engine. The first line is a hello naming the browser profile (`client_id`); after it,
+//! every line is a CDP message. The extension emulates the browser-level `Target.*`
+//! commands with `chrome.tabs` and carries page sessions through `chrome.debugger`, so
+//! the engine drives a linked browser exactly as it drives one it launched.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+use super::{Browser, Browsers, lock};
+use crate::error::{EngineError, ErrorCode, Result};
+
+/// How long a call waits for a browser to link before answering `extension_unavailable`.
+pub const LINK_WAIT: Duration = Duration::from_secs(10);
+/// How long a new link connection may take to say hello.
+const HELLO_WAIT: Duration = Duration::from_secs(10);
+
+pub(super) const NEXT_ACTION: &str = "load the tabwire extension (folder: `tabwire extension-path`) in the browser and register its native host with `tabwire install-native-host`; `tabwire doctor` checks both";
+
+/// The browsers linked now.
+#[derive(Default)]
+pub(super) struct Links {
+    live: Mutex<Vec<Arc<Browser>>>,
+    changed: tokio::sync::Notify,
+}
+
+impl Links {
+    /// The live links, most recently linked last.
+    pub(super) fn live(&self) -> Vec<Arc<Browser>> {
+        lock(&self.live)
+            .iter()
+            .filter(|b| !b.conn.is_closed())
+            .cloned()
+            .collect()
+    }
+}
+
+/// The hello line the extension sends first.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+pub struct LinkHello {
+    pub tabwire_link: u32,
+    pub client_id: String,
+    #[serde(default)]
+    pub browser: String,
+    #[serde(default)]
+    pub extension_version: String,
+    #[serde(default)]
+    pub build_stamp: String,
+    /// The pairing secret, added by the native host; never kept or reported.
+    #[serde(default, skip_serializing)]
+    pub pairing: String,
+}
+
+impl Browsers {
+    /// Takes one linked browser's connection: reads its hello, checks its pairing secret,
+    /// then serves CDP over it until it closes. Returns the client id once the browser is
+    /// usable. A refused connection is told why in one error line, then closed.
+    pub async fn attach_link<R, W>(
+        self: &Arc<Self>,
+        reader: R,
+        mut writer: W,
+        pairing: &str,
+    ) -> Result<String>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let mut reader = BufReader::new(reader);
+        match read_hello(&mut reader, pairing).await {
+            Ok(hello) => self.link_browser(reader, writer, hello).await,
+            Err(error) => {
+                let line = json!({ "error": { "code": error.code().as_str(), "message": error.to_string() } });
+                let _ = writer.write_all(format!("{line}\n").as_bytes()).await;
+                let _ = writer.shutdown().await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn link_browser<R, W>(
+        self: &Arc<Self>,
+        reader: BufReader<R>,
+        writer: W,
+        hello: LinkHello,
+    ) -> Result<String>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let conn = cdp::Connection::over_lines(reader, writer);
+        let browser =
+            Browser::start(conn.clone(), &hello.client_id, self.setup(None, None)).await?;
+        *lock(&browser.link_info) = serde_json::to_value(&hello).unwrap_or(Value::Null);
+        {
+            let mut live = lock(&self.links.live);
+            live.retain(|b| b.client_id != hello.client_id && !b.conn.is_closed());
+            live.push(browser.clone());
+        }
+        self.links.changed.notify_waiters();
+        self.connected(&browser);
+        let browsers = Arc::downgrade(self);
+        let client = hello.client_id.clone();
+        tokio::spawn(async move {
+            conn.closed().await;
+            if let Some(browsers) = browsers.upgrade() {
+                lock(&browsers.links.live)
+                    .retain(|b| !(b.client_id == client && b.conn.is_closed()));
+            }
+        });
+        Ok(hello.client_id)
+    }
+
+    /// The most recently linked browser, waiting up to LINK_WAIT for one.
+    pub(crate) async fn wait_for_link(&self) -> Result<Arc<Browser>> {
+        let deadline = tokio::time::Instant::now() + LINK_WAIT;
+        loop {
+            let changed = self.links.changed.notified();
+            if let Some(browser) = self.links.live().pop() {
+                return Ok(browser);
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return Err(EngineError::ExtensionUnavailable(format!(
+                    "no browser is linked through the tabwire extension; {NEXT_ACTION}"
+                )));
+            }
+        }
+    }
+
+    /// A linked browser by client id, waiting up to LINK_WAIT for it to (re)link.
+    pub(crate) async fn linked_browser(&self, client: &str) -> Result<Arc<Browser>> {
+        let deadline = tokio::time::Instant::now() + LINK_WAIT;
+        loop {
+            let changed = self.links.changed.notified();
+            let found = lock(&self.links.live)
+                .iter()
+                .find(|b| b.client_id == client && !b.conn.is_closed())
+                .cloned();
+            if let Some(browser) = found {
+                return Ok(browser);
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return Err(EngineError::ExtensionUnavailable(format!(
+                    "browser '{client}' is not linked now (its extension worker may be restarting); retry shortly"
+                )));
+            }
+        }
+    }
+
+    /// Every linked browser, for status reports.
+    pub fn linked_browsers(&self) -> Vec<Value> {
+        self.links
+            .live()
+            .iter()
+            .map(|b| json!({ "client_id": b.client_id, "hello": lock(&b.link_info).clone() }))
+            .collect()
+    }
+}
+
+/// Reads and checks the hello line a linked browser sends first.
+async fn read_hello<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    pairing: &str,
+) -> Result<LinkHello> {
+    let refused = |message: &str| EngineError::refused(ErrorCode::LinkRefused, message);
+    let mut first = String::new();
+    tokio::time::timeout(HELLO_WAIT, reader.read_line(&mut first))
+        .await
+        .map_err(|_| refused("no hello within 10 s"))?
+        .map_err(|e| EngineError::io("link", e))?;
+    let mut hello: LinkHello = serde_json::from_str(first.trim())
+        .map_err(|e| refused(&format!("the first line is not a tabwire link hello: {e}")))?;
+    if !same_secret(&hello.pairing, pairing) {
+        return Err(refused(
+            "the hello lacks this tabwire's pairing secret; links come only through the native host (`tabwire install-native-host`)",
+        ));
+    }
+    // Checked; nothing after this needs it, and nothing should be able to print it.
+    hello.pairing.clear();
+    let valid_id = !hello.client_id.is_empty()
+        && hello.client_id.len() <= 40
+        && hello
+            .client_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+    if hello.tabwire_link != 1 || !valid_id {
+        return Err(refused("unsupported link hello"));
+    }
+    Ok(hello)
+}
+
+/// Compares in time independent of where the strings differ.
+fn same_secret(given: &str, expected: &str) -> bool {
+    given.len() == expected.len()
+        && !expected.is_empty()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}

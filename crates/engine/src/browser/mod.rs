@@ -1,0 +1,432 @@
+//! The browser and its link: finding and launching one (`launch`), reaching it over a
+//! pipe, a CDP endpoint or the extension link (`connector`, `link`), the tab table kept
+//! current from target events (`tabs`, `events`), dialogs, and browser-API calls through
+//! the tabwire extension (`extension_api`).
+//!
+//! This is the lowest room above the CDP wire: it imports only the base modules (config,
+//! error, files, ids). It knows nothing of agents, page operations or faces; what it needs
+//! from above (the page script to install, what to do when a browser connects) it is
+//! handed.
+
+mod connector;
+pub(crate) mod dialogs;
+mod events;
+mod extension_api;
+pub mod launch;
+mod link;
+pub(crate) mod tabs;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::process::Child;
+
+use cdp::Connection;
+use serde_json::{Value, json};
+
+use crate::error::{EngineError, Result};
+pub use connector::{Browsers, OnConnect};
+pub use dialogs::{Dialog, DialogAnswer, DialogOutcome, DialogPolicy};
+pub use link::{LINK_WAIT, LinkHello};
+pub use tabs::{ClosedTab, Tab, TabRegistry, parse_tab_handle, tab_handle};
+pub(crate) use tabs::{TabState, lock};
+
+/// Deadline for the small housekeeping commands (attach, enable, list).
+pub(crate) const HOUSEKEEPING: Duration = Duration::from_secs(10);
+
+/// What a browser connection is given when it starts.
+pub(crate) struct BrowserSetup {
+    pub registry: Arc<TabRegistry>,
+    pub child: Option<Child>,
+    pub temp_profile: Option<std::path::PathBuf>,
+    /// Installed in tabwire's isolated world of every document (see `session_for`).
+    pub page_script: Arc<str>,
+    pub extension_id: Option<String>,
+    /// Whether new tabs open in windows of their own (see `Browsers::own_windows`).
+    pub own_windows: bool,
+}
+
+/// One CDP target as the browser lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DebugTarget {
+    pub target_id: String,
+    /// page, iframe, service_worker, …
+    pub kind: String,
+    pub url: String,
+    pub title: String,
+    pub attached: bool,
+    /// The tab handle, for a page target tabwire tracks.
+    pub tab: Option<String>,
+}
+
+/// One connected browser: its CDP connection and the tabs we know in it.
+pub struct Browser {
+    pub(crate) conn: Connection,
+    /// The `client` part of `client:tab` handles.
+    pub client_id: String,
+    pub(crate) table: Mutex<tabs::TabTable>,
+    registry: Arc<TabRegistry>,
+    child: Mutex<Option<Child>>,
+    temp_profile: Option<std::path::PathBuf>,
+    page_script: Arc<str>,
+    extension_id: Option<String>,
+    own_windows: bool,
+    pub product: Mutex<String>,
+    /// What a linked browser's extension said of itself (extension link only).
+    pub link_info: Mutex<Value>,
+    /// A debugger session on the tabwire extension's worker, in a browser we launched.
+    pub(crate) extension_session: Mutex<Option<String>>,
+}
+
+impl Browser {
+    pub(crate) async fn start(
+        conn: Connection,
+        client_id: &str,
+        setup: BrowserSetup,
+    ) -> Result<Arc<Browser>> {
+        let browser = Arc::new(Browser {
+            conn: conn.clone(),
+            client_id: client_id.to_owned(),
+            table: Mutex::new(tabs::TabTable::default()),
+            registry: setup.registry,
+            child: Mutex::new(setup.child),
+            temp_profile: setup.temp_profile,
+            page_script: setup.page_script,
+            extension_id: setup.extension_id,
+            own_windows: setup.own_windows,
+            product: Mutex::new(String::new()),
+            link_info: Mutex::new(Value::Null),
+            extension_session: Mutex::new(None),
+        });
+        // Subscribe before discovery so no target event falls between the two.
+        let events = conn.subscribe();
+        tokio::spawn(events::track(Arc::downgrade(&browser), events));
+        conn.call(
+            None,
+            "Target.setDiscoverTargets",
+            json!({"discover": true}),
+            HOUSEKEEPING,
+        )
+        .await?;
+        browser.resync().await?;
+        if let Ok(version) = conn
+            .call(None, "Browser.getVersion", json!({}), HOUSEKEEPING)
+            .await
+        {
+            *lock(&browser.product) = version["product"].as_str().unwrap_or_default().into();
+        }
+        Ok(browser)
+    }
+
+    /// Reads every target and brings the tab table in line (at start, and after the event
+    /// stream lagged and events may have been lost).
+    pub(crate) async fn resync(&self) -> Result<()> {
+        let targets = self
+            .conn
+            .call(None, "Target.getTargets", json!({}), HOUSEKEEPING)
+            .await?;
+        let infos = targets["targetInfos"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let (added, closed) = lock(&self.table).reconcile(&self.registry, &self.client_id, &infos);
+        if added + closed > 0 {
+            tracing::debug!(added, closed, client = %self.client_id, "tab table resynchronised");
+        }
+        Ok(())
+    }
+
+    /// Whether this browser is linked through the extension (not launched or attached).
+    pub fn is_linked(&self) -> bool {
+        !lock(&self.link_info).is_null()
+    }
+
+    /// The process id of a browser we launched.
+    pub fn pid(&self) -> Option<u32> {
+        lock(&self.child).as_ref().and_then(|c| c.id())
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn registry(&self) -> &TabRegistry {
+        &self.registry
+    }
+
+    /// The handle (`client:N`) of one of this browser's tabs.
+    pub fn handle(&self, tab: &Tab) -> String {
+        tab_handle(&self.client_id, tab.tab_id)
+    }
+
+    /// Records a page target (idempotent), returning its tab.
+    pub(crate) fn note_target(&self, info: &Value) -> Option<Tab> {
+        let mut table = lock(&self.table);
+        let state = table.note(&self.registry, &self.client_id, info)?;
+        Some(state.snapshot(&self.registry, &self.client_id))
+    }
+
+    pub fn tabs(&self) -> Vec<Tab> {
+        let table = lock(&self.table);
+        let mut tabs: Vec<Tab> = table
+            .values()
+            .map(|t| t.snapshot(&self.registry, &self.client_id))
+            .collect();
+        tabs.sort_by_key(|tab| tab.tab_id);
+        tabs
+    }
+
+    pub fn tab_by_id(&self, tab_id: u64) -> Option<Tab> {
+        lock(&self.table)
+            .values()
+            .find(|tab| tab.tab_id == tab_id)
+            .map(|t| t.snapshot(&self.registry, &self.client_id))
+    }
+
+    pub(crate) fn tab_by_target(&self, target_id: &str) -> Option<Tab> {
+        lock(&self.table)
+            .get(target_id)
+            .map(|t| t.snapshot(&self.registry, &self.client_id))
+    }
+
+    pub(crate) fn update_tab(&self, target_id: &str, change: impl FnOnce(&mut TabState)) {
+        if let Some(tab) = lock(&self.table).get_mut(target_id) {
+            change(tab);
+        }
+    }
+
+    /// Records who owns a tab.
+    pub(crate) fn set_owner(&self, target_id: &str, owner: Option<&str>) {
+        self.registry
+            .set_owner(&self.client_id, target_id, owner.map(str::to_owned));
+    }
+
+    /// Forgets a closed tab; late events about it cannot bring it back.
+    pub(crate) fn forget_tab(&self, target_id: &str) {
+        lock(&self.table).remove(target_id);
+        self.registry.mark_closed(&self.client_id, target_id);
+    }
+
+    pub(crate) fn target_of_session(&self, session_id: &str) -> Option<String> {
+        lock(&self.table)
+            .values()
+            .find(|tab| tab.session.as_deref() == Some(session_id))
+            .map(|tab| tab.target_id.clone())
+    }
+
+    /// Opens a new tab (in a window of its own where `own_windows`) and records its owner.
+    pub(crate) async fn open_tab(
+        &self,
+        url: &str,
+        active: bool,
+        owner_id: Option<&str>,
+    ) -> Result<Tab> {
+        let created = self
+            .conn
+            .call(
+                None,
+                "Target.createTarget",
+                json!({"url": url, "background": !active, "newWindow": self.own_windows}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        let target_id = created["targetId"].as_str().unwrap_or_default().to_owned();
+        let info = self
+            .conn
+            .call(
+                None,
+                "Target.getTargetInfo",
+                json!({"targetId": target_id}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        self.note_target(&info["targetInfo"]);
+        self.set_owner(&target_id, owner_id);
+        self.tab_by_target(&target_id)
+            .ok_or(EngineError::NoSuchTab(target_id))
+    }
+
+    /// Closes a tab. Ok(false) when it was already gone.
+    pub(crate) async fn close_tab(&self, tab: &Tab) -> Result<bool> {
+        let closed = self
+            .conn
+            .call(
+                None,
+                "Target.closeTarget",
+                json!({"targetId": tab.target_id}),
+                HOUSEKEEPING,
+            )
+            .await;
+        // Forget it now rather than when the destroyed event arrives, so an immediate
+        // retry sees it gone.
+        self.forget_tab(&tab.target_id);
+        match closed {
+            Ok(_) => Ok(true),
+            // Closed by someone else between our look-up and the close.
+            Err(cdp::CdpError::Protocol { .. }) => Ok(false),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Brings a tab to the front.
+    pub(crate) async fn activate(&self, tab: &Tab) -> Result<()> {
+        self.conn
+            .call(
+                None,
+                "Target.activateTarget",
+                json!({"targetId": tab.target_id}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The current URL and title of a tab, asked of the browser (not the table).
+    pub async fn target_url(&self, target_id: &str) -> Result<(String, String)> {
+        let info = self
+            .conn
+            .call(
+                None,
+                "Target.getTargetInfo",
+                json!({"targetId": target_id}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        let field = |name: &str| {
+            info["targetInfo"][name]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        Ok((field("url"), field("title")))
+    }
+
+    /// Every CDP target: pages, service workers, extension pages, iframes.
+    pub async fn all_targets(&self) -> Result<Vec<DebugTarget>> {
+        let reply = self
+            .conn
+            .call(None, "Target.getTargets", json!({}), HOUSEKEEPING)
+            .await?;
+        let field = |t: &Value, name: &str| t[name].as_str().unwrap_or_default().to_owned();
+        Ok(reply["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| DebugTarget {
+                target_id: field(t, "targetId"),
+                kind: field(t, "type"),
+                url: field(t, "url"),
+                title: field(t, "title"),
+                attached: t["attached"].as_bool().unwrap_or(false),
+                tab: self
+                    .tab_by_target(&field(t, "targetId"))
+                    .map(|tab| self.handle(&tab)),
+            })
+            .collect())
+    }
+
+    /// The flattened CDP session for a tab, attaching on first use. Callers hold the tab's
+    /// reservation, so two attaches for one tab cannot race.
+    pub(crate) async fn session_for(&self, target_id: &str) -> Result<String> {
+        if let Some(session) = self
+            .tab_by_target(target_id)
+            .and_then(|tab| tab.session.clone())
+        {
+            return Ok(session);
+        }
+        let attached = self
+            .conn
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target_id, "flatten": true}),
+                HOUSEKEEPING,
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .ok_or_else(|| EngineError::NoSuchTab(target_id.to_owned()))?
+            .to_owned();
+        let s = Some(session.as_str());
+        let install = json!({
+            "source": &*self.page_script,
+            "worldName": WORLD,
+            "runImmediately": true,
+        });
+        let (page, auto, frames, installed) = tokio::join!(
+            self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
+            self.conn.call(
+                s,
+                "Page.addScriptToEvaluateOnNewDocument",
+                install,
+                HOUSEKEEPING
+            ),
+            self.conn
+                .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
+            self.conn.call(
+                s,
+                "Target.setAutoAttach",
+                json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
+                HOUSEKEEPING,
+            ),
+        );
+        page?;
+        auto?;
+        // Without it each document gets the script with its first call instead.
+        if let Err(error) = installed {
+            tracing::debug!(%error, "page script not registered for new documents");
+        }
+        // A tab still on its initial empty document has no frame tree over the extension
+        // link; its first navigation names the main frame (see events).
+        let main_frame = frames
+            .ok()
+            .and_then(|f| f["frameTree"]["frame"]["id"].as_str().map(str::to_owned));
+        self.update_tab(target_id, |tab| {
+            tab.session = Some(session.clone());
+            if main_frame.is_some() {
+                tab.main_frame = main_frame;
+            }
+        });
+        Ok(session)
+    }
+
+    /// Stops a browser we launched: a polite close, then a kill if it lingers.
+    pub async fn shutdown(&self) {
+        let child = lock(&self.child).take();
+        let Some(mut child) = child else { return };
+        let _ = self
+            .conn
+            .call(None, "Browser.close", json!({}), Duration::from_secs(3))
+            .await;
+        if tokio::time::timeout(Duration::from_secs(5), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.kill().await;
+        }
+        if let Some(dir) = &self.temp_profile {
+            let _ = tokio::fs::remove_dir_all(dir).await;
+        }
+    }
+}
+
+/// The first line of a thrown exception, from CDP's `exceptionDetails`.
+pub(crate) fn exception_text(details: &Value) -> String {
+    let description = details["exception"]["description"].as_str();
+    let text = details["text"].as_str().unwrap_or("script threw");
+    description
+        .map(|d| d.lines().next().unwrap_or(d).to_owned())
+        .unwrap_or_else(|| text.to_owned())
+}
+
+/// The name of tabwire's isolated world in each document, where the page script lives.
+pub const WORLD: &str = "tabwire";
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // kill_on_drop ends a browser we launched that was never shut down politely.
+        drop(lock(&self.child).take());
+        if let Some(dir) = &self.temp_profile {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

@@ -1,0 +1,433 @@
+//! Temporary, origin-scoped permission leases. Each lease records the setting it
+//! replaced and restores it on expiry, on reset, and when a browser next connects after a
+//! restart (leases are kept in a state file written atomically). A lease whose
+//! restoration fails stays on record as `manual_recovery` with the prior setting.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::browser::{Browser, Browsers, HOUSEKEEPING, lock};
+use crate::error::{EngineError, Input, Result};
+use crate::files;
+use crate::page::Page;
+
+/// Shortest and longest lease, in seconds.
+pub const LEASE_RANGE: (u64, u64) = (60, 600);
+
+/// A permission a lease can set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Notifications,
+    Geolocation,
+    Camera,
+    Microphone,
+}
+
+impl Permission {
+    pub fn parse(name: &str) -> Result<Permission> {
+        Ok(match name {
+            "notifications" => Permission::Notifications,
+            "geolocation" | "location" => Permission::Geolocation,
+            // Older state files used CDP's PermissionType names.
+            "camera" | "videoCapture" => Permission::Camera,
+            "microphone" | "audioCapture" => Permission::Microphone,
+            "clipboard" => {
+                return Err(EngineError::Unsupported(
+                    "clipboard is unsupported because its exact prior state cannot be restored"
+                        .into(),
+                ));
+            }
+            other => {
+                return Err(EngineError::invalid(
+                    Input::Permission,
+                    format!("'{other}' is not notifications, geolocation, camera or microphone"),
+                ));
+            }
+        })
+    }
+
+    /// The Permissions API name, which is also CDP's PermissionDescriptor name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Permission::Notifications => "notifications",
+            Permission::Geolocation => "geolocation",
+            Permission::Camera => "camera",
+            Permission::Microphone => "microphone",
+        }
+    }
+
+    /// The chrome.contentSettings type (the extension link).
+    fn content_type(self) -> &'static str {
+        match self {
+            Permission::Notifications => "notifications",
+            Permission::Geolocation => "location",
+            Permission::Camera => "camera",
+            Permission::Microphone => "microphone",
+        }
+    }
+}
+
+/// The setting a lease applies or restores, in CDP's words.
+fn cdp_setting(setting: &str) -> Result<&'static str> {
+    match setting {
+        "allow" | "granted" => Ok("granted"),
+        "block" | "denied" => Ok("denied"),
+        "ask" | "prompt" => Ok("prompt"),
+        other => Err(EngineError::invalid(
+            Input::Setting,
+            format!("'{other}' is not allow, block or ask"),
+        )),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Lease {
+    pub id: String,
+    pub origin: String,
+    pub permission: String,
+    /// What the origin had before: granted, denied or prompt.
+    pub prior: String,
+    /// Whether `prior` was read from the browser or the page (false: assumed prompt).
+    pub prior_verified: bool,
+    pub setting: String,
+    pub expires_at: u64,
+    #[serde(default)]
+    pub manual_recovery: Option<String>,
+}
+
+/// What a lease request asks for.
+pub struct LeaseRequest<'a> {
+    pub permission: &'a str,
+    pub setting: &'a str,
+    pub origin: Option<&'a str>,
+    pub duration: Duration,
+}
+
+/// Every lease this engine holds, and where they are kept across restarts.
+pub struct Leases {
+    active: Mutex<Vec<Lease>>,
+    /// Ids of the leases an earlier run left, until a browser connects to restore them.
+    leftovers: Mutex<Vec<String>>,
+    state_file: Option<PathBuf>,
+    min_seconds: u64,
+    browsers: Weak<Browsers>,
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let host = rest.split(['/', '?', '#']).next()?;
+    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
+}
+
+impl Leases {
+    /// `browsers` is where expired leases are restored (whichever browser is connected
+    /// then). Leases a previous run left on record are read now.
+    pub fn new(browsers: &Arc<Browsers>) -> Arc<Leases> {
+        let config = browsers.config();
+        let left = load(config.state_file.as_deref());
+        Arc::new(Leases {
+            leftovers: Mutex::new(left.iter().map(|l| l.id.clone()).collect()),
+            active: Mutex::new(left),
+            state_file: config.state_file.clone(),
+            min_seconds: config.min_lease_seconds.min(LEASE_RANGE.0),
+            browsers: Arc::downgrade(browsers),
+        })
+    }
+
+    /// Sets a permission for an origin (the page's, unless given) as a lease. The page is
+    /// only read (its URL, the prior state) and released before the browser is changed.
+    pub async fn set(self: &Arc<Self>, page: Page, request: LeaseRequest<'_>) -> Result<Value> {
+        let permission = Permission::parse(request.permission)?;
+        let max = LEASE_RANGE.1;
+        if !(self.min_seconds..=max).contains(&request.duration.as_secs()) {
+            return Err(EngineError::invalid(
+                Input::Duration,
+                format!("must be from {} to {max} seconds", LEASE_RANGE.0),
+            ));
+        }
+        let setting = cdp_setting(request.setting)?;
+        let (url, _) = page.current_url().await?;
+        let page_origin = origin_of(&url);
+        let origin = match request.origin {
+            Some(given) => origin_of(given)
+                .filter(|o| o.len() == given.trim_end_matches('/').len())
+                .ok_or_else(|| {
+                    EngineError::invalid(
+                        Input::Origin,
+                        format!("'{given}' is not an http(s) origin like https://example.com"),
+                    )
+                })?,
+            None => page_origin.clone().ok_or_else(|| {
+                EngineError::invalid(
+                    Input::Origin,
+                    format!("the tab's URL {url} has no http(s) origin; name the origin"),
+                )
+            })?,
+        };
+        // The prior setting is read in tabwire's own world of a page of that origin, where
+        // the page cannot answer for navigator.permissions.
+        let prior_from_page = if page_origin.as_deref() == Some(origin.as_str()) {
+            page.run(
+                &page.top(),
+                "permission_state",
+                json!({ "name": permission.name() }),
+                HOUSEKEEPING,
+            )
+            .await
+            .ok()
+            .and_then(|r| r["state"].as_str().map(str::to_owned))
+        } else {
+            None
+        };
+        // A second lease on the same origin and permission keeps the first one's prior.
+        let existing = lock(&self.active)
+            .iter()
+            .find(|l| l.origin == origin && l.permission == permission.name())
+            .cloned();
+        let browser = page.browser.clone();
+        drop(page);
+        let prior = match current_setting(&browser, permission, &origin).await {
+            Some(read) => Some(read),
+            None => prior_from_page,
+        };
+        apply(&browser, permission, setting, &origin).await?;
+        let lease = Lease {
+            id: existing
+                .as_ref()
+                .map(|l| l.id.clone())
+                .unwrap_or_else(|| crate::ids::unique("lease")),
+            origin,
+            permission: permission.name().to_owned(),
+            prior: existing
+                .as_ref()
+                .map(|l| l.prior.clone())
+                .or(prior.clone())
+                .unwrap_or_else(|| "prompt".into()),
+            prior_verified: existing
+                .as_ref()
+                .map(|l| l.prior_verified)
+                .unwrap_or(prior.is_some()),
+            setting: setting.to_owned(),
+            expires_at: now() + request.duration.as_secs(),
+            manual_recovery: None,
+        };
+        {
+            let mut active = lock(&self.active);
+            active.retain(|l| l.id != lease.id);
+            active.push(lease.clone());
+        }
+        self.save().await;
+        self.expire_later(lease.id.clone(), request.duration);
+        Ok(
+            json!({ "status": "applied", "lease": lease, "duration_seconds": request.duration.as_secs() }),
+        )
+    }
+
+    fn expire_later(self: &Arc<Self>, id: String, after: Duration) {
+        let leases = Arc::downgrade(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let Some(leases) = leases.upgrade() else {
+                return;
+            };
+            let Some(browsers) = leases.browsers.upgrade() else {
+                return;
+            };
+            if let Ok(browser) = browsers.browser().await {
+                let _ = leases
+                    .restore(&browser, |l| l.id == id && l.expires_at <= now())
+                    .await;
+            }
+        });
+    }
+
+    /// Restores the leases matching an origin and a permission (all when both are None).
+    pub async fn reset(
+        &self,
+        browser: &Browser,
+        origin: Option<&str>,
+        permission: Option<&str>,
+    ) -> Result<Value> {
+        let permission = permission.map(Permission::parse).transpose()?;
+        let origin = origin.map(|o| o.trim_end_matches('/').to_owned());
+        self.restore(browser, |l| {
+            origin.as_deref().is_none_or(|o| l.origin == o)
+                && permission.is_none_or(|p| l.permission == p.name())
+        })
+        .await
+    }
+
+    /// Restores, on a browser that has just connected, the leases an earlier run left on
+    /// record: their timers died with the process that set them.
+    pub async fn restore_leftovers(&self, browser: &Browser) {
+        let leftovers = std::mem::take(&mut *lock(&self.leftovers));
+        if leftovers.is_empty() {
+            return;
+        }
+        let _ = self
+            .restore(browser, |l| {
+                leftovers.contains(&l.id) && l.manual_recovery.is_none()
+            })
+            .await;
+    }
+
+    /// Restores the leases `matching` selects; those that cannot be restored stay on
+    /// record as manual_recovery.
+    async fn restore(&self, browser: &Browser, matching: impl Fn(&Lease) -> bool) -> Result<Value> {
+        let selected: Vec<Lease> = lock(&self.active)
+            .iter()
+            .filter(|l| matching(l))
+            .cloned()
+            .collect();
+        if selected.is_empty() {
+            return Ok(json!({ "status": "nothing_to_reset", "restored": [] }));
+        }
+        let mut restored = Vec::new();
+        let mut manual = Vec::new();
+        for lease in selected {
+            let applied = match Permission::parse(&lease.permission) {
+                Ok(permission) => apply(browser, permission, &lease.prior, &lease.origin).await,
+                Err(error) => Err(error),
+            };
+            match applied {
+                Ok(()) => {
+                    lock(&self.active).retain(|l| l.id != lease.id);
+                    restored.push(json!({ "origin": lease.origin, "permission": lease.permission, "restored_to": lease.prior, "prior_verified": lease.prior_verified }));
+                }
+                Err(error) => {
+                    let guidance = format!(
+                        "restore {} for {} to '{}' by hand in the browser's site settings: {error}",
+                        lease.permission, lease.origin, lease.prior
+                    );
+                    for l in lock(&self.active).iter_mut().filter(|l| l.id == lease.id) {
+                        l.manual_recovery = Some(guidance.clone());
+                    }
+                    manual.push(json!({ "origin": lease.origin, "permission": lease.permission, "prior": lease.prior, "manual_recovery": guidance }));
+                }
+            }
+        }
+        self.save().await;
+        Ok(json!({
+            "status": if manual.is_empty() { "restored" } else { "manual_recovery" },
+            "restored": restored, "manual_recovery": manual,
+        }))
+    }
+
+    async fn save(&self) {
+        let Some(path) = self.state_file.clone() else {
+            return;
+        };
+        let leases = lock(&self.active).clone();
+        let bytes = serde_json::to_vec_pretty(&leases).unwrap_or_default();
+        let saved =
+            tokio::task::spawn_blocking(move || files::write_file_blocking(&path, &bytes)).await;
+        match saved {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "cannot save permission leases"),
+            Err(error) => tracing::warn!(%error, "cannot save permission leases"),
+        }
+    }
+}
+
+/// The leases a previous run left on record.
+fn load(state_file: Option<&std::path::Path>) -> Vec<Lease> {
+    let Some(path) = state_file else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    serde_json::from_str::<Vec<Lease>>(&text).unwrap_or_else(|error| {
+        tracing::warn!(%error, path = %path.display(), "unreadable lease file ignored");
+        Vec::new()
+    })
+}
+
+/// Sets a permission: through CDP on a browser we launched or attached to, through
+/// chrome.contentSettings on a linked one (its debugger cannot reach Browser.*).
+async fn apply(
+    browser: &Browser,
+    permission: Permission,
+    setting: &str,
+    origin: &str,
+) -> Result<()> {
+    if browser.is_linked() {
+        let setting = match setting {
+            "granted" => "allow",
+            "denied" => "block",
+            _ => "ask",
+        };
+        let args = json!({ "type": permission.content_type(), "pattern": format!("{origin}/*"), "setting": setting });
+        browser.extension_call("contentSettings.set", args).await?;
+        return Ok(());
+    }
+    browser
+        .connection()
+        .call(
+            None,
+            "Browser.setPermission",
+            json!({ "permission": { "name": permission.name() }, "setting": setting, "origin": origin }),
+            HOUSEKEEPING,
+        )
+        .await?;
+    Ok(())
+}
+
+/// The setting an origin has now, where the browser can say (the extension link).
+async fn current_setting(
+    browser: &Browser,
+    permission: Permission,
+    origin: &str,
+) -> Option<String> {
+    if !browser.is_linked() {
+        return None;
+    }
+    let args = json!({ "type": permission.content_type(), "url": format!("{origin}/") });
+    let reply = browser
+        .extension_call("contentSettings.get", args)
+        .await
+        .ok()?;
+    Some(
+        match reply["setting"].as_str()? {
+            "allow" => "granted",
+            "block" => "denied",
+            _ => "prompt",
+        }
+        .to_owned(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn permissions_are_named_as_cdp_and_the_permissions_api_name_them() {
+        assert_eq!(Permission::parse("camera").unwrap().name(), "camera");
+        assert_eq!(Permission::parse("videoCapture").unwrap().name(), "camera");
+        assert_eq!(Permission::parse("location").unwrap().name(), "geolocation");
+        assert_eq!(
+            Permission::parse("clipboard").unwrap_err().code(),
+            ErrorCode::Unsupported
+        );
+        assert_eq!(
+            Permission::parse("usb").unwrap_err().input(),
+            Some(Input::Permission)
+        );
+    }
+}

@@ -1,0 +1,46 @@
+//! The one source of unique ids (operation ids, owner ids, lease ids, scratch names): a
+//! random per-process prefix and a counter, so two ids made in the same instant differ
+//! and ids of two processes never collide or can be guessed from the clock.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// `prefix-<16 hex of this process>-<counter>`, unique for this process's life and
+/// across processes.
+pub fn unique(prefix: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{:016x}-{n:x}", process_nonce())
+}
+
+/// 64 random bits, read once per process.
+fn process_nonce() -> u64 {
+    static NONCE: OnceLock<u64> = OnceLock::new();
+    *NONCE.get_or_init(|| {
+        let mut bytes = [0u8; 8];
+        // SAFETY: the buffer is valid for 8 bytes; getrandom writes at most that many.
+        let read = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+        if read == 8 {
+            return u64::from_ne_bytes(bytes);
+        }
+        // No kernel randomness (very old kernels): the clock and the pid, which is still
+        // unique per process, only guessable.
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or_default();
+        clock ^ u64::from(std::process::id()).rotate_left(40)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_made_at_once_differ() {
+        let ids: std::collections::HashSet<String> =
+            (0..1000).map(|_| super::unique("lease")).collect();
+        assert_eq!(ids.len(), 1000);
+        assert!(ids.iter().all(|id| id.starts_with("lease-")));
+    }
+}

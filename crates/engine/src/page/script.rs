@@ -1,0 +1,114 @@
+//! The page script: plain JS files under `crates/engine/page_script/`, embedded in the
+//! binary.
+//!
+//! It runs in tabwire's isolated world of each document (the page's own scripts can
+//! neither see nor change it, and it sees pristine built-ins), where the browser installs
+//! it as `__tabwire(op, args)` when the document is created; each call then sends only
+//! the op and its arguments. A world that lacks it gets it with the first call; where no
+//! isolated world can be had, the whole script is evaluated for the one call.
+
+use std::sync::OnceLock;
+
+const FILES: &[&str] = &[
+    include_str!("../../page_script/dom.js"),
+    include_str!("../../page_script/locate.js"),
+    include_str!("../../page_script/scan.js"),
+    include_str!("../../page_script/act.js"),
+    include_str!("../../page_script/value.js"),
+    include_str!("../../page_script/storage.js"),
+];
+
+/// What a call into a world without the script returns (instead of running anything).
+const NOT_INSTALLED: &str = "__tabwire_not_installed__";
+
+/// `(function () { …; return function (op, args) {…}; })()`: builds the op table once and
+/// yields the dispatcher.
+pub(crate) fn dispatcher() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| {
+        let mut source = String::from("(function () {\n\"use strict\";\nconst TW = {};\n");
+        for file in FILES {
+            source.push_str(file);
+            source.push_str("\n;\n");
+        }
+        source.push_str(
+            "return function (op, args) {\n\
+             if (typeof TW[op] !== 'function') return {status: 'error', message: 'unknown page op ' + op};\n\
+             beginCall();\n\
+             return TW[op](args);\n};\n})()",
+        );
+        source
+    })
+}
+
+/// Installs the script (the browser runs it as each document is created, off any call's
+/// path; see `Browser::session_for`).
+pub fn install_source() -> &'static str {
+    static SOURCE: OnceLock<String> = OnceLock::new();
+    SOURCE.get_or_init(|| format!("globalThis.__tabwire = {};", dispatcher()))
+}
+
+/// A call into a world where the script is installed; where it is not, the call runs
+/// nothing and yields the NOT_INSTALLED marker.
+pub(crate) fn installed_call(op: &str, args: &serde_json::Value) -> String {
+    format!(
+        "(typeof __tabwire === 'function' ? __tabwire({}, {}) : {})",
+        serde_json::Value::from(op),
+        args,
+        serde_json::Value::from(NOT_INSTALLED),
+    )
+}
+
+/// Whether an evaluation's reply is the NOT_INSTALLED marker.
+pub(crate) fn is_not_installed(reply: &serde_json::Value) -> bool {
+    reply["result"]["value"] == NOT_INSTALLED
+}
+
+/// Installs the script in the world, then makes the call.
+pub(crate) fn install_and_call(op: &str, args: &serde_json::Value) -> String {
+    format!(
+        "(globalThis.__tabwire = {})({}, {})",
+        dispatcher(),
+        serde_json::Value::from(op),
+        args
+    )
+}
+
+/// The whole script for one call, leaving nothing behind (the main world's fallback).
+pub(crate) fn standalone_call(op: &str, args: &serde_json::Value) -> String {
+    format!(
+        "({})({}, {})",
+        dispatcher(),
+        serde_json::Value::from(op),
+        args
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorCode;
+
+    /// Every failure status the page script can report is an engine error code, so none
+    /// is turned into a generic script error on its way out.
+    #[test]
+    fn every_page_status_is_an_error_code() {
+        let mut statuses = Vec::new();
+        for file in super::FILES {
+            for marker in ["status: '", "focusReport('"] {
+                for (at, _) in file.match_indices(marker) {
+                    let rest = &file[at + marker.len()..];
+                    statuses.push(rest.split('\'').next().unwrap_or_default().to_owned());
+                }
+            }
+        }
+        assert!(statuses.len() > 10, "{statuses:?}");
+        let unknown: Vec<&String> = statuses
+            .iter()
+            .filter(|s| *s != "ok" && ErrorCode::parse(s).is_none())
+            .collect();
+        assert!(
+            unknown.is_empty(),
+            "page statuses without a code: {unknown:?}"
+        );
+    }
+}

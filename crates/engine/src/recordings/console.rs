@@ -1,0 +1,171 @@
+//! The console recording: console API calls and uncaught exceptions, with whether each
+//! came from the page's main world.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Kind, Owner, Recordings, Ring};
+use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
+use crate::error::Result;
+use crate::page::Page;
+
+impl Recordings {
+    pub async fn start_console(
+        &self,
+        page: &Page,
+        owner: Owner,
+        max_entries: usize,
+        timeout: Duration,
+    ) -> Result<Value> {
+        if self.check_owner(&page.tab.target_id, Kind::Console, owner)? {
+            return Ok(json!({ "status": "already_running", "target": page.handle() }));
+        }
+        let events = page.browser.connection().subscribe();
+        let ring = Ring::new(max_entries);
+        let task = tokio::spawn(collect_console(page.session.clone(), events, ring.clone()));
+        // Enabling replays the existing contexts, which the collector is already listening for.
+        page.cdp("Runtime.enable", json!({}), timeout).await?;
+        self.register(page, Kind::Console, owner, ring, task);
+        Ok(json!({ "status": "capturing", "target": page.handle() }))
+    }
+
+    /// A page of the console buffer; `clear` empties it afterwards.
+    pub fn console_messages(
+        &self,
+        browser: &Browser,
+        tab: &Tab,
+        owner: Owner,
+        page: ConsolePage,
+    ) -> Result<Value> {
+        let (_, ring) = self.owned(tab, Kind::Console, owner)?;
+        let mut ring = lock(&ring);
+        let matching: Vec<&Value> = ring
+            .records
+            .iter()
+            .filter(|r| !page.user_only || r["context"] != "isolated")
+            .collect();
+        let total = matching.len();
+        let messages: Vec<Value> = matching
+            .into_iter()
+            .skip(page.offset)
+            .take(page.max_items)
+            .cloned()
+            .collect();
+        let next = page.offset + messages.len();
+        let reply = json!({
+            "target": browser.handle(tab), "messages": messages, "total": total, "offset": page.offset,
+            "next_offset": if next < total { json!(next) } else { Value::Null },
+            "dropped": ring.dropped, "cleared": page.clear,
+        });
+        if page.clear {
+            ring.records.clear();
+            ring.first_seq = 0;
+        }
+        Ok(reply)
+    }
+
+    /// The remaining messages; the recording stops.
+    pub async fn stop_console(&self, browser: &Browser, tab: &Tab, owner: Owner) -> Result<Value> {
+        let all = ConsolePage {
+            offset: 0,
+            max_items: usize::MAX,
+            clear: false,
+            user_only: false,
+        };
+        let mut reply = self.console_messages(browser, tab, owner, all)?;
+        if let Some(session) = self.remove(tab, Kind::Console) {
+            let _ = browser
+                .connection()
+                .call(Some(&session), "Runtime.disable", json!({}), HOUSEKEEPING)
+                .await;
+        }
+        reply["status"] = json!("stopped");
+        Ok(reply)
+    }
+}
+
+/// Which console messages to read.
+pub struct ConsolePage {
+    pub offset: usize,
+    pub max_items: usize,
+    /// Empty the buffer after reading.
+    pub clear: bool,
+    /// Only the page's own (main-world) output.
+    pub user_only: bool,
+}
+
+async fn collect_console(
+    session: String,
+    mut events: tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    ring: Arc<Mutex<Ring>>,
+) {
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(RecvError::Lagged(n)) => {
+                lock(&ring).lagged += n;
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        if event.session_id.as_deref() != Some(&session) {
+            continue;
+        }
+        let p = &event.params;
+        let mut ring = lock(&ring);
+        match event.method.as_str() {
+            "Runtime.executionContextCreated" => {
+                if p["context"]["auxData"]["isDefault"] == true
+                    && let Some(id) = p["context"]["id"].as_i64()
+                {
+                    ring.main_contexts.insert(id);
+                }
+            }
+            "Runtime.consoleAPICalled" => {
+                let text: Vec<String> = p["args"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(remote_text)
+                    .collect();
+                let context = p["executionContextId"]
+                    .as_i64()
+                    .map(|id| ring.main_contexts.contains(&id));
+                let frame = &p["stackTrace"]["callFrames"][0];
+                ring.push(json!({
+                    "kind": "console", "level": p["type"], "text": text.join(" "),
+                    "context": if context == Some(false) { "isolated" } else { "main" },
+                    "url": frame["url"], "line": frame["lineNumber"], "timestamp": p["timestamp"],
+                }));
+            }
+            "Runtime.exceptionThrown" => {
+                let details = &p["exceptionDetails"];
+                let text = details["exception"]["description"]
+                    .as_str()
+                    .or(details["text"].as_str())
+                    .unwrap_or("exception");
+                ring.push(json!({
+                    "kind": "exception", "level": "error", "text": text, "context": "main",
+                    "url": details["url"], "line": details["lineNumber"], "timestamp": p["timestamp"],
+                }));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A console argument as the DevTools console would print it, briefly.
+fn remote_text(arg: &Value) -> String {
+    match &arg["value"] {
+        Value::String(s) => s.clone(),
+        Value::Null if arg.get("value").is_none() => arg["description"]
+            .as_str()
+            .or(arg["unserializableValue"].as_str())
+            .unwrap_or(arg["type"].as_str().unwrap_or("?"))
+            .to_owned(),
+        other => other.to_string(),
+    }
+}

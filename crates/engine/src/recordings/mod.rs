@@ -1,0 +1,180 @@
+//! Recordings: network and console captures. Each fills a bounded ring from CDP events
+//! in a background task, belongs to the agent session that started it (another gets
+//! `capture_busy`), reports events it lost if the event stream lagged, and is freed when
+//! stopped or when its tab or browser goes away.
+//!
+//! May import the page and browser rooms and the base modules.
+
+mod console;
+mod network;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::browser::{Browser, Tab, lock};
+use crate::error::{EngineError, ErrorCode, Result};
+use crate::page::Page;
+
+pub use console::ConsolePage;
+pub use network::{NetworkFilter, NetworkOptions};
+
+/// Who started a recording: an agent session's id.
+pub type Owner = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Network,
+    Console,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Network => "network",
+            Kind::Console => "console",
+        }
+    }
+}
+
+struct Capture {
+    owner: Owner,
+    session: String,
+    browser: std::sync::Weak<Browser>,
+    target: String,
+    ring: Arc<Mutex<Ring>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Capture {
+    /// Whether its tab is still there to record.
+    fn alive(&self) -> bool {
+        self.browser
+            .upgrade()
+            .is_some_and(|b| !b.connection().is_closed() && b.tab_by_target(&self.target).is_some())
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Default)]
+struct Ring {
+    records: VecDeque<Value>,
+    /// Network records still being filled in, by request id.
+    open: HashMap<String, usize>,
+    max: usize,
+    dropped: u64,
+    lagged: u64,
+    /// Console: which execution contexts are pages' main worlds.
+    main_contexts: std::collections::HashSet<i64>,
+    first_seq: u64,
+}
+
+impl Ring {
+    fn new(max: usize) -> Arc<Mutex<Ring>> {
+        Arc::new(Mutex::new(Ring {
+            max,
+            ..Ring::default()
+        }))
+    }
+
+    fn push(&mut self, record: Value) -> u64 {
+        if self.records.len() == self.max {
+            self.records.pop_front();
+            self.first_seq += 1;
+            self.dropped += 1;
+            // Positions shift; forget in-flight requests that fell out.
+            self.open.retain(|_, at| {
+                let keep = *at > 0;
+                *at = at.saturating_sub(1);
+                keep
+            });
+        }
+        self.records.push_back(record);
+        self.first_seq + self.records.len() as u64 - 1
+    }
+
+    fn find(&mut self, request_id: &str) -> Option<&mut Value> {
+        let at = *self.open.get(request_id)?;
+        self.records.get_mut(at)
+    }
+}
+
+/// Every running recording of one engine.
+#[derive(Default)]
+pub struct Recordings {
+    running: Mutex<HashMap<(String, Kind), Capture>>,
+}
+
+impl Recordings {
+    /// Whether `owner` already records `kind` on the tab; refuses when another does.
+    /// Recordings whose tab or browser went away are freed first.
+    fn check_owner(&self, target: &str, kind: Kind, owner: Owner) -> Result<bool> {
+        let mut running = lock(&self.running);
+        running.retain(|_, capture| capture.alive());
+        match running.get(&(target.to_owned(), kind)) {
+            Some(capture) if capture.owner != owner => Err(EngineError::refused(
+                ErrorCode::CaptureBusy,
+                format!(
+                    "another agent session is recording {} on this tab; it must stop first",
+                    kind.name()
+                ),
+            )),
+            Some(_) => Ok(true),
+            None => Ok(false),
+        }
+    }
+
+    /// Records a running capture as `owner`'s.
+    fn register(
+        &self,
+        page: &Page,
+        kind: Kind,
+        owner: Owner,
+        ring: Arc<Mutex<Ring>>,
+        task: tokio::task::JoinHandle<()>,
+    ) {
+        let capture = Capture {
+            owner,
+            session: page.session.clone(),
+            browser: Arc::downgrade(&page.browser),
+            target: page.tab.target_id.clone(),
+            ring,
+            task,
+        };
+        lock(&self.running).insert((page.tab.target_id.clone(), kind), capture);
+    }
+
+    /// The recording's CDP session and ring, if `owner` runs one on the tab.
+    fn owned(&self, tab: &Tab, kind: Kind, owner: Owner) -> Result<(String, Arc<Mutex<Ring>>)> {
+        if !self.check_owner(&tab.target_id, kind, owner)? {
+            return Err(no_capture(kind));
+        }
+        let running = lock(&self.running);
+        let capture = running
+            .get(&(tab.target_id.clone(), kind))
+            .ok_or_else(|| no_capture(kind))?;
+        Ok((capture.session.clone(), capture.ring.clone()))
+    }
+
+    fn remove(&self, tab: &Tab, kind: Kind) -> Option<String> {
+        lock(&self.running)
+            .remove(&(tab.target_id.clone(), kind))
+            .map(|c| c.session.clone())
+    }
+}
+
+fn no_capture(kind: Kind) -> EngineError {
+    EngineError::refused(
+        ErrorCode::NoCapture,
+        format!(
+            "no {} recording is running on this tab; start one first",
+            kind.name()
+        ),
+    )
+}

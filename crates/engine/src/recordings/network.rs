@@ -1,0 +1,303 @@
+//! The network recording: requests, responses and (optionally) bodies.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Kind, Owner, Recordings, Ring};
+use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
+use crate::error::{EngineError, Input, Result};
+use crate::page::Page;
+
+pub struct NetworkOptions {
+    pub include_bodies: bool,
+    pub max_entries: usize,
+    pub max_body_bytes: usize,
+    pub body_timeout: Duration,
+}
+
+pub struct NetworkFilter {
+    pub url_pattern: Option<String>,
+    pub resource_type: Option<String>,
+    pub status_min: Option<u16>,
+    pub status_max: Option<u16>,
+    pub include_bodies: bool,
+}
+
+impl Recordings {
+    pub async fn start_network(
+        &self,
+        page: &Page,
+        owner: Owner,
+        options: NetworkOptions,
+        timeout: Duration,
+    ) -> Result<Value> {
+        if self.check_owner(&page.tab.target_id, Kind::Network, owner)? {
+            return Ok(json!({ "status": "already_running", "target": page.handle() }));
+        }
+        let events = page.browser.connection().subscribe();
+        page.cdp(
+            "Network.enable",
+            json!({ "maxResourceBufferSize": options.max_body_bytes.max(1024) * 4, "maxTotalBufferSize": 64 << 20 }),
+            timeout,
+        )
+        .await?;
+        let ring = Ring::new(options.max_entries);
+        let task = tokio::spawn(collect_network(
+            page.browser.clone(),
+            page.session.clone(),
+            events,
+            ring.clone(),
+            options,
+        ));
+        self.register(page, Kind::Network, owner, ring, task);
+        Ok(json!({ "status": "capturing", "target": page.handle() }))
+    }
+
+    pub async fn stop_network(
+        &self,
+        browser: &Browser,
+        tab: &Tab,
+        owner: Owner,
+        filter: NetworkFilter,
+        timeout: Duration,
+    ) -> Result<Value> {
+        let (session, ring) = self.owned(tab, Kind::Network, owner)?;
+        let (records, dropped, lagged) = {
+            let ring = lock(&ring);
+            (
+                ring.records.iter().cloned().collect::<Vec<_>>(),
+                ring.dropped,
+                ring.lagged,
+            )
+        };
+        // The pattern is compiled by the browser, as JavaScript: an invalid one is reported
+        // and the capture keeps running so the caller can retry.
+        let keep = match &filter.url_pattern {
+            Some(pattern) => {
+                let urls: Vec<&Value> = records.iter().map(|r| &r["url"]).collect();
+                Some(regex_matches(browser, &session, pattern, &urls, timeout).await?)
+            }
+            None => None,
+        };
+        self.remove(tab, Kind::Network);
+        let _ = browser
+            .connection()
+            .call(Some(&session), "Network.disable", json!({}), HOUSEKEEPING)
+            .await;
+        let total = records.len();
+        let filtered: Vec<Value> = records
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                keep.as_ref()
+                    .is_none_or(|k| k.get(*i).copied().unwrap_or(false))
+            })
+            .map(|(_, r)| r)
+            .filter(|r| filter.keeps(r))
+            .map(|mut r| {
+                if !filter.include_bodies
+                    && let Some(o) = r.as_object_mut()
+                {
+                    o.remove("body");
+                }
+                r
+            })
+            .collect();
+        Ok(json!({
+            "status": "stopped", "target": browser.handle(tab),
+            "total_captured": total, "returned": filtered.len(), "dropped": dropped,
+            "events_lost": lagged, "records": filtered,
+        }))
+    }
+}
+
+impl NetworkFilter {
+    /// The resource-type and status parts of the filter.
+    fn keeps(&self, record: &Value) -> bool {
+        let type_ok = self.resource_type.as_ref().is_none_or(|t| {
+            record["resource_type"]
+                .as_str()
+                .is_some_and(|rt| rt.eq_ignore_ascii_case(t))
+        });
+        let status = record["status"].as_u64();
+        let min_ok = self
+            .status_min
+            .is_none_or(|min| status.is_some_and(|s| s >= u64::from(min)));
+        let max_ok = self
+            .status_max
+            .is_none_or(|max| status.is_some_and(|s| s <= u64::from(max)));
+        type_ok && min_ok && max_ok
+    }
+}
+
+async fn regex_matches(
+    browser: &Browser,
+    session: &str,
+    pattern: &str,
+    urls: &[&Value],
+    timeout: Duration,
+) -> Result<Vec<bool>> {
+    let expression = format!(
+        "(function (p, urls) {{ let r; try {{ r = new RegExp(p); }} catch (e) {{ return {{ error: String(e.message) }}; }} return urls.map(u => r.test(String(u))); }})({}, {})",
+        json!(pattern),
+        json!(urls)
+    );
+    let reply = browser
+        .conn
+        .call(
+            Some(session),
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+            timeout,
+        )
+        .await?;
+    let value = &reply["result"]["value"];
+    if let Some(error) = value["error"].as_str() {
+        return Err(EngineError::invalid(
+            Input::Pattern,
+            format!("invalid JavaScript RegExp: {error}; the capture is still running"),
+        ));
+    }
+    Ok(value
+        .as_array()
+        .map(|a| a.iter().map(|v| v == true).collect())
+        .unwrap_or_default())
+}
+
+async fn collect_network(
+    browser: Arc<Browser>,
+    session: String,
+    mut events: tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    ring: Arc<Mutex<Ring>>,
+    options: NetworkOptions,
+) {
+    let weak = Arc::downgrade(&browser);
+    drop(browser);
+    loop {
+        let event = match events.recv().await {
+            Ok(event) => event,
+            Err(RecvError::Lagged(n)) => {
+                lock(&ring).lagged += n;
+                continue;
+            }
+            Err(RecvError::Closed) => return,
+        };
+        if event.session_id.as_deref() != Some(&session) {
+            continue;
+        }
+        let p = &event.params;
+        let request_id = p["requestId"].as_str().unwrap_or_default().to_owned();
+        let mut ring_guard = lock(&ring);
+        match event.method.as_str() {
+            "Network.requestWillBeSent" => {
+                let record = json!({
+                    "request_id": request_id, "url": p["request"]["url"], "method": p["request"]["method"],
+                    "resource_type": p["type"], "started": p["wallTime"],
+                });
+                let seq = ring_guard.push(record);
+                let at = (seq - ring_guard.first_seq) as usize;
+                ring_guard.open.insert(request_id, at);
+            }
+            "Network.responseReceived" => {
+                if let Some(record) = ring_guard.find(&request_id) {
+                    let r = &p["response"];
+                    record["status"] = r["status"].clone();
+                    record["status_text"] = r["statusText"].clone();
+                    record["mime_type"] = r["mimeType"].clone();
+                    record["remote_address"] = json!(format!(
+                        "{}:{}",
+                        r["remoteIPAddress"].as_str().unwrap_or(""),
+                        r["remotePort"]
+                    ));
+                    record["from_cache"] = r["fromDiskCache"].clone();
+                }
+            }
+            "Network.loadingFailed" => {
+                if let Some(record) = ring_guard.find(&request_id) {
+                    record["failed"] = json!(true);
+                    record["error_text"] = p["errorText"].clone();
+                    record["canceled"] = p["canceled"].clone();
+                }
+                ring_guard.open.remove(&request_id);
+            }
+            "Network.loadingFinished" => {
+                if let Some(record) = ring_guard.find(&request_id) {
+                    record["encoded_bytes"] = p["encodedDataLength"].clone();
+                }
+                ring_guard.open.remove(&request_id);
+                if options.include_bodies {
+                    drop(ring_guard);
+                    let (Some(browser), ring) = (weak.upgrade(), ring.clone()) else {
+                        continue;
+                    };
+                    let (session, max, wait) = (
+                        session.clone(),
+                        options.max_body_bytes,
+                        options.body_timeout,
+                    );
+                    tokio::spawn(fetch_body(browser, session, request_id, ring, max, wait));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+async fn fetch_body(
+    browser: Arc<Browser>,
+    session: String,
+    request_id: String,
+    ring: Arc<Mutex<Ring>>,
+    max: usize,
+    wait: Duration,
+) {
+    let body = browser
+        .conn
+        .call(
+            Some(&session),
+            "Network.getResponseBody",
+            json!({ "requestId": request_id }),
+            wait,
+        )
+        .await;
+    let mut ring = lock(&ring);
+    let Some(record) = ring
+        .records
+        .iter_mut()
+        .rev()
+        .find(|r| r["request_id"] == request_id.as_str())
+    else {
+        return;
+    };
+    match body {
+        Ok(reply) => {
+            let encoded = reply["base64Encoded"] == true;
+            let text = reply["body"].as_str().unwrap_or_default();
+            let bytes = if encoded {
+                base64::engine::general_purpose::STANDARD
+                    .decode(text)
+                    .unwrap_or_default()
+            } else {
+                text.as_bytes().to_vec()
+            };
+            let truncated = bytes.len() > max;
+            let kept = &bytes[..bytes.len().min(max)];
+            record["body"] = match std::str::from_utf8(kept) {
+                Ok(text) if !encoded => json!(text),
+                _ => json!(base64::engine::general_purpose::STANDARD.encode(kept)),
+            };
+            record["body_encoding"] = json!(if !encoded && std::str::from_utf8(kept).is_ok() {
+                "utf8"
+            } else {
+                "base64"
+            });
+            record["body_bytes"] = json!(bytes.len());
+            record["body_truncated"] = json!(truncated);
+        }
+        Err(error) => record["body_error"] = json!(error.to_string()),
+    }
+}
