@@ -295,7 +295,7 @@ fn utc_date(t: std::time::SystemTime, with_time: bool) -> String {
     }
 }
 
-/// The tabwire binary built next to this one (`cargo build --release` first).
+/// The tabwire binary built next to this one (`cargo build --release` builds it).
 fn tabwire_binary() -> anyhow::Result<std::path::PathBuf> {
     let here = std::env::current_exe()?;
     let binary = here.with_file_name("tabwire");

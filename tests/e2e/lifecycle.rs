@@ -159,3 +159,50 @@ async fn http_on_a_public_address_without_a_token_is_refused_at_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--token"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_status_report_answers_while_a_browser_is_still_connecting() {
+    // An endpoint that accepts connections and never says a word: connecting to it hangs
+    // until tabwire's own deadline.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", silent.local_addr().unwrap());
+    let reached = std::sync::Arc::new(tokio::sync::Notify::new());
+    let reached_by = reached.clone();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+            reached_by.notify_one();
+        }
+    });
+    let tw = Tabwire::stdio_with(
+        "status-while-connecting",
+        &["--cdp-endpoint", &endpoint, "--broker-grace", "0"],
+    )
+    .await;
+    let connecting = tw.call("list_tabs", json!({}));
+    tokio::pin!(connecting);
+    // The status is asked for only once tabwire is inside its connect.
+    tokio::select! {
+        reply = &mut connecting => panic!("the silent endpoint answered: {}", reply.envelope),
+        () = reached.notified() => {}
+    }
+    let status = tw.call("get_setup_status", json!({}));
+    tokio::select! {
+        status = status => {
+            let status = status.ok();
+            assert_eq!(status["link_state"], "not_started", "{status}");
+        }
+        reply = &mut connecting => panic!(
+            "get_setup_status waited for the connect to give up: {}",
+            reply.envelope
+        ),
+    }
+    let reply = connecting.await;
+    assert_eq!(
+        reply.error_code(),
+        "browser_unreachable",
+        "{}",
+        reply.envelope
+    );
+}

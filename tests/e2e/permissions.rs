@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{Site, Tabwire, scratch};
+use crate::support::{Site, Tabwire, poll_until, scratch};
 
 fn state(permission: &str, expected: &str) -> serde_json::Value {
     json!({ "js": format!("navigator.permissions.query({{name: '{permission}'}}).then(s => s.state === '{expected}')"), "timeout": 30 })
@@ -89,21 +89,54 @@ async fn a_lease_left_by_a_stopped_server_is_restored_on_the_next_start() {
     drop(client);
     let _ = child.wait().await;
     assert!(crate::support::process_exits(browser).await);
-    let leases = std::fs::read_to_string(
-        std::fs::read_dir(state_home.join("tabwire"))
-            .unwrap()
-            .flatten()
-            .next()
-            .unwrap()
-            .path(),
-    )
-    .unwrap();
+    let lease_file = std::fs::read_dir(state_home.join("tabwire"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let leases = std::fs::read_to_string(&lease_file).unwrap();
     assert!(leases.contains("geolocation"), "{leases}");
 
-    // The profile still grants it; the next start puts the prior setting back.
+    // The profile still grants it; the next start puts the prior setting back as soon as
+    // the browser connects, whatever the first call is (this one reads no tab).
     let second = Tabwire::stdio_in(work.clone(), &args).await;
+    second.ok("debugger_targets", json!({})).await;
+    poll_until("the leftover lease to be restored", || async {
+        !std::fs::read_to_string(&lease_file)
+            .unwrap_or_default()
+            .contains("geolocation")
+    })
+    .await;
     second
         .ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
     second.ok("wait_for", state("geolocation", "prompt")).await;
+}
+
+#[tokio::test]
+async fn two_leases_set_at_once_are_both_restored() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("two-leases").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let first = tw
+        .ok(
+            "set_site_permission",
+            json!({ "permission": "geolocation", "setting": "allow" }),
+        )
+        .await;
+    let second = tw
+        .ok(
+            "set_site_permission",
+            json!({ "permission": "notifications", "setting": "block" }),
+        )
+        .await;
+    assert_ne!(first["lease"]["id"], second["lease"]["id"]);
+    tw.ok("wait_for", state("geolocation", "granted")).await;
+    tw.ok("wait_for", state("notifications", "denied")).await;
+    let reset = tw.ok("reset_site_permissions", json!({})).await;
+    assert_eq!(reset["restored"].as_array().unwrap().len(), 2, "{reset}");
+    tw.ok("wait_for", state("geolocation", "prompt")).await;
+    tw.ok("wait_for", state("notifications", "prompt")).await;
 }

@@ -184,3 +184,26 @@ async fn a_page_that_breaks_built_ins_cannot_break_the_page_tools() {
     // The page's own world never sees tabwire's script.
     assert_eq!(seen["js_return"], "still works|1|undefined");
 }
+
+#[tokio::test]
+async fn a_wait_whose_script_throws_fails_at_once_whatever_its_message() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("wait-throws").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    // The page's own error mentions a context and a navigation; it is still the page's
+    // error, not a navigation in progress, so the wait does not spin until its deadline.
+    let script = "(() => { throw new Error('lost the execution context while navigating') })()";
+    let reply = tw
+        .call("wait_for", json!({ "js": script, "timeout": 60 }))
+        .await;
+    assert_eq!(reply.error_code(), "script_error", "{}", reply.envelope);
+    assert!(
+        reply.envelope["error"]
+            .as_str()
+            .unwrap()
+            .contains("lost the execution context"),
+        "{}",
+        reply.envelope
+    );
+}

@@ -60,6 +60,32 @@ async fn values_convert_and_errors_are_reported_once() {
         .ok("execute_js", json!({ "script": "window.runs" }))
         .await;
     assert_eq!(runs["js_return"], 1);
+    // A SyntaxError thrown while running (not a script that failed to compile) is not a
+    // reason to try the script again as a function body.
+    let parsed = tw
+        .call(
+            "execute_js",
+            json!({ "script": "window.parses = (window.parses || 0) + 1; JSON.parse('not json')" }),
+        )
+        .await;
+    assert_eq!(parsed.error_code(), "script_error", "{}", parsed.envelope);
+    let parses = tw
+        .ok("execute_js", json!({ "script": "window.parses" }))
+        .await;
+    assert_eq!(parses["js_return"], 1);
+    // A script that compiles in neither form says why.
+    let broken = tw
+        .call("execute_js", json!({ "script": "let a = ;" }))
+        .await;
+    assert_eq!(broken.error_code(), "script_error");
+    assert!(
+        broken.envelope["error"]
+            .as_str()
+            .unwrap()
+            .contains("SyntaxError"),
+        "{}",
+        broken.envelope
+    );
 }
 
 #[tokio::test]

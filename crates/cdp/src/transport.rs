@@ -79,13 +79,25 @@ pub(crate) async fn line_reader<R: tokio::io::AsyncRead + Unpin>(reader: R, sink
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
+/// How long a WebSocket endpoint may take to accept the handshake.
+const CONNECT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
 pub(crate) async fn connect_websocket(url: &str) -> Result<Socket, CdpError> {
     let mut config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default();
     // Screenshots and large DOM reads arrive as single messages of many megabytes.
     config.max_message_size = Some(512 << 20);
     config.max_frame_size = Some(512 << 20);
-    let (socket, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
+    // An endpoint that accepts the connection but never answers the handshake must not
+    // hold the caller forever.
+    let handshake = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
+    let (socket, _) = tokio::time::timeout(CONNECT_DEADLINE, handshake)
         .await
+        .map_err(|_| {
+            CdpError::Connect(format!(
+                "{url}: no WebSocket handshake within {} s",
+                CONNECT_DEADLINE.as_secs()
+            ))
+        })?
         .map_err(|e| CdpError::Connect(format!("{url}: {e}")))?;
     Ok(socket)
 }

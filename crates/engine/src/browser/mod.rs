@@ -230,16 +230,8 @@ impl Browser {
             )
             .await?;
         let target_id = created["targetId"].as_str().unwrap_or_default().to_owned();
-        let info = self
-            .conn
-            .call(
-                None,
-                "Target.getTargetInfo",
-                json!({"targetId": target_id}),
-                HOUSEKEEPING,
-            )
-            .await?;
-        self.note_target(&info["targetInfo"]);
+        let info = self.target_info(&target_id).await?;
+        self.note_target(&info);
         self.set_owner(&target_id, owner_id);
         self.tab_by_target(&target_id)
             .ok_or(EngineError::NoSuchTab(target_id))
@@ -282,7 +274,14 @@ impl Browser {
 
     /// The current URL and title of a tab, asked of the browser (not the table).
     pub async fn target_url(&self, target_id: &str) -> Result<(String, String)> {
-        let info = self
+        let info = self.target_info(target_id).await?;
+        let field = |name: &str| info[name].as_str().unwrap_or_default().to_owned();
+        Ok((field("url"), field("title")))
+    }
+
+    /// CDP's `TargetInfo` of one target.
+    async fn target_info(&self, target_id: &str) -> Result<Value> {
+        let reply = self
             .conn
             .call(
                 None,
@@ -291,13 +290,7 @@ impl Browser {
                 HOUSEKEEPING,
             )
             .await?;
-        let field = |name: &str| {
-            info["targetInfo"][name]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        };
-        Ok((field("url"), field("title")))
+        Ok(reply["targetInfo"].clone())
     }
 
     /// Every CDP target: pages, service workers, extension pages, iframes.

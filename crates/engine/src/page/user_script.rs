@@ -71,13 +71,17 @@ pub async fn run_script(
 }
 
 /// Evaluates as a REPL program (top-level await, completion value); a body with a
-/// top-level `return` is a syntax error there, so it is re-run as an async function
-/// body. A syntax error means nothing ran, so this never executes the script twice.
+/// top-level `return` does not compile there, so it is compiled again as an async
+/// function body. A script that did not compile never ran, so nothing runs twice; if
+/// neither form compiles, the REPL form's error is the one reported.
 async fn evaluate_user_script(page: &Page, script: &str) -> Result<Value> {
     let mut reply = evaluate(page, script, true).await?;
-    if is_illegal_return(&reply) {
+    if did_not_compile(&reply) {
         let wrapped = format!("(async () => {{\n{script}\n}})()");
-        reply = evaluate(page, &wrapped, false).await?;
+        let as_body = evaluate(page, &wrapped, false).await?;
+        if !did_not_compile(&as_body) {
+            reply = as_body;
+        }
     }
     // A REPL program's completion value is not awaited when it is itself a promise
     // (an async IIFE, for one); await it here.
@@ -119,12 +123,11 @@ async fn evaluate(page: &Page, expression: &str, repl: bool) -> Result<Value> {
     .await
 }
 
-fn is_illegal_return(reply: &Value) -> bool {
+/// Whether the evaluation failed to compile (so nothing of it ran). CDP names the
+/// script of a compile error; an error thrown while running names none.
+fn did_not_compile(reply: &Value) -> bool {
     let details = &reply["exceptionDetails"];
-    details["exception"]["className"] == "SyntaxError"
-        && details["exception"]["description"]
-            .as_str()
-            .is_some_and(|d| d.contains("Illegal return"))
+    details["exception"]["className"] == "SyntaxError" && details["scriptId"].is_string()
 }
 
 /// Turns a remote object into JSON with the page script's conversion rules.

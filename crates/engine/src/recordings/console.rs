@@ -5,9 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
 
-use super::{Kind, Owner, Recordings, Ring};
+use super::{Kind, Owner, Recordings, Ring, next_event};
 use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
 use crate::error::Result;
 use crate::page::Page;
@@ -102,18 +101,7 @@ async fn collect_console(
     mut events: tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
     ring: Arc<Mutex<Ring>>,
 ) {
-    loop {
-        let event = match events.recv().await {
-            Ok(event) => event,
-            Err(RecvError::Lagged(n)) => {
-                lock(&ring).lagged += n;
-                continue;
-            }
-            Err(RecvError::Closed) => return,
-        };
-        if event.session_id.as_deref() != Some(&session) {
-            continue;
-        }
+    while let Some(event) = next_event(&mut events, &session, &ring).await {
         let p = &event.params;
         let mut ring = lock(&ring);
         match event.method.as_str() {

@@ -169,6 +169,24 @@ impl Recordings {
     }
 }
 
+/// The next event of one CDP session, counting lost events in the ring; None when the
+/// stream has ended.
+async fn next_event(
+    events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    session: &str,
+    ring: &Mutex<Ring>,
+) -> Option<Arc<cdp::Event>> {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        match events.recv().await {
+            Ok(event) if event.session_id.as_deref() == Some(session) => return Some(event),
+            Ok(_) => {}
+            Err(RecvError::Lagged(n)) => lock(ring).lagged += n,
+            Err(RecvError::Closed) => return None,
+        }
+    }
+}
+
 fn no_capture(kind: Kind) -> EngineError {
     EngineError::refused(
         ErrorCode::NoCapture,

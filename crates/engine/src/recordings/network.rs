@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
 
-use super::{Kind, Owner, Recordings, Ring};
+use super::{Kind, Owner, Recordings, Ring, next_event};
 use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
 use crate::error::{EngineError, Input, Result};
 use crate::page::Page;
@@ -177,18 +176,7 @@ async fn collect_network(
 ) {
     let weak = Arc::downgrade(&browser);
     drop(browser);
-    loop {
-        let event = match events.recv().await {
-            Ok(event) => event,
-            Err(RecvError::Lagged(n)) => {
-                lock(&ring).lagged += n;
-                continue;
-            }
-            Err(RecvError::Closed) => return,
-        };
-        if event.session_id.as_deref() != Some(&session) {
-            continue;
-        }
+    while let Some(event) = next_event(&mut events, &session, &ring).await {
         let p = &event.params;
         let request_id = p["requestId"].as_str().unwrap_or_default().to_owned();
         let mut ring_guard = lock(&ring);
