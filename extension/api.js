@@ -22,13 +22,8 @@ const API = {
   'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version, build_stamp: BUILD_STAMP }),
 };
 
-// What the browser would show as a page rather than save: download_file refuses these, as
-// a navigation to them in a tab tabwire launched does not start a download either.
-const PAGE_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-
-// Starts a download and resolves when it ends, or with its progress at the deadline. A
-// URL that serves a web page is cancelled as soon as its type is known, its file (if any
-// was written yet) removed, and reported as { state: 'not_a_download' }.
+// Starts a download and resolves when it ends, or with its progress at the deadline. A web
+// page downloads like any other file (its type is in the item's `mime`).
 function fetchDownload(url, timeoutMs) {
   return new Promise((resolve, reject) => {
     let id = null;
@@ -46,14 +41,6 @@ function fetchDownload(url, timeoutMs) {
       const item = await current();
       resolve(state ? { ...item, state } : item);
     };
-    const refusePage = async (which, item) => {
-      stop();
-      await chrome.downloads.cancel(which).catch(() => {});
-      // It may have finished meanwhile: its file goes too.
-      await chrome.downloads.removeFile(which).catch(() => {});
-      await chrome.downloads.erase({ id: which }).catch(() => {});
-      resolve({ id: which, url, mime: item.mime, state: 'not_a_download' });
-    };
     // Listening starts before the download does, so no state change can be missed.
     const listener = (delta) => {
       const state = delta.state && delta.state.current;
@@ -63,11 +50,8 @@ function fetchDownload(url, timeoutMs) {
     };
     chrome.downloads.onChanged.addListener(listener);
     const timer = setTimeout(() => finish(null), timeoutMs || 60000);
-    chrome.downloads.download({ url, conflictAction: 'uniquify', saveAs: false }).then(async (started) => {
-      // The item exists once the response headers are in, so its type is known here. The
-      // id is adopted only after the check, so an end seen meanwhile waits in `ends`.
-      const item = await itemOf(started);
-      if (item && PAGE_TYPES.has(String(item.mime).split(';')[0].trim().toLowerCase())) return refusePage(started, item);
+    chrome.downloads.download({ url, conflictAction: 'uniquify', saveAs: false }).then((started) => {
+      // An end seen before the id was known waits in `ends`.
       id = started;
       if (ends.has(id)) finish(ends.get(id));
     }, (error) => {

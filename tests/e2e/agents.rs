@@ -8,6 +8,9 @@ fn shared(work: &std::path::Path) -> Vec<String> {
     vec![
         "--user-data-dir".into(),
         work.join("profile").display().to_string(),
+        // Clients of one browser agree on where files go (the broker refuses otherwise).
+        "--output-dir".into(),
+        work.join("out").display().to_string(),
         "--broker-grace".into(),
         "0.5".into(),
     ]
@@ -97,7 +100,7 @@ async fn a_race_for_one_tab_has_exactly_one_winner() {
         rb.envelope
     );
     assert_eq!(busy[0].envelope["retryable"], true);
-    assert_eq!(busy[0].envelope["legacy"]["delivered"], false);
+    assert_eq!(busy[0].envelope["delivery_state"], "undelivered");
     let wins = a
         .ok(
             "execute_js",

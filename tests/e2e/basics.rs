@@ -44,7 +44,9 @@ async fn tools_are_listed_with_schemas_and_honest_annotations() {
             .and_then(|t| t.annotations.clone())
             .expect(name)
     };
-    assert_eq!(hints("scan_page").read_only_hint, Some(true));
+    // As BrowserTap marks them: a scan may run extra_js, so it is not read-only.
+    assert_eq!(hints("scan_page").read_only_hint, Some(false));
+    assert_eq!(hints("list_tabs").read_only_hint, Some(true));
     assert_eq!(hints("execute_js").read_only_hint, Some(false));
     assert_eq!(hints("close_tabs").destructive_hint, Some(true));
     let open_url = tools.iter().find(|t| t.name == "open_url").unwrap();
@@ -89,8 +91,8 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("bad-input").await;
     let cases = [
-        ("open_url", json!({}), "invalid_argument", "url"),
-        ("open_url", json!({ "url": 42 }), "invalid_argument", "url"),
+        ("open_url", json!({}), "invalid_request", "url"),
+        ("open_url", json!({ "url": 42 }), "invalid_request", "url"),
         (
             "open_url",
             json!({ "url": "file:///etc/passwd" }),
@@ -106,20 +108,14 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
         (
             "scan_page",
             json!({ "maxchars": -5 }),
-            "invalid_argument",
+            "invalid_request",
             "maxchars",
         ),
-        (
-            "scan_page",
-            json!({ "bogus": true }),
-            "invalid_argument",
-            "bogus",
-        ),
-        ("page_click", json!({ "x": 10 }), "invalid_argument", "y"),
+        ("page_click", json!({ "x": 10 }), "invalid_request", "y"),
         (
             "page_press",
             json!({ "keys_csv": "ctrl,nosuchkey" }),
-            "invalid_argument",
+            "invalid_request",
             "nosuchkey",
         ),
         (
@@ -143,27 +139,25 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
         (
             "capture_page_screenshot",
             json!({ "format": "png", "quality": 50 }),
-            "invalid_argument",
+            "invalid_request",
             "quality",
         ),
         (
             "wait_for",
             json!({ "text": "a", "selector": "b" }),
-            "invalid_argument",
+            "invalid_request",
             "exactly one",
         ),
     ];
     for (tool, args, code, named) in cases {
         let reply = tw.call(tool, args.clone()).await;
-        assert_eq!(
-            reply.error_code(),
-            code,
-            "{tool} {args}: {}",
-            reply.envelope
-        );
+        assert_eq!(reply.reason(), code, "{tool} {args}: {}", reply.envelope);
         let envelope = reply.err();
         assert!(
-            envelope["error"].as_str().unwrap().contains(named),
+            envelope["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(named),
             "{tool} {args}: message should name {named}: {envelope}"
         );
     }
@@ -180,6 +174,15 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
     assert_eq!(reply.error_code(), "not_found", "{}", reply.envelope);
     let reply = tw.call("page_click", json!({ "selector": "input" })).await;
     assert_eq!(reply.error_code(), "ambiguous", "{}", reply.envelope);
+    // An argument the tool does not know is set aside, as BrowserTap does, and said so.
+    let ignored = tw.call("scan_page", json!({ "bogus": true })).await;
+    assert_eq!(
+        ignored.envelope["diagnostics"]["ignored_arguments"],
+        json!(["bogus"]),
+        "{}",
+        ignored.envelope
+    );
+    ignored.ok();
     // And it still serves.
     let scan = tw.ok("scan_page", json!({})).await;
     assert!(scan["content"].as_str().unwrap().contains("Account"));

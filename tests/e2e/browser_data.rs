@@ -18,13 +18,8 @@ async fn a_network_capture_records_fetches_with_bodies_and_filters() {
     let bad = tw
         .call("network_capture_stop", json!({ "url_pattern": "(" }))
         .await;
-    assert_eq!(bad.error_code(), "invalid_argument", "{}", bad.envelope);
-    assert!(
-        bad.envelope["error"]
-            .as_str()
-            .unwrap()
-            .contains("url_pattern")
-    );
+    assert_eq!(bad.error_code(), "invalid_request", "{}", bad.envelope);
+    assert!(bad.message().contains("url_pattern"));
 
     let json_only = tw
         .ok("network_capture_stop", json!({ "url_pattern": "/json$" }))
@@ -40,7 +35,7 @@ async fn a_network_capture_records_fetches_with_bodies_and_filters() {
     );
     // Stopped means stopped.
     let again = tw.call("network_capture_stop", json!({})).await;
-    assert_eq!(again.error_code(), "no_capture");
+    assert_eq!(again.reason(), "no_capture");
 
     tw.ok("network_capture_start", json!({ "include_bodies": false }))
         .await;
@@ -114,9 +109,7 @@ async fn console_messages_and_uncaught_exceptions_are_collected() {
     assert_eq!(empty["total"], 0);
     tw.ok("console_capture_stop", json!({})).await;
     assert_eq!(
-        tw.call("get_console_messages", json!({}))
-            .await
-            .error_code(),
+        tw.call("get_console_messages", json!({})).await.reason(),
         "no_capture"
     );
 }
@@ -195,7 +188,7 @@ async fn an_httponly_cookie_round_trips_through_cdp() {
     let bad = tw
         .call("set_cookies", json!({ "cookies": { "value": "no name" } }))
         .await;
-    assert_eq!(bad.error_code(), "invalid_argument");
+    assert_eq!(bad.error_code(), "invalid_request");
 }
 
 #[tokio::test]
@@ -272,26 +265,88 @@ async fn a_download_lands_with_the_right_name_and_bytes() {
     let exists = tw
         .call("download_file", json!({ "url": site.url("report") }))
         .await;
-    assert_eq!(exists.error_code(), "file_exists");
+    assert_eq!(exists.reason(), "file_exists");
+    // An absolute directory inside the output dir, as BrowserTap takes it.
+    let reports = tw.output_dir.canonicalize().unwrap().join("reports");
     let renamed = tw
         .ok(
             "download_file",
-            json!({ "url": site.url("report"), "filename": "copy.csv", "directory": "reports" }),
+            json!({ "url": site.url("report"), "filename": "copy.csv", "directory": reports }),
         )
         .await;
-    assert!(
-        renamed["path"]
-            .as_str()
-            .unwrap()
-            .ends_with("/reports/copy.csv")
+    assert_eq!(
+        renamed["path"],
+        json!(reports.join("copy.csv")),
+        "{renamed}"
     );
+    assert_eq!(
+        std::fs::read(reports.join("copy.csv")).unwrap(),
+        REPORT.as_bytes()
+    );
+    // A relative directory is not one.
+    let relative = tw
+        .call(
+            "download_file",
+            json!({ "url": site.url("report"), "directory": "reports" }),
+        )
+        .await;
+    assert_eq!(
+        relative.error_code(),
+        "invalid_request",
+        "{}",
+        relative.envelope
+    );
+    assert_eq!(relative.envelope["diagnostics"]["param"], "directory");
     let escape = tw
         .call(
             "download_file",
-            json!({ "url": site.url("report"), "directory": "../outside" }),
+            json!({ "url": site.url("report"), "filename": "../outside.csv" }),
         )
         .await;
-    assert_eq!(escape.error_code(), "path_outside_output_dir");
+    assert_eq!(escape.reason(), "path_outside_output_dir");
+}
+
+#[tokio::test]
+async fn a_download_lands_in_an_allowed_root_and_nowhere_else() {
+    let site = Site::start().await;
+    let work = crate::support::scratch("download-roots");
+    let exports = work.join("exports");
+    let elsewhere = work.join("elsewhere");
+    let root = exports.display().to_string();
+    let tw = Tabwire::stdio_in(work.clone(), &["--isolated", "--download-root", &root]).await;
+    let quarter = exports.canonicalize().unwrap().join("q3");
+    let done = tw
+        .ok(
+            "download_file",
+            json!({ "url": site.url("report"), "directory": quarter }),
+        )
+        .await;
+    assert_eq!(done["path"], json!(quarter.join("report.csv")), "{done}");
+    assert_eq!(
+        std::fs::read(quarter.join("report.csv")).unwrap(),
+        REPORT.as_bytes()
+    );
+    let refused = tw
+        .call(
+            "download_file",
+            json!({ "url": site.url("report"), "directory": elsewhere }),
+        )
+        .await;
+    assert_eq!(
+        refused.error_code(),
+        "permission_denied",
+        "{}",
+        refused.envelope
+    );
+    assert!(
+        refused.message().contains("--download-root"),
+        "{}",
+        refused.envelope
+    );
+    assert!(
+        !elsewhere.exists(),
+        "nothing may be written outside the allowed roots"
+    );
 }
 
 #[tokio::test]
@@ -327,19 +382,9 @@ async fn uploads_are_seen_by_the_page_and_only_from_allowed_roots() {
             json!({ "selector": "#file", "paths": "/etc/hostname" }),
         )
         .await;
-    assert_eq!(
-        outside.error_code(),
-        "path_not_allowed",
-        "{}",
-        outside.envelope
-    );
+    assert_eq!(outside.reason(), "path_not_allowed", "{}", outside.envelope);
     let sneaky = tw.call("upload_files", json!({ "selector": "#file", "paths": format!("{}/../../../etc/hostname", tw.output_dir.display()) })).await;
-    assert_eq!(
-        sneaky.error_code(),
-        "path_not_allowed",
-        "{}",
-        sneaky.envelope
-    );
+    assert_eq!(sneaky.reason(), "path_not_allowed", "{}", sneaky.envelope);
 }
 
 #[tokio::test]
@@ -351,7 +396,8 @@ async fn high_risk_cdp_methods_are_refused_before_they_reach_the_browser() {
     let evaluated = tw
         .ok("cdp_command", json!({ "method": "Runtime.evaluate", "params_json": "{\"expression\": \"6 * 7\", \"returnByValue\": true}" }))
         .await;
-    assert_eq!(evaluated["result"]["result"]["value"], 42);
+    assert_eq!(evaluated["data"]["result"]["value"], 42, "{evaluated}");
+    assert_eq!(evaluated["status"], "ok");
     tw.ok(
         "set_cookies",
         json!({ "cookies": { "name": "keep", "value": "me" } }),
@@ -392,8 +438,8 @@ async fn high_risk_cdp_methods_are_refused_before_they_reach_the_browser() {
 
     // A batch is checked whole: the harmless first member does not run either.
     let batch = json!({ "cmd": "batch", "commands": [
-        { "cdp": { "method": "Runtime.evaluate", "params": { "expression": "document.title = 'changed'" } } },
-        { "cdp": { "method": "Page.close", "params": {} } },
+        { "cmd": "cdp", "method": "Runtime.evaluate", "params": { "expression": "document.title = 'changed'" } },
+        { "cmd": "cdp", "method": "Page.close", "params": {} },
     ] });
     let refused = tw
         .call("cdp_batch", json!({ "batch_json": batch.to_string() }))
@@ -411,6 +457,73 @@ async fn high_risk_cdp_methods_are_refused_before_they_reach_the_browser() {
             .unwrap()
             .iter()
             .any(|t| t["type"] == "page")
+    );
+}
+
+#[tokio::test]
+async fn a_batch_in_browsertaps_format_feeds_earlier_results_into_later_members() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("cdp-batch").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    tw.ok(
+        "set_cookies",
+        json!({ "cookies": { "name": "batch", "value": "yes" } }),
+    )
+    .await;
+    let batch = json!({ "cmd": "batch", "commands": [
+        { "cmd": "cdp", "method": "DOM.getDocument", "params": {} },
+        { "cmd": "cdp", "method": "DOM.querySelector",
+          "params": { "nodeId": "$0.root.nodeId", "selector": "#name" } },
+        { "cmd": "cdp", "method": "DOM.getAttributes", "params": { "nodeId": "$1.nodeId" } },
+        { "cmd": "tabs" },
+        { "cmd": "cookies" },
+    ] });
+    let done = tw
+        .ok("cdp_batch", json!({ "batch_json": batch.to_string() }))
+        .await;
+    let results = done["data"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{done}");
+    assert!(results[1]["nodeId"].as_u64().unwrap() > 0, "{done}");
+    let attributes = results[2]["attributes"].as_array().unwrap();
+    assert!(
+        attributes.contains(&json!("name")),
+        "the querySelector found #name: {done}"
+    );
+    assert!(
+        results[3]["data"].to_string().contains("form.html"),
+        "{done}"
+    );
+    assert!(
+        results[4]["data"].to_string().contains("\"batch\""),
+        "{done}"
+    );
+    assert!(done["client_id"].is_string(), "{done}");
+    // A placeholder that names nothing fails the batch and says which member.
+    let broken = json!({ "cmd": "batch", "commands": [
+        { "cmd": "cdp", "method": "DOM.getDocument", "params": {} },
+        { "cmd": "cdp", "method": "DOM.querySelector", "params": { "nodeId": "$0.nothing.here", "selector": "p" } },
+    ] });
+    let failed = tw
+        .call("cdp_batch", json!({ "batch_json": broken.to_string() }))
+        .await;
+    assert_eq!(
+        failed.error_code(),
+        "page_execution_failed",
+        "{}",
+        failed.envelope
+    );
+    assert!(failed.message().contains("member 1"), "{}", failed.envelope);
+    // Any other member kind is refused before anything runs.
+    let other = json!({ "cmd": "batch", "commands": [{ "cmd": "shell", "line": "rm -rf /" }] });
+    let refused = tw
+        .call("cdp_batch", json!({ "batch_json": other.to_string() }))
+        .await;
+    assert_eq!(
+        refused.error_code(),
+        "invalid_request",
+        "{}",
+        refused.envelope
     );
 }
 
@@ -434,24 +547,43 @@ async fn a_file_the_browser_would_show_is_saved_with_its_exact_bytes() {
         let bytes = std::fs::read(path).unwrap();
         assert_eq!(bytes, served, "{name}");
         assert_eq!(done["sha256"], sha256_hex(&bytes));
-        assert_eq!(done["bytes"], bytes.len());
+        assert_eq!(done["size"], bytes.len());
     }
 }
 
 #[tokio::test]
-async fn a_url_that_is_a_page_is_not_a_download() {
+async fn a_url_served_as_html_downloads_with_its_bytes_and_type() {
     let site = Site::start().await;
-    let tw = Tabwire::stdio("not-download").await;
-    let reply = tw
-        .call(
-            "download_file",
-            json!({ "url": site.url("form.html"), "timeout": 30 }),
-        )
-        .await;
-    assert_eq!(
-        reply.error_code(),
-        "download_not_started",
-        "{}",
-        reply.envelope
-    );
+    let tw = Tabwire::stdio("html-download").await;
+    // A page, and an HTML report served as an attachment.
+    for (path, name, served) in [
+        (
+            "form.html",
+            "form.html",
+            crate::support::page_source("form.html"),
+        ),
+        (
+            "report.html",
+            "report.html",
+            crate::support::REPORT_HTML.to_owned(),
+        ),
+    ] {
+        let done = tw
+            .ok(
+                "download_file",
+                json!({ "url": site.url(path), "timeout": 30 }),
+            )
+            .await;
+        assert_eq!(done["status"], "completed", "{done}");
+        let saved = done["path"].as_str().unwrap();
+        assert!(saved.ends_with(&format!("/downloads/{name}")), "{saved}");
+        assert_eq!(std::fs::read_to_string(saved).unwrap(), served, "{path}");
+        assert!(
+            done["content_type"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("text/html"),
+            "the agent can tell it got a page: {done}"
+        );
+    }
 }

@@ -100,11 +100,11 @@ async fn save_pdf_writes_a_valid_pdf_inside_the_output_dir_only() {
 
     for bad in ["/tmp/x.pdf", "../x.pdf", "docs/../../x.pdf"] {
         let reply = tw.call("save_pdf", json!({ "save_path": bad })).await;
-        assert_eq!(reply.error_code(), "path_outside_output_dir", "{bad}");
+        assert_eq!(reply.reason(), "path_outside_output_dir", "{bad}");
     }
     assert!(!tw.work.join("x.pdf").exists());
     let bad_scale = tw
         .call("save_pdf", json!({ "save_path": "a.pdf", "scale": 3 }))
         .await;
-    assert_eq!(bad_scale.error_code(), "invalid_argument");
+    assert_eq!(bad_scale.error_code(), "invalid_request");
 }

@@ -243,17 +243,12 @@ async fn only_our_extension_and_a_proper_hello_can_link() {
     assert_eq!(secret.trim().len(), 64);
     let reply = tw.call("list_tabs", json!({})).await;
     assert_eq!(
-        reply.error_code(),
+        reply.reason(),
         "extension_unavailable",
         "{}",
         reply.envelope
     );
-    assert!(
-        reply.envelope["error"]
-            .as_str()
-            .unwrap()
-            .contains("install-native-host")
-    );
+    assert!(reply.message().contains("install-native-host"));
 }
 
 fn find<'a>(node: &'a serde_json::Value, title: &str) -> Option<&'a serde_json::Value> {
@@ -312,7 +307,7 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
         .await;
     assert_eq!(
         refused.error_code(),
-        "invalid_argument",
+        "invalid_request",
         "{}",
         refused.envelope
     );
@@ -370,7 +365,7 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
             json!({ "extension_id": "ppccifgifikdledggbjmlefilliimeen", "enabled": false }),
         )
         .await;
-    assert_eq!(own.error_code(), "invalid_argument");
+    assert_eq!(own.error_code(), "invalid_request");
 }
 
 #[tokio::test]
@@ -508,7 +503,7 @@ async fn the_link_comes_back_after_the_worker_restarts_and_in_flight_calls_say_s
         )
         .await;
     assert_eq!(
-        outcome.error_code(),
+        outcome.reason(),
         "browser_disconnected",
         "{}",
         outcome.envelope

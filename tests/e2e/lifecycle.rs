@@ -71,7 +71,7 @@ async fn a_crashed_browser_fails_the_call_in_flight_and_is_relaunched() {
         )
         .await;
     assert_eq!(
-        outcome.error_code(),
+        outcome.reason(),
         "browser_disconnected",
         "{}",
         outcome.envelope
@@ -138,12 +138,7 @@ async fn an_existing_browser_is_driven_through_its_cdp_endpoint() {
     let unreachable =
         Tabwire::stdio_with("cdp-unreachable", &["--cdp-endpoint", "http://127.0.0.1:9"]).await;
     let reply = unreachable.call("list_tabs", json!({})).await;
-    assert_eq!(
-        reply.error_code(),
-        "browser_unreachable",
-        "{}",
-        reply.envelope
-    );
+    assert_eq!(reply.reason(), "browser_unreachable", "{}", reply.envelope);
     let _ = chromium.kill().await;
 }
 
@@ -199,10 +194,5 @@ async fn a_status_report_answers_while_a_browser_is_still_connecting() {
         ),
     }
     let reply = connecting.await;
-    assert_eq!(
-        reply.error_code(),
-        "browser_unreachable",
-        "{}",
-        reply.envelope
-    );
+    assert_eq!(reply.reason(), "browser_unreachable", "{}", reply.envelope);
 }

@@ -55,7 +55,7 @@ async fn a_lease_is_restored_when_it_expires_and_on_reset() {
             json!({ "permission": "camera", "setting": "allow", "duration_seconds": 5 }),
         )
         .await;
-    assert_eq!(too_short.error_code(), "invalid_argument");
+    assert_eq!(too_short.error_code(), "invalid_request");
 }
 
 #[tokio::test]

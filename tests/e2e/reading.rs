@@ -197,12 +197,14 @@ async fn a_wait_whose_script_throws_fails_at_once_whatever_its_message() {
     let reply = tw
         .call("wait_for", json!({ "js": script, "timeout": 60 }))
         .await;
-    assert_eq!(reply.error_code(), "script_error", "{}", reply.envelope);
+    assert_eq!(
+        reply.error_code(),
+        "page_execution_failed",
+        "{}",
+        reply.envelope
+    );
     assert!(
-        reply.envelope["error"]
-            .as_str()
-            .unwrap()
-            .contains("lost the execution context"),
+        reply.message().contains("lost the execution context"),
         "{}",
         reply.envelope
     );

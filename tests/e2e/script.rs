@@ -54,8 +54,8 @@ async fn values_convert_and_errors_are_reported_once() {
             json!({ "script": "window.runs = (window.runs || 0) + 1; throw new Error('boom')" }),
         )
         .await;
-    assert_eq!(thrown.error_code(), "script_error");
-    assert!(thrown.envelope["error"].as_str().unwrap().contains("boom"));
+    assert_eq!(thrown.error_code(), "page_execution_failed");
+    assert!(thrown.message().contains("boom"));
     let runs = tw
         .ok("execute_js", json!({ "script": "window.runs" }))
         .await;
@@ -68,7 +68,12 @@ async fn values_convert_and_errors_are_reported_once() {
             json!({ "script": "window.parses = (window.parses || 0) + 1; JSON.parse('not json')" }),
         )
         .await;
-    assert_eq!(parsed.error_code(), "script_error", "{}", parsed.envelope);
+    assert_eq!(
+        parsed.error_code(),
+        "page_execution_failed",
+        "{}",
+        parsed.envelope
+    );
     let parses = tw
         .ok("execute_js", json!({ "script": "window.parses" }))
         .await;
@@ -77,12 +82,9 @@ async fn values_convert_and_errors_are_reported_once() {
     let broken = tw
         .call("execute_js", json!({ "script": "let a = ;" }))
         .await;
-    assert_eq!(broken.error_code(), "script_error");
+    assert_eq!(broken.error_code(), "page_execution_failed");
     assert!(
-        broken.envelope["error"]
-            .as_str()
-            .unwrap()
-            .contains("SyntaxError"),
+        broken.message().contains("SyntaxError"),
         "{}",
         broken.envelope
     );
@@ -111,14 +113,16 @@ async fn alert_confirm_and_prompt_follow_the_dialog_policy() {
 
     // manual: the script pauses with the prompt open until handle_dialog answers it.
     let paused = tw
-        .ok(
+        .call(
             "execute_js",
             json!({ "script": "prompt('Your name?', 'anon')", "dialog_policy": "manual" }),
         )
-        .await;
+        .await
+        .reported();
     assert_eq!(paused["status"], "blocked_by_dialog", "{paused}");
     let operation = paused["operation_id"].as_str().unwrap().to_owned();
     let seen = tw.ok("handle_dialog", json!({ "action": "manual" })).await;
+    assert_eq!(seen["status"], "dialog_open", "{seen}");
     assert_eq!(seen["dialog"]["message"], "Your name?");
     tw.ok(
         "handle_dialog",
@@ -189,9 +193,12 @@ async fn a_timed_out_script_is_collected_later_exactly_once() {
     // A slow script (the page's own 1.5 s timer) outlives the call's 0.3 s deadline.
     let script = "window.runs = (window.runs || 0) + 1; await new Promise(r => setTimeout(r, 1500)); return 'finished'";
     let late = tw
-        .ok("execute_js", json!({ "script": script, "timeout": 0.3 }))
-        .await;
+        .call("execute_js", json!({ "script": script, "timeout": 0.3 }))
+        .await
+        .reported();
     assert_eq!(late["status"], "timeout", "{late}");
+    assert_eq!(late["poll_with"], "get_execute_js_result");
+    assert_eq!(late["reservation_held"], true);
     assert_eq!(late["retry_safe"], false);
     assert_eq!(late["may_have_executed"], true);
     let operation = late["operation_id"].as_str().unwrap().to_owned();
@@ -234,7 +241,7 @@ async fn a_timed_out_script_is_collected_later_exactly_once() {
             json!({ "operation_id": "op-nope" }),
         )
         .await;
-    assert_eq!(unknown.error_code(), "unknown_operation");
+    assert_eq!(unknown.reason(), "unknown_operation");
 }
 
 #[tokio::test]

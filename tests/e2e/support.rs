@@ -77,6 +77,7 @@ fn routes() -> Router {
         )
         .route("/cookies", get(echo_cookies))
         .route("/report", get(report))
+        .route("/report.html", get(html_report))
         .route(
             "/pixel.png",
             get(|| async { ([(header::CONTENT_TYPE, "image/png")], PIXEL_PNG).into_response() }),
@@ -122,6 +123,30 @@ async fn report() -> Response {
         REPORT,
     )
         .into_response()
+}
+
+/// An HTML report served as an attachment, as a reporting tool's export would be.
+async fn html_report() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"report.html\"",
+            ),
+        ],
+        REPORT_HTML,
+    )
+        .into_response()
+}
+
+/// The bytes `/report.html` serves.
+pub const REPORT_HTML: &str =
+    "<!doctype html><title>Q3</title><table><tr><td>alpha</td><td>1</td></tr></table>\n";
+
+/// A test page's source, as the site serves it.
+pub fn page_source(name: &str) -> String {
+    std::fs::read_to_string(pages_dir().join(name)).expect("test page")
 }
 
 /// The bytes `/report` serves as an attachment.
@@ -332,14 +357,20 @@ pub fn scratch(name: &str) -> PathBuf {
 /// The usual flags: a private output dir and, unless `extra` names a browser to attach
 /// to, a throw-away profile.
 fn base_args(work: &Path, extra: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "--output-dir".into(),
-        work.join("out").display().to_string(),
-    ];
-    let shared = ["--cdp-endpoint", "--user-data-dir", "--extension"]
-        .iter()
-        .any(|flag| extra.contains(flag));
-    if !shared {
+    let mut args = Vec::new();
+    if !extra.contains(&"--output-dir") {
+        args.push("--output-dir".into());
+        args.push(work.join("out").display().to_string());
+    }
+    let chooses_browser = [
+        "--cdp-endpoint",
+        "--user-data-dir",
+        "--extension",
+        "--isolated",
+    ]
+    .iter()
+    .any(|flag| extra.contains(flag));
+    if !chooses_browser {
         args.push("--isolated".into());
     }
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -508,8 +539,35 @@ impl Reply {
         self.envelope
     }
 
+    /// The payload of a failure the tool reports in its own result (`legacy`): the call
+    /// ran and says why it did not succeed (a timeout with a receipt, an obscured click).
+    pub fn reported(self) -> Value {
+        assert!(
+            self.is_error && self.envelope["ok"] == false && self.envelope.get("legacy").is_some(),
+            "expected a failure reported in the result, got {}",
+            self.envelope
+        );
+        assert!(self.envelope.get("data").is_none(), "{}", self.envelope);
+        self.envelope["legacy"].clone()
+    }
+
+    /// BrowserTap's code for the failure.
     pub fn error_code(&self) -> &str {
         self.envelope["error_code"].as_str().unwrap_or_default()
+    }
+
+    /// tabwire's more specific code, where it has one beside BrowserTap's; else the code.
+    pub fn reason(&self) -> &str {
+        self.envelope["diagnostics"]["reason"]
+            .as_str()
+            .unwrap_or_else(|| self.error_code())
+    }
+
+    /// The failure's message.
+    pub fn message(&self) -> &str {
+        self.envelope["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
     }
 }
 
@@ -542,7 +600,15 @@ pub async fn call_on(
             _ => {}
         }
     }
-    assert_eq!(envelope["schema"], "btap.result.v1", "{envelope}");
+    // BrowserTap's envelope, as the text and as structuredContent alike.
+    assert_eq!(envelope["result_contract"], "btap.result.v1", "{envelope}");
+    assert_eq!(envelope["version"], 1, "{envelope}");
+    assert_eq!(
+        result.structured_content.as_ref(),
+        Some(&envelope),
+        "structuredContent differs from the text"
+    );
+    assert_eq!(envelope["diagnostics"]["tool"], tool, "{envelope}");
     Reply {
         is_error: result.is_error == Some(true),
         envelope,

@@ -55,11 +55,11 @@ async fn agents_own_the_tabs_they_open_and_cannot_close_others() {
             json!({ "tab_id": user_tab, "owner_id": "task-1" }),
         )
         .await;
-    assert_eq!(refused.error_code(), "not_owned", "{}", refused.envelope);
+    assert_eq!(refused.reason(), "not_owned", "{}", refused.envelope);
     let wrong_owner = tw
         .call("close_tabs", json!({ "tab_id": tab, "owner_id": "task-2" }))
         .await;
-    assert_eq!(wrong_owner.error_code(), "not_owned");
+    assert_eq!(wrong_owner.reason(), "not_owned");
     let closed = tw
         .ok("close_tabs", json!({ "tab_id": tab, "owner_id": "task-1" }))
         .await;
@@ -150,7 +150,7 @@ async fn http_sessions_each_get_their_own_tab_and_work_at_once() {
         json!({ "operation_id": started["operation_id"] }),
     )
     .await;
-    assert_eq!(foreign.error_code(), "foreign_operation");
+    assert_eq!(foreign.reason(), "foreign_operation");
 }
 
 #[tokio::test]

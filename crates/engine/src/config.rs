@@ -54,6 +54,8 @@ pub struct EngineConfig {
     pub output_dir: PathBuf,
     /// Uploads read only files under these directories.
     pub upload_roots: Vec<PathBuf>,
+    /// Downloads may land in these directories, besides the output dir.
+    pub download_roots: Vec<PathBuf>,
     /// Where permission leases are kept across restarts (None: in memory only).
     pub state_file: Option<PathBuf>,
     /// The shortest permission lease, in seconds (60 unless a test shortens it).

@@ -131,6 +131,17 @@ named_enum! {
     }
 }
 
+/// What a failed call had done before it failed: whether trying it again could do it
+/// twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Delivery {
+    /// Nothing reached the browser, or the page saw none of it: safe to try again as is.
+    #[default]
+    Undelivered,
+    /// It was sent and may have run (or had some effect).
+    MayHaveRun,
+}
+
 /// Everything an engine call can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -155,6 +166,7 @@ pub enum EngineError {
         code: ErrorCode,
         message: String,
         details: Value,
+        delivery: Delivery,
     },
     #[error("{what} did not finish within {seconds} s")]
     Timeout { what: String, seconds: f64 },
@@ -181,11 +193,43 @@ impl EngineError {
         }
     }
 
+    /// A page-level outcome; nothing was delivered unless `may_have_run` says so.
     pub fn page(code: ErrorCode, message: impl Into<String>, details: Value) -> Self {
         EngineError::Page {
             code,
             message: message.into(),
             details,
+            delivery: Delivery::Undelivered,
+        }
+    }
+
+    /// The same error, for a call that had dispatched something that may have run.
+    pub fn may_have_run(self) -> Self {
+        match self {
+            EngineError::Page {
+                code,
+                message,
+                details,
+                ..
+            } => EngineError::Page {
+                code,
+                message,
+                details,
+                delivery: Delivery::MayHaveRun,
+            },
+            other => other,
+        }
+    }
+
+    /// What the call had done before it failed.
+    pub fn delivery(&self) -> Delivery {
+        match self {
+            EngineError::Page { delivery, .. } => *delivery,
+            // Written, then the link went or the reply never came: it may have run.
+            EngineError::Cdp(cdp::CdpError::Lost { .. } | cdp::CdpError::Timeout { .. }) => {
+                Delivery::MayHaveRun
+            }
+            _ => Delivery::Undelivered,
         }
     }
 
@@ -265,16 +309,14 @@ impl EngineError {
         )
     }
 
+    /// What else the engine knows of the failure (what the page said, which method).
     pub fn details(&self) -> Value {
         match self {
             EngineError::Page { details, .. } => details.clone(),
-            EngineError::TargetBusy { tab } => json!({ "tab": tab, "delivered": false }),
-            // Sent, then the link went: it may have run, so retrying could do it twice.
+            EngineError::TargetBusy { tab } => json!({ "tab": tab }),
             EngineError::Cdp(
                 cdp::CdpError::Lost { method } | cdp::CdpError::Timeout { method, .. },
-            ) => {
-                json!({ "method": method, "may_have_executed": true, "retry_safe": false })
-            }
+            ) => json!({ "method": method }),
             _ => Value::Null,
         }
     }
@@ -292,7 +334,12 @@ impl EngineError {
                 input: *input,
                 message: message.clone(),
             },
-            other => EngineError::page(other.code(), other.to_string(), other.details()),
+            other => EngineError::Page {
+                code: other.code(),
+                message: other.to_string(),
+                details: other.details(),
+                delivery: other.delivery(),
+            },
         }
     }
 }

@@ -27,18 +27,18 @@ mod layering;
 // The names faces use most, at the top.
 pub use agents::{
     AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
-    ScriptRequest, TabInfo, TabList, outcome_reply,
+    ScriptRequest, TabList, outcome_reply,
 };
 pub use browser::launch::{find_browser, running_as_root};
 pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
-    Tab, parse_tab_handle, tab_handle,
+    Tab, TabInfo, parse_tab_handle, tab_handle,
 };
 pub use config::{EngineConfig, LaunchOptions, LinkConfig};
 pub use data::downloads::DownloadRequest;
 pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use data::storage::StoragePage;
-pub use error::{EngineError, ErrorCode, Input, Result};
+pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
 pub use page::input::ClickTarget;
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};

@@ -1,31 +1,37 @@
-//! A face is a catalogue of MCP tools. Each tool is a short adapter from its parameters
-//! to engine calls and from the engine's answer to its documented reply; faces hold no
-//! browser logic.
+//! A face is a value: a catalogue of MCP tools (names, parameter schemas, descriptions,
+//! annotations), the instructions a client is given, and how the face's replies are
+//! shaped. Each tool is a short adapter from its typed parameters to engine calls and
+//! from the engine's answer to a [`Reply`]; faces hold no browser logic. The server, the
+//! HTTP layer and the broker serve any face without knowing which.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use engine::{AgentSession, Engine, EngineError};
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
 
-use crate::envelope::Reply;
+use engine::{AgentSession, Engine, EngineError, TabInfo};
+
 use crate::params::{Args, Param};
 
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
 
-/// Why a tool call failed: a parameter the face itself checked, or the engine's error.
+/// Why a tool call failed: a parameter the face itself checked, the engine's error, or a
+/// failure the face reports with a code of its own.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     #[error("{name}: {message}")]
     Param { name: String, message: String },
     #[error(transparent)]
     Engine(#[from] EngineError),
-    /// A failure the face itself reports, with a code of its own.
     #[error("{message}")]
     Face {
         code: &'static str,
         message: String,
-        details: serde_json::Value,
+        details: Value,
+        /// Whether something was dispatched that may have run.
+        may_have_run: bool,
     },
 }
 
@@ -34,16 +40,6 @@ impl ToolError {
         ToolError::Param {
             name: name.to_owned(),
             message: message.into(),
-        }
-    }
-
-    /// The stable code of the failure.
-    pub fn code(&self) -> &str {
-        match self {
-            ToolError::Param { .. } => "invalid_argument",
-            ToolError::Engine(EngineError::Invalid { .. }) => "invalid_argument",
-            ToolError::Engine(error) => error.code().as_str(),
-            ToolError::Face { code, .. } => code,
         }
     }
 }
@@ -57,60 +53,97 @@ pub struct Hints {
     pub open_world: bool,
 }
 
-/// Reads the browser; changes nothing.
-pub const READ: Hints = Hints {
-    read_only: true,
-    destructive: false,
-    idempotent: true,
-    open_world: false,
-};
-/// Changes page or browser state, nothing irreversible.
-pub const ACT: Hints = Hints {
-    read_only: false,
-    destructive: false,
-    idempotent: false,
-    open_world: true,
-};
-/// Can lose state that cannot be recovered (closing tabs, running arbitrary script).
-pub const DESTROY: Hints = Hints {
-    read_only: false,
-    destructive: true,
-    idempotent: false,
-    open_world: true,
-};
-
 pub struct ToolDef {
     pub name: &'static str,
     pub group: &'static str,
     pub description: &'static str,
-    pub params: &'static [Param],
+    pub params: fn() -> &'static [Param],
     pub hints: Hints,
+    /// Callable but left out of `tools/list` (as the original does).
+    pub listed: bool,
     pub run: fn(Call) -> ToolFuture,
 }
 
+/// Declares a tool: its name, group, hints, parameter struct, adapter and description.
+/// The adapter is `async fn(Call, Params) -> Result<Reply, ToolError>`.
+#[macro_export]
+macro_rules! tool {
+    ($name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal) => {
+        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, true)
+    };
+    (hidden $name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal) => {
+        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, false)
+    };
+    (@ $name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal, $listed:expr) => {
+        $crate::face::ToolDef {
+            name: $name,
+            group: $group,
+            description: $doc,
+            params: <$params as $crate::params::Params>::params,
+            hints: $hints,
+            listed: $listed,
+            run: |call| {
+                Box::pin(async move {
+                    let params = <$params as $crate::params::Params>::parse(&call.args)?;
+                    $run(call, params).await
+                })
+            },
+        }
+    };
+}
+
 /// What a tool adapter gets: the calling agent's session, checked arguments and the
-/// server-wide state.
+/// session's settings.
 pub struct Call {
     pub session: Arc<AgentSession>,
     pub args: Args,
-    pub server: Arc<ServerState>,
+    pub settings: Arc<SessionSettings>,
+    /// Every tool this server serves (for status reports).
+    pub catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
 }
 
 impl Call {
     pub fn engine(&self) -> &Arc<Engine> {
         &self.session.engine
     }
+}
 
-    pub fn tab(&self) -> Option<String> {
-        self.args.id("session_id")
+/// A tool's successful answer, before its face shapes it.
+#[derive(Default)]
+pub struct Reply {
+    pub data: Value,
+    /// The tab it acted on.
+    pub target: Option<TabInfo>,
+    /// Facts of the call that belong in the face's diagnostics (not the payload).
+    pub facts: Map<String, Value>,
+    /// Images sent as MCP image content next to the payload: (base64, mime type).
+    pub images: Vec<(String, &'static str)>,
+}
+
+impl Reply {
+    pub fn data(data: Value) -> Reply {
+        Reply {
+            data,
+            ..Reply::default()
+        }
+    }
+
+    pub fn on(mut self, target: TabInfo) -> Reply {
+        self.target = Some(target);
+        self
+    }
+
+    pub fn fact(mut self, name: &str, value: impl Into<Value>) -> Reply {
+        self.facts.insert(name.to_owned(), value.into());
+        self
     }
 }
 
 /// Automation profile: `safe` refuses risky operations outright; `lab` allows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Profile {
-    Safe,
     Lab,
+    Safe,
 }
 
 impl Profile {
@@ -122,19 +155,59 @@ impl Profile {
     }
 }
 
-pub struct ServerState {
-    pub engine: Arc<Engine>,
-    pub face: &'static str,
-    pub tools: &'static [ToolDef],
-    pub profile: std::sync::Mutex<Profile>,
+/// One MCP session's settings: its profile (which it may tighten, never loosen below
+/// what the operator started the server with) and whether the operator allowed blocked
+/// raw CDP.
+pub struct SessionSettings {
+    floor: Profile,
+    profile: std::sync::Mutex<Profile>,
+    pub allow_blocked_cdp: bool,
 }
 
-impl ServerState {
+impl SessionSettings {
+    pub fn new(floor: Profile, allow_blocked_cdp: bool) -> SessionSettings {
+        SessionSettings {
+            floor,
+            profile: std::sync::Mutex::new(floor),
+            allow_blocked_cdp,
+        }
+    }
+
     pub fn profile(&self) -> Profile {
         *self.profile.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn set_profile(&self, profile: Profile) {
-        *self.profile.lock().unwrap_or_else(|p| p.into_inner()) = profile;
+    /// The operator's profile, below which this session cannot go.
+    pub fn floor(&self) -> Profile {
+        self.floor
     }
+
+    /// Sets this session's profile; loosening below the operator's is refused.
+    pub fn set_profile(&self, profile: Profile) -> Result<Profile, Profile> {
+        if profile < self.floor {
+            return Err(self.floor);
+        }
+        let mut current = self.profile.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(std::mem::replace(&mut *current, profile))
+    }
+}
+
+/// A face: its tools and how its replies look.
+pub struct Face {
+    pub name: &'static str,
+    pub tools: &'static [ToolDef],
+    pub instructions: &'static str,
+    /// Turns a call's outcome into the MCP result the original would send.
+    pub render: fn(&ToolDef, Result<Reply, ToolError>, &Rendered) -> CallToolResult,
+    /// The output schema of a tool (None: it declares none).
+    pub output_schema: fn(&ToolDef) -> Option<Map<String, Value>>,
+}
+
+/// What the server knows of a call beyond its outcome.
+pub struct Rendered {
+    pub elapsed_ms: u64,
+    /// The arguments as the client sent them.
+    pub arguments: Map<String, Value>,
+    /// Arguments the face did not declare, set aside.
+    pub ignored: Vec<String>,
 }

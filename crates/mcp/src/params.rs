@@ -1,10 +1,13 @@
-//! Tool parameters, declared once: the same declaration gives the JSON schema in
-//! `tools/list` and checks every call, so a bad argument is named before any browser work.
+//! Tool parameters, declared once: a `tool_params!` struct is both the JSON schema a tool
+//! shows in `tools/list` and the typed value its adapter receives. Arguments are checked
+//! against the declaration before any browser work, so a bad one is named; an adapter can
+//! only read fields its struct declares (anything else does not compile).
 
 use serde_json::{Map, Value, json};
 
 use crate::face::ToolError;
 
+/// What a parameter accepts.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
     Str,
@@ -21,80 +24,210 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A CSS string or a locator object.
     Locator,
-    /// A number or a string (tab ids: 3 or "managed:3").
-    Id,
-    /// A number, a string, or a list of them.
-    Ids,
+    /// A tab handle ("managed:3"); a bare id (3) is taken too.
+    Session,
+    /// A tab: a native id (3) or a handle ("managed:3").
+    TabId,
+    /// The browser's tab id (3); a handle ("managed:3") is taken too.
+    NativeTabId,
+    /// A tab id, a handle, or a list of them.
+    TabIds,
+    /// A list of tab or window ids (integers).
+    IntList,
     Object,
+    /// An object of numbers (`{x, y, width, height, scale?}`).
+    NumberMap,
+    /// `{x, y}` in CSS pixels.
+    Point,
     /// A list of strings or locator objects.
     List,
     /// A string or a list of strings.
     Strs,
+    /// A string, a list or an object (checked by the tool).
+    StrListOrObject,
+    /// Text; a non-string is taken too (the tool encodes it as JSON).
+    Text,
     /// Any JSON value (checked by the tool).
     Any,
 }
 
-#[derive(Debug, Clone, Copy)]
+/// Whether a parameter must be given, and what it is when it is not.
+#[derive(Debug, Clone)]
+pub enum Presence {
+    Required,
+    /// May be omitted; the schema says nothing of a default.
+    Optional,
+    /// May be omitted or null; null is its default.
+    Nullable,
+    /// May be omitted (or null); this is its value then.
+    Default(Value),
+}
+
+#[derive(Debug, Clone)]
 pub struct Param {
     pub name: &'static str,
     pub kind: Kind,
-    pub required: bool,
+    pub presence: Presence,
     pub doc: &'static str,
 }
 
-pub const fn opt(name: &'static str, kind: Kind, doc: &'static str) -> Param {
-    Param {
-        name,
-        kind,
-        required: false,
-        doc,
+impl Param {
+    pub fn required(&self) -> bool {
+        matches!(self.presence, Presence::Required)
+    }
+
+    fn default(&self) -> Option<&Value> {
+        match &self.presence {
+            Presence::Default(value) => Some(value),
+            _ => None,
+        }
     }
 }
 
-pub const fn req(name: &'static str, kind: Kind, doc: &'static str) -> Param {
-    Param {
-        name,
-        kind,
-        required: true,
-        doc,
+/// A tool's parameters as one typed value.
+pub trait Params: Sized + Send + 'static {
+    fn params() -> &'static [Param];
+    fn parse(args: &Args) -> Result<Self, ToolError>;
+}
+
+/// No parameters.
+pub struct NoParams;
+
+impl Params for NoParams {
+    fn params() -> &'static [Param] {
+        &[]
+    }
+    fn parse(_: &Args) -> Result<Self, ToolError> {
+        Ok(NoParams)
     }
 }
 
-/// The `timeout` every page tool takes, in seconds.
-pub const fn timeout(default_doc: &'static str) -> Param {
-    opt(
-        "timeout",
-        Kind::Num {
-            min: 0.0,
-            max: 1800.0,
-        },
-        default_doc,
-    )
+/// Declares a parameter struct (`tool_params!`). Each field is `name: Type = Kind, presence, "doc";`
+/// where presence is `required`, `optional`, `nullable` or `default(json value)`. A field
+/// named with `r#` (`r#ref`) is the parameter without it.
+#[macro_export]
+macro_rules! tool_params {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $($field:ident : $ty:ty = $kind:expr , $presence:ident $(($default:expr))? , $doc:expr ;)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[allow(non_snake_case)]
+        $vis struct $name {
+            $(pub $field: $ty,)*
+        }
+
+        impl $crate::params::Params for $name {
+            fn params() -> &'static [$crate::params::Param] {
+                static PARAMS: std::sync::OnceLock<Vec<$crate::params::Param>> =
+                    std::sync::OnceLock::new();
+                PARAMS.get_or_init(|| {
+                    #[allow(unused_imports)]
+                    use $crate::params::Kind::*;
+                    vec![$($crate::params::Param {
+                        name: $crate::params::field_name(stringify!($field)),
+                        kind: $kind,
+                        presence: $crate::presence!($presence $(($default))?),
+                        doc: $doc,
+                    },)*]
+                })
+            }
+
+            #[allow(unused_variables)]
+            fn parse(args: &$crate::params::Args) -> Result<Self, $crate::face::ToolError> {
+                let params = <Self as $crate::params::Params>::params();
+                Ok($name {
+                    $($field: args.field(params, $crate::params::field_name(stringify!($field)))?,)*
+                })
+            }
+        }
+    };
 }
 
-pub const SESSION: Param = opt(
-    "session_id",
-    Kind::Id,
-    "tab handle (client:tab) from list_tabs; default: this session's tab",
-);
+#[macro_export]
+macro_rules! presence {
+    (required) => {
+        $crate::params::Presence::Required
+    };
+    (optional) => {
+        $crate::params::Presence::Optional
+    };
+    (nullable) => {
+        $crate::params::Presence::Nullable
+    };
+    (default($value:expr)) => {
+        $crate::params::Presence::Default(serde_json::json!($value))
+    };
+}
 
+/// `r#ref` → `ref`.
+pub fn field_name(field: &'static str) -> &'static str {
+    field.strip_prefix("r#").unwrap_or(field)
+}
+
+fn base_schema(kind: Kind) -> Value {
+    match kind {
+        Kind::Str => json!({"type": "string"}),
+        Kind::Bool => json!({"type": "boolean"}),
+        Kind::Int { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
+        Kind::Num { min, max } => json!({"type": "number", "minimum": min, "maximum": max}),
+        Kind::Choice(options) => json!({"type": "string", "enum": options}),
+        Kind::Locator => json!({"type": ["string", "object"]}),
+        Kind::Session => json!({"type": "string"}),
+        Kind::TabId => json!({"type": ["integer", "string"]}),
+        Kind::NativeTabId => json!({"type": "integer"}),
+        Kind::TabIds => json!({
+            "type": ["integer", "string", "array"],
+            "items": {"type": ["integer", "string"]},
+        }),
+        Kind::IntList => json!({"type": "array", "items": {"type": "integer"}}),
+        Kind::Object => json!({"type": "object"}),
+        Kind::NumberMap => json!({"type": "object", "additionalProperties": {"type": "number"}}),
+        Kind::Point => json!({
+            "type": "object",
+            "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+            "required": ["x", "y"],
+        }),
+        Kind::List => json!({"type": "array"}),
+        Kind::Strs => json!({"type": ["string", "array"], "items": {"type": "string"}}),
+        Kind::StrListOrObject => json!({"type": ["string", "array", "object"]}),
+        Kind::Text => json!({"type": "string"}),
+        Kind::Any => json!({}),
+    }
+}
+
+/// `{"type": "string"}` → `{"type": ["string", "null"]}` (and null among an enum's).
+fn with_null(mut schema: Value) -> Value {
+    match schema.get("type").cloned() {
+        Some(Value::String(one)) => schema["type"] = json!([one, "null"]),
+        Some(Value::Array(mut many)) => {
+            many.push(json!("null"));
+            schema["type"] = Value::Array(many);
+        }
+        _ => {}
+    }
+    if let Some(options) = schema.get_mut("enum").and_then(Value::as_array_mut) {
+        options.push(Value::Null);
+    }
+    schema
+}
+
+/// The JSON schema of a parameter list: properties, required, defaults. Unknown
+/// arguments are allowed (they are ignored, and said so).
 pub fn schema(params: &[Param]) -> Map<String, Value> {
     let mut properties = Map::new();
     for param in params {
-        let mut property = match param.kind {
-            Kind::Str => json!({"type": "string"}),
-            Kind::Bool => json!({"type": "boolean"}),
-            Kind::Int { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
-            Kind::Num { min, max } => json!({"type": "number", "minimum": min, "maximum": max}),
-            Kind::Choice(options) => json!({"type": "string", "enum": options}),
-            Kind::Locator => json!({"type": ["string", "object"]}),
-            Kind::Id => json!({"type": ["string", "integer"]}),
-            Kind::Ids => json!({"type": ["string", "integer", "array"]}),
-            Kind::Object => json!({"type": "object"}),
-            Kind::List => json!({"type": "array"}),
-            Kind::Strs => json!({"type": ["string", "array"], "items": {"type": "string"}}),
-            Kind::Any => json!({}),
-        };
+        let mut property = base_schema(param.kind);
+        match &param.presence {
+            Presence::Nullable => {
+                property = with_null(property);
+                property["default"] = Value::Null;
+            }
+            Presence::Default(value) => property["default"] = value.clone(),
+            Presence::Required | Presence::Optional => {}
+        }
         if !param.doc.is_empty() {
             property["description"] = json!(param.doc);
         }
@@ -105,49 +238,44 @@ pub fn schema(params: &[Param]) -> Map<String, Value> {
     schema.insert("properties".into(), Value::Object(properties));
     let required: Vec<&str> = params
         .iter()
-        .filter(|p| p.required)
+        .filter(|p| p.required())
         .map(|p| p.name)
         .collect();
     if !required.is_empty() {
         schema.insert("required".into(), json!(required));
     }
-    schema.insert("additionalProperties".into(), json!(false));
     schema
 }
 
-/// Checked arguments of one call.
+/// Checked arguments of one call, and the names it ignored.
 pub struct Args {
     values: Map<String, Value>,
+    pub ignored: Vec<String>,
 }
 
+/// Checks arguments against a declaration. Unknown arguments are set aside (named in
+/// `ignored`); a known one of the wrong type or out of range is refused with its name.
 pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<Args, ToolError> {
     let mut values = arguments.unwrap_or_default();
     // Clients send explicit nulls for omitted optionals; treat them as absent.
     values.retain(|_, v| !v.is_null());
-    for name in values.keys() {
-        if !params.iter().any(|p| p.name == name) {
-            let known: Vec<&str> = params.iter().map(|p| p.name).collect();
-            return Err(ToolError::param(
-                name,
-                format!(
-                    "unknown parameter; this tool takes: {}",
-                    if known.is_empty() {
-                        "nothing".into()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            ));
-        }
+    let mut ignored: Vec<String> = values
+        .keys()
+        .filter(|name| !params.iter().any(|p| p.name == name.as_str()))
+        .cloned()
+        .collect();
+    ignored.sort();
+    for name in &ignored {
+        values.remove(name);
     }
     for param in params {
         match values.get(param.name) {
-            None if param.required => return Err(ToolError::param(param.name, "is required")),
+            None if param.required() => return Err(ToolError::param(param.name, "is required")),
             None => {}
             Some(value) => check_value(param, value)?,
         }
     }
-    Ok(Args { values })
+    Ok(Args { values, ignored })
 }
 
 fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
@@ -157,6 +285,7 @@ fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
             format!("expected {expected}, got {}", short(value)),
         ))
     };
+    let is_id = |v: &Value| v.is_string() || v.is_u64();
     match param.kind {
         Kind::Str if !value.is_string() => fail("a string".into()),
         Kind::Bool if !value.is_boolean() => fail("true or false".into()),
@@ -172,15 +301,44 @@ fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
             Some(s) if options.contains(&s) => Ok(()),
             _ => fail(format!("one of {}", options.join(", "))),
         },
-        Kind::Locator if !(value.is_string() || value.is_object()) => {
-            fail("a CSS selector string or a locator object like {\"role\": \"button\", \"name\": \"Save\"}".into())
+        Kind::Locator if !(value.is_string() || value.is_object()) => fail(
+            "a CSS selector string or a locator object like {\"role\": \"button\", \"name\": \"Save\"}"
+                .into(),
+        ),
+        Kind::TabId | Kind::NativeTabId | Kind::Session if !is_id(value) => {
+            fail("a tab id (3) or handle (\"managed:3\")".into())
         }
-        Kind::Id if !(value.is_string() || value.is_u64()) => fail("a tab id (3) or handle (\"managed:3\")".into()),
-        Kind::Ids if !(value.is_string() || value.is_u64() || value.is_array()) => fail("a tab id, a handle, or a list of them".into()),
+        Kind::TabIds
+            if !(is_id(value) || value.as_array().is_some_and(|a| a.iter().all(is_id))) =>
+        {
+            fail("a tab id, a handle, or a list of them".into())
+        }
+        Kind::IntList if !value.as_array().is_some_and(|a| a.iter().all(Value::is_u64)) => {
+            fail("a list of ids (integers)".into())
+        }
         Kind::Object if !value.is_object() => fail("an object".into()),
+        Kind::NumberMap
+            if !value
+                .as_object()
+                .is_some_and(|o| o.values().all(Value::is_number)) =>
+        {
+            fail("an object of numbers".into())
+        }
+        Kind::Point
+            if !(value["x"].as_f64().is_some_and(f64::is_finite)
+                && value["y"].as_f64().is_some_and(f64::is_finite)) =>
+        {
+            fail("{\"x\": number, \"y\": number}".into())
+        }
         Kind::List if !value.is_array() => fail("a list".into()),
-        Kind::Strs if !(value.is_string() || value.as_array().is_some_and(|a| a.iter().all(Value::is_string))) => {
+        Kind::Strs
+            if !(value.is_string()
+                || value.as_array().is_some_and(|a| a.iter().all(Value::is_string))) =>
+        {
             fail("a string or a list of strings".into())
+        }
+        Kind::StrListOrObject if !(value.is_string() || value.is_array() || value.is_object()) => {
+            fail("a string, a list or an object".into())
         }
         _ => Ok(()),
     }
@@ -196,88 +354,167 @@ fn short(value: &Value) -> String {
 }
 
 impl Args {
-    pub fn value(&self, name: &str) -> Option<&Value> {
-        self.values.get(name)
-    }
-
-    pub fn str(&self, name: &str) -> Option<&str> {
-        self.values.get(name).and_then(Value::as_str)
-    }
-
-    /// A required string (presence was checked against the declaration).
-    pub fn string(&self, name: &str) -> String {
-        self.str(name).unwrap_or_default().to_owned()
-    }
-
-    pub fn bool_or(&self, name: &str, default: bool) -> bool {
-        self.values
-            .get(name)
-            .and_then(Value::as_bool)
-            .unwrap_or(default)
-    }
-
-    pub fn f64(&self, name: &str) -> Option<f64> {
-        self.values.get(name).and_then(Value::as_f64)
-    }
-
-    pub fn f64_or(&self, name: &str, default: f64) -> f64 {
-        self.f64(name).unwrap_or(default)
-    }
-
-    pub fn i64_or(&self, name: &str, default: i64) -> i64 {
-        self.values
-            .get(name)
-            .and_then(Value::as_i64)
-            .unwrap_or(default)
-    }
-
-    /// A tab id or handle as a string ("3" or "managed:3").
-    pub fn id(&self, name: &str) -> Option<String> {
-        match self.values.get(name)? {
-            Value::String(s) => Some(s.clone()),
-            other => Some(other.to_string()),
-        }
-    }
-
-    pub fn ids(&self, name: &str) -> Vec<String> {
-        match self.values.get(name) {
-            Some(Value::Array(items)) => items
+    /// The argument, or its declared default.
+    fn get<'a>(&'a self, params: &'a [Param], name: &str) -> Option<&'a Value> {
+        self.values.get(name).or_else(|| {
+            params
                 .iter()
-                .map(|v| {
-                    v.as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| v.to_string())
-                })
-                .collect(),
-            Some(_) => self.id(name).into_iter().collect(),
-            None => Vec::new(),
-        }
+                .find(|p| p.name == name)
+                .and_then(Param::default)
+        })
     }
 
-    pub fn timeout(&self, default: f64) -> std::time::Duration {
-        engine::seconds(self.f64_or("timeout", default))
+    /// A field of a `tool_params!` struct: the argument or its declared default, converted to
+    /// the field's type.
+    pub fn field<T: FromArg>(&self, params: &[Param], name: &str) -> Result<T, ToolError> {
+        T::from_arg(name, self.get(params, name))
     }
+
+    pub fn raw(&self) -> &Map<String, Value> {
+        &self.values
+    }
+}
+
+/// Turns one checked argument (None: not given) into a field's type.
+pub trait FromArg: Sized {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError>;
+}
+
+fn wrong(name: &str, what: &str) -> ToolError {
+    ToolError::param(name, format!("expected {what}"))
+}
+
+fn required(name: &str) -> ToolError {
+    ToolError::param(name, "is required")
+}
+
+impl FromArg for String {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        match value {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(wrong(name, "a string")),
+            None => Err(required(name)),
+        }
+    }
+}
+
+impl FromArg for bool {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        value
+            .ok_or_else(|| required(name))?
+            .as_bool()
+            .ok_or_else(|| wrong(name, "true or false"))
+    }
+}
+
+impl FromArg for f64 {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        value
+            .ok_or_else(|| required(name))?
+            .as_f64()
+            .ok_or_else(|| wrong(name, "a number"))
+    }
+}
+
+impl FromArg for i64 {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        value
+            .ok_or_else(|| required(name))?
+            .as_i64()
+            .ok_or_else(|| wrong(name, "an integer"))
+    }
+}
+
+impl FromArg for Value {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        value.cloned().ok_or_else(|| required(name))
+    }
+}
+
+/// A tab id or handle as text ("3" or "managed:3").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabRef(pub String);
+
+impl FromArg for TabRef {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        match value.ok_or_else(|| required(name))? {
+            Value::String(s) => Ok(TabRef(s.clone())),
+            Value::Number(n) => Ok(TabRef(n.to_string())),
+            _ => Err(wrong(name, "a tab id or handle")),
+        }
+    }
+}
+
+/// One or many tab ids or handles, as text.
+impl FromArg for Vec<TabRef> {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        match value.ok_or_else(|| required(name))? {
+            Value::Array(items) => items
+                .iter()
+                .map(|item| TabRef::from_arg(name, Some(item)))
+                .collect(),
+            one => Ok(vec![TabRef::from_arg(name, Some(one))?]),
+        }
+    }
+}
+
+/// A string or a list of strings.
+impl FromArg for Vec<String> {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        match value.ok_or_else(|| required(name))? {
+            Value::String(one) => Ok(vec![one.clone()]),
+            Value::Array(items) => items
+                .iter()
+                .map(|item| String::from_arg(name, Some(item)))
+                .collect(),
+            _ => Err(wrong(name, "a string or a list of strings")),
+        }
+    }
+}
+
+/// A list of integer ids.
+impl FromArg for Vec<u64> {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        value
+            .ok_or_else(|| required(name))?
+            .as_array()
+            .ok_or_else(|| wrong(name, "a list of ids"))?
+            .iter()
+            .map(|v| v.as_u64().ok_or_else(|| wrong(name, "a list of ids")))
+            .collect()
+    }
+}
+
+impl<T: FromArg> FromArg for Option<T> {
+    fn from_arg(name: &str, value: Option<&Value>) -> Result<Self, ToolError> {
+        match value {
+            None | Some(Value::Null) => Ok(None),
+            some => T::from_arg(name, some).map(Some),
+        }
+    }
+}
+
+/// The seconds of a `timeout` argument as a deadline.
+pub fn seconds(value: f64) -> std::time::Duration {
+    engine::seconds(value)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const PARAMS: &[Param] = &[
-        req("url", Kind::Str, ""),
-        opt(
-            "timeout",
-            Kind::Num {
-                min: 0.0,
-                max: 60.0,
-            },
-            "",
-        ),
-        opt("format", Kind::Choice(&["png", "jpeg"]), ""),
-    ];
+    crate::tool_params! {
+        struct Example {
+            url: String = Str, required, "";
+            timeout: f64 = Num { min: 0.0, max: 60.0 }, default(15.0), "";
+            format: Option<String> = Choice(&["png", "jpeg"]), nullable, "";
+            r#ref: Option<String> = Str, optional, "";
+        }
+    }
 
-    fn args(value: Value) -> Result<Args, ToolError> {
-        check(PARAMS, value.as_object().cloned())
+    fn args(value: Value) -> Result<Example, ToolError> {
+        let checked = check(Example::params(), value.as_object().cloned())?;
+        Example::parse(&checked)
     }
 
     #[test]
@@ -297,10 +534,6 @@ mod tests {
                 json!({"url": "x", "format": "gif"}),
                 "format: expected one of png, jpeg",
             ),
-            (
-                json!({"url": "x", "bogus": 1}),
-                "bogus: unknown parameter; this tool takes: url, timeout, format",
-            ),
         ];
         for (input, expected) in cases {
             let message = args(input).err().unwrap().to_string();
@@ -309,19 +542,32 @@ mod tests {
     }
 
     #[test]
-    fn nulls_count_as_omitted() {
-        let checked = args(json!({"url": "x", "timeout": null})).unwrap();
-        assert_eq!(checked.f64_or("timeout", 15.0), 15.0);
+    fn defaults_apply_and_unknown_arguments_are_set_aside() {
+        let checked = check(
+            Example::params(),
+            json!({"url": "x", "timeout": null, "bogus": 1, "ref": "ref_3"})
+                .as_object()
+                .cloned(),
+        )
+        .unwrap();
+        assert_eq!(checked.ignored, ["bogus"]);
+        let example = Example::parse(&checked).unwrap();
+        assert_eq!(example.url, "x");
+        assert_eq!(example.timeout, 15.0);
+        assert_eq!(example.format, None);
+        assert_eq!(example.r#ref.as_deref(), Some("ref_3"));
     }
 
     #[test]
-    fn schema_lists_required_and_forbids_extras() {
-        let schema = schema(PARAMS);
+    fn the_schema_carries_types_defaults_and_nulls() {
+        let schema = schema(Example::params());
         assert_eq!(schema["required"], json!(["url"]));
-        assert_eq!(schema["additionalProperties"], json!(false));
-        assert_eq!(
-            schema["properties"]["format"]["enum"],
-            json!(["png", "jpeg"])
-        );
+        assert!(schema.get("additionalProperties").is_none());
+        let properties = &schema["properties"];
+        assert_eq!(properties["timeout"]["default"], json!(15.0));
+        assert_eq!(properties["format"]["type"], json!(["string", "null"]));
+        assert_eq!(properties["format"]["enum"], json!(["png", "jpeg", null]));
+        assert_eq!(properties["format"]["default"], Value::Null);
+        assert!(properties["ref"].get("default").is_none());
     }
 }

@@ -5,7 +5,7 @@ use engine::{EngineError, ErrorCode};
 
 use crate::face::ToolError;
 
-use crate::face::Profile;
+use crate::face::{Profile, SessionSettings};
 
 /// Set to 1 (with the lab profile) to allow the methods below anyway.
 pub const OVERRIDE_ENV: &str = "TABWIRE_ALLOW_BLOCKED_CDP";
@@ -43,8 +43,18 @@ pub fn is_high_risk(method: &str) -> bool {
         || HIGH_RISK.contains(&method)
 }
 
-/// Refuses a method the policy blocks, unless lab plus the override switch allow it.
-pub fn check(method: &str, profile: Profile, param: &str) -> Result<(), ToolError> {
+/// Refuses a method the policy blocks, unless the lab profile plus the operator's
+/// override allow it.
+pub fn check(method: &str, settings: &SessionSettings, param: &str) -> Result<(), ToolError> {
+    check_with(
+        method,
+        settings.profile(),
+        settings.allow_blocked_cdp,
+        param,
+    )
+}
+
+fn check_with(method: &str, profile: Profile, allowed: bool, param: &str) -> Result<(), ToolError> {
     let well_formed = method.split_once('.').is_some_and(|(domain, name)| {
         !domain.is_empty() && !name.is_empty() && !name.contains('.')
     });
@@ -57,8 +67,7 @@ pub fn check(method: &str, profile: Profile, param: &str) -> Result<(), ToolErro
     if !is_high_risk(method) {
         return Ok(());
     }
-    let overridden = profile == Profile::Lab && std::env::var(OVERRIDE_ENV).is_ok_and(|v| v == "1");
-    if overridden {
+    if profile == Profile::Lab && allowed {
         return Ok(());
     }
     let how = match profile {
@@ -78,6 +87,15 @@ pub fn check(method: &str, profile: Profile, param: &str) -> Result<(), ToolErro
 mod tests {
     use super::*;
 
+    fn refusal(method: &str, profile: Profile, allowed: bool) -> Option<String> {
+        match check_with(method, profile, allowed, "method") {
+            Ok(()) => None,
+            Err(ToolError::Engine(error)) => Some(error.code().as_str().to_owned()),
+            Err(ToolError::Param { .. }) => Some("invalid_request".into()),
+            Err(other) => Some(other.to_string()),
+        }
+    }
+
     #[test]
     fn high_risk_methods_are_refused_and_reads_pass() {
         for method in [
@@ -87,23 +105,25 @@ mod tests {
             "Page.close",
             "Target.closeTarget",
         ] {
-            let error = check(method, Profile::Lab, "method").unwrap_err();
-            assert_eq!(error.code(), "raw_cdp_blocked", "{method}");
-            assert!(error.to_string().contains(method));
+            assert_eq!(
+                refusal(method, Profile::Lab, false).as_deref(),
+                Some("raw_cdp_blocked"),
+                "{method}"
+            );
+            // The operator's override lifts it in lab, never in safe.
+            assert_eq!(refusal(method, Profile::Lab, true), None, "{method}");
+            assert_eq!(
+                refusal(method, Profile::Safe, true).as_deref(),
+                Some("raw_cdp_blocked"),
+                "{method}"
+            );
         }
-        for method in [
-            "Browser.getVersion",
-            "Page.navigate",
-            "Runtime.evaluate",
-            "DOM.getDocument",
-        ] {
-            check(method, Profile::Safe, "method").unwrap();
+        for method in ["Browser.getVersion", "Runtime.evaluate", "DOM.getDocument"] {
+            assert_eq!(refusal(method, Profile::Safe, false), None, "{method}");
         }
         assert_eq!(
-            check("nonsense", Profile::Lab, "method")
-                .unwrap_err()
-                .code(),
-            "invalid_argument"
+            refusal("nonsense", Profile::Lab, false).as_deref(),
+            Some("invalid_request")
         );
     }
 }

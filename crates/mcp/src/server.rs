@@ -7,17 +7,15 @@ use std::time::Instant;
 
 use base64::Engine as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use engine::AgentSession;
+use engine::{AgentSession, Engine};
 
-use crate::envelope;
-use crate::face::{Call, ServerState};
+use crate::face::{Call, Face, Profile, Rendered, SessionSettings, ToolDef};
 use crate::params;
 
 #[derive(Debug, thiserror::Error)]
@@ -33,48 +31,80 @@ pub enum ServeError {
     NoToken(SocketAddr),
 }
 
+/// How one MCP session is served: which faces, and its settings' starting point.
+#[derive(Clone)]
+pub struct SessionOptions {
+    pub faces: Vec<&'static Face>,
+    /// The operator's profile; a session may tighten it, never loosen it.
+    pub profile: Profile,
+    /// The operator allowed blocked raw CDP (lab only).
+    pub allow_blocked_cdp: bool,
+}
+
 /// One MCP session's handler.
 #[derive(Clone)]
 pub struct TabwireServer {
-    state: Arc<ServerState>,
     session: Arc<AgentSession>,
-    catalogue: Arc<Vec<Tool>>,
+    settings: Arc<SessionSettings>,
+    catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
+    listed: Arc<Vec<Tool>>,
+    instructions: String,
 }
 
 impl TabwireServer {
-    pub fn new(state: Arc<ServerState>) -> TabwireServer {
-        let catalogue = Arc::new(state.tools.iter().map(describe).collect());
+    pub fn new(engine: &Arc<Engine>, options: &SessionOptions) -> TabwireServer {
+        let catalogue: Vec<(&'static Face, &'static ToolDef)> = options
+            .faces
+            .iter()
+            .flat_map(|face| face.tools.iter().map(move |tool| (*face, tool)))
+            .collect();
+        let listed = catalogue
+            .iter()
+            .filter(|(_, tool)| tool.listed)
+            .map(|(face, tool)| describe(face, tool))
+            .collect();
+        let instructions = options
+            .faces
+            .iter()
+            .map(|face| face.instructions)
+            .collect::<Vec<_>>()
+            .join("\n\n");
         TabwireServer {
-            session: Arc::new(state.engine.new_session()),
-            state,
-            catalogue,
+            session: Arc::new(engine.new_session()),
+            settings: Arc::new(SessionSettings::new(
+                options.profile,
+                options.allow_blocked_cdp,
+            )),
+            catalogue: Arc::new(catalogue),
+            listed: Arc::new(listed),
+            instructions,
         }
     }
 }
 
-fn describe(tool: &crate::face::ToolDef) -> Tool {
+fn describe(face: &Face, tool: &ToolDef) -> Tool {
     let annotations = ToolAnnotations::new()
         .read_only(tool.hints.read_only)
         .destructive(tool.hints.destructive)
         .idempotent(tool.hints.idempotent)
         .open_world(tool.hints.open_world);
-    Tool::new(
+    let mut described = Tool::new(
         tool.name,
         tool.description,
-        Arc::new(params::schema(tool.params)),
+        Arc::new(params::schema((tool.params)())),
     )
-    .with_annotations(annotations)
+    .with_annotations(annotations);
+    if let Some(schema) = (face.output_schema)(tool) {
+        described = described.with_raw_output_schema(Arc::new(schema));
+    }
+    described
 }
 
 impl ServerHandler for TabwireServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "tabwire drives a Chromium browser. Each MCP session has its own default tab; \
-                 parallel agents should pass session_id. Read pages with scan_page, act with \
-                 page_click/page_type, wait with wait_for instead of sleeping.",
-            )
+            .with_instructions(self.instructions.clone())
     }
 
     async fn list_tools(
@@ -83,12 +113,15 @@ impl ServerHandler for TabwireServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            self.catalogue.as_ref().clone(),
+            self.listed.as_ref().clone(),
         ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.catalogue.iter().find(|t| t.name == name).cloned()
+        self.catalogue
+            .iter()
+            .find(|(_, tool)| tool.name == name)
+            .map(|(face, tool)| describe(face, tool))
     }
 
     async fn call_tool(
@@ -96,28 +129,28 @@ impl ServerHandler for TabwireServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.state.tools.iter().find(|t| t.name == request.name) else {
+        let Some((face, tool)) = self
+            .catalogue
+            .iter()
+            .find(|(_, tool)| tool.name == request.name)
+            .copied()
+        else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool '{}'", request.name),
                 None,
             ));
         };
         let started = Instant::now();
-        let target_hint = request
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("session_id"))
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| v.to_string())
-            });
-        let outcome = match params::check(tool.params, request.arguments) {
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let mut ignored = Vec::new();
+        let outcome = match params::check((tool.params)(), request.arguments) {
             Ok(args) => {
+                ignored = args.ignored.clone();
                 let call = Call {
                     session: self.session.clone(),
                     args,
-                    server: self.state.clone(),
+                    settings: self.settings.clone(),
+                    catalogue: self.catalogue.clone(),
                 };
                 // A panic inside one tool must not take the server down with it.
                 match tokio::spawn((tool.run)(call)).await {
@@ -131,40 +164,35 @@ impl ServerHandler for TabwireServer {
             }
             Err(error) => Err(error),
         };
-        let elapsed = started.elapsed().as_millis() as u64;
-        let result = match outcome {
-            Ok(reply) => {
-                let mut content = vec![ContentBlock::text(
-                    envelope::success(&reply, elapsed).to_string(),
-                )];
-                content.extend(
-                    reply
-                        .images
-                        .iter()
-                        .map(|(data, mime)| ContentBlock::image(data.clone(), *mime)),
-                );
-                CallToolResult::success(content)
-            }
-            Err(error) => {
-                tracing::debug!(tool = tool.name, %error, "tool failed");
-                CallToolResult::error(vec![ContentBlock::text(
-                    envelope::failure(&error, target_hint, elapsed).to_string(),
-                )])
-            }
+        // A default tab that closed and was replaced is a fact of this call.
+        let outcome = outcome.map(|reply| match self.session.take_switch() {
+            Some(switch) => reply
+                .fact("switched_session", switch.to)
+                .fact("switched_from", switch.from),
+            None => reply,
+        });
+        if let Err(error) = &outcome {
+            tracing::debug!(tool = tool.name, %error, "tool failed");
+        }
+        let rendered = Rendered {
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            arguments,
+            ignored,
         };
-        Ok(result.into())
+        Ok((face.render)(tool, outcome, &rendered).into())
     }
 }
 
 /// Serves one MCP session over stdin/stdout until the client goes away.
-pub async fn serve_stdio(state: Arc<ServerState>) -> Result<(), ServeError> {
-    serve_stream(state, tokio::io::stdin(), tokio::io::stdout()).await
+pub async fn serve_stdio(engine: Arc<Engine>, options: SessionOptions) -> Result<(), ServeError> {
+    serve_stream(engine, options, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// Serves one MCP session over any byte stream (a broker's Unix socket connection, say)
 /// until the client goes away. Each call is its own agent session.
 pub async fn serve_stream<R, W>(
-    state: Arc<ServerState>,
+    engine: Arc<Engine>,
+    options: SessionOptions,
     reader: R,
     writer: W,
 ) -> Result<(), ServeError>
@@ -172,7 +200,7 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let server = TabwireServer::new(state);
+    let server = TabwireServer::new(&engine, &options);
     let running = server
         .serve((reader, writer))
         .await
@@ -193,7 +221,8 @@ pub struct HttpOptions {
 /// Serves MCP Streamable HTTP at `/mcp` until `shutdown` resolves. Host and Origin are
 /// checked so a web page cannot reach the server through DNS rebinding.
 pub async fn serve_http(
-    state: Arc<ServerState>,
+    engine: Arc<Engine>,
+    session: SessionOptions,
     options: HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
@@ -231,7 +260,7 @@ pub async fn serve_http(
         .with_cancellation_token(cancel.clone());
     let service: StreamableHttpService<TabwireServer, LocalSessionManager> =
         StreamableHttpService::new(
-            move || Ok(TabwireServer::new(state.clone())),
+            move || Ok(TabwireServer::new(&engine, &session)),
             Default::default(),
             config,
         );

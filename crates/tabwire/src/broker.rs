@@ -3,9 +3,13 @@
 //! private runtime directory.
 //!
 //! Each stdio `tabwire` for a shared profile is a relay: it connects to the broker (starting
-//! one if there is none) and copies MCP bytes between its stdin/stdout and the socket. The
-//! broker speaks MCP on each connection, so each relay is its own MCP session with its own
-//! default tab, while ownership, reservations and receipts are decided in one process.
+//! one if there is none), says in one line how its session is to be served (its faces,
+//! its profile, the engine settings it was started with), and then copies MCP bytes
+//! between its stdin/stdout and the socket. The broker speaks MCP on each connection, so
+//! each relay is its own MCP session with its own default tab and its own faces and
+//! profile, while ownership, reservations and receipts are decided in one process. A
+//! client whose engine settings (output dir, upload roots, …) differ from the broker's is
+//! refused with the difference named, rather than silently served with the others'.
 //! The broker leaves, with its browser, a short grace period after its last client.
 
 use std::os::fd::AsRawFd;
@@ -17,8 +21,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
+
+/// What a client says first: how its session is served, and the engine settings it
+/// expects.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Preamble {
+    pub tabwire_client: u32,
+    pub faces: String,
+    pub profile: String,
+    pub allow_blocked_cdp: bool,
+    pub engine: Value,
+}
+
+/// How long a client may take to say its preamble.
+const PREAMBLE_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a new broker waits for its first client before giving up.
 const FIRST_CLIENT_WAIT: Duration = Duration::from_secs(10);
@@ -116,7 +135,12 @@ pub fn bind(paths: &BrokerPaths) -> anyhow::Result<UnixListener> {
 
 /// Serves MCP sessions on the socket. With a grace period, returns once no client has
 /// been connected for that long; without one, serves until the process ends.
-pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: Option<Duration>) {
+pub async fn serve(
+    engine: Arc<engine::Engine>,
+    settings: Value,
+    listener: UnixListener,
+    grace: Option<Duration>,
+) {
     let clients = Arc::new(AtomicUsize::new(0));
     let left = Arc::new(tokio::sync::Notify::new());
     // The client that started this broker connects right after "ready"; give it time
@@ -144,10 +168,10 @@ pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: 
                 }
                 clients.fetch_add(1, Ordering::AcqRel);
                 served_anyone = true;
-                let (state, clients, left) = (state.clone(), clients.clone(), left.clone());
+                let (engine, settings) = (engine.clone(), settings.clone());
+                let (clients, left) = (clients.clone(), left.clone());
                 tokio::spawn(async move {
-                    let (reader, writer) = stream.into_split();
-                    if let Err(error) = mcp::serve_stream(state, reader, writer).await {
+                    if let Err(error) = serve_client(engine, &settings, stream).await {
                         tracing::debug!(%error, "broker session ended with an error");
                     }
                     clients.fetch_sub(1, Ordering::AcqRel);
@@ -161,6 +185,69 @@ pub async fn serve(state: Arc<mcp::ServerState>, listener: UnixListener, grace: 
             }
         }
     }
+}
+
+/// One client: its preamble checked and answered, then its MCP session.
+async fn serve_client(
+    engine: Arc<engine::Engine>,
+    settings: &Value,
+    stream: UnixStream,
+) -> anyhow::Result<()> {
+    let (reader, mut writer) = stream.into_split();
+    let mut reader = BufReader::new(reader);
+    let mut line = String::new();
+    tokio::time::timeout(PREAMBLE_WAIT, reader.read_line(&mut line))
+        .await
+        .context("no preamble from the client")??;
+    let verdict = serde_json::from_str::<Preamble>(line.trim())
+        .map_err(|e| anyhow::anyhow!("the first line is not a tabwire client preamble: {e}"))
+        .and_then(|preamble| session_for(&preamble, settings).map(|options| (preamble, options)));
+    let options = match verdict {
+        Ok((_, options)) => {
+            writer.write_all(b"{\"ok\":true}\n").await?;
+            options
+        }
+        Err(error) => {
+            let refusal = json!({ "ok": false, "error": error.to_string() });
+            writer.write_all(format!("{refusal}\n").as_bytes()).await?;
+            return Err(error);
+        }
+    };
+    mcp::serve_stream(engine, options, reader, writer).await?;
+    Ok(())
+}
+
+/// The session a preamble asks for, if the broker's engine is the one it expects.
+fn session_for(preamble: &Preamble, settings: &Value) -> anyhow::Result<mcp::SessionOptions> {
+    if preamble.engine != *settings {
+        let differ: Vec<String> = settings
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(key, value)| preamble.engine.get(key.as_str()) != Some(*value))
+            .map(|(key, value)| {
+                format!(
+                    "{key}: this browser's tabwire has {value}, this client asks for {}",
+                    preamble.engine[key.as_str()]
+                )
+            })
+            .collect();
+        bail!(
+            "a tabwire with other settings already serves this browser ({}); start this one with the same flags, or use --isolated or another --user-data-dir",
+            differ.join("; ")
+        );
+    }
+    let faces = mcp::faces::by_names(&preamble.faces).map_err(anyhow::Error::msg)?;
+    let profile = match preamble.profile.as_str() {
+        "safe" => mcp::Profile::Safe,
+        "lab" => mcp::Profile::Lab,
+        other => bail!("unknown profile '{other}'"),
+    };
+    Ok(mcp::SessionOptions {
+        faces,
+        profile,
+        allow_blocked_cdp: preamble.allow_blocked_cdp,
+    })
 }
 
 /// Accepts linked browsers (through the extension's native host) on their own socket.
@@ -251,10 +338,27 @@ pub async fn connect_or_start(
     unreachable!("the loop returns on its last attempt")
 }
 
-/// Copies MCP bytes between this process's stdin/stdout and the broker until either side
-/// closes.
-pub async fn relay(stream: UnixStream) -> anyhow::Result<()> {
-    let (mut from_broker, mut to_broker) = stream.into_split();
+/// Says the preamble and reads the broker's answer; then copies MCP bytes between this
+/// process's stdin/stdout and the broker until either side closes.
+pub async fn relay(stream: UnixStream, preamble: &Preamble) -> anyhow::Result<()> {
+    let (from_broker, mut to_broker) = stream.into_split();
+    let mut from_broker = BufReader::new(from_broker);
+    to_broker
+        .write_all(format!("{}\n", serde_json::to_string(preamble)?).as_bytes())
+        .await?;
+    let mut answer = String::new();
+    tokio::time::timeout(PREAMBLE_WAIT, from_broker.read_line(&mut answer))
+        .await
+        .context("the broker did not answer")??;
+    let answer: Value = serde_json::from_str(answer.trim()).context("the broker's answer")?;
+    if answer["ok"] != true {
+        bail!(
+            "{}",
+            answer["error"]
+                .as_str()
+                .unwrap_or("the broker refused this client")
+        );
+    }
     let mut stdin = tokio::io::stdin();
     let mut stdout = tokio::io::stdout();
     let upstream = async {

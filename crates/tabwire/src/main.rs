@@ -55,14 +55,20 @@ struct ServeArgs {
     /// Drive the user's own browsers through the tabwire extension instead.
     #[arg(long, conflicts_with_all = ["cdp_endpoint", "isolated", "headed", "headless", "browser_path", "user_data_dir"])]
     extension: bool,
-    /// The tool surface to serve.
-    #[arg(long, value_enum, default_value = "btap")]
-    face: Face,
+    /// The tool surfaces to serve: btap (BrowserTap's), or several comma-separated.
+    #[arg(
+        long,
+        env = "TABWIRE_FACE",
+        default_value = "btap",
+        value_name = "FACES"
+    )]
+    face: String,
     /// Where screenshots, PDFs and large results are written (default ~/Downloads/tabwire).
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
-    /// Automation profile: safe refuses risky operations, lab allows them.
-    #[arg(long, value_enum, default_value = "lab")]
+    /// Automation profile: safe refuses risky operations, lab allows them. A session may
+    /// tighten it, never loosen it.
+    #[arg(long, value_enum, env = "TABWIRE_PROFILE", default_value = "lab")]
     profile: ProfileArg,
     /// Persistent profile directory (default $XDG_DATA_HOME/tabwire/profile).
     #[arg(long, value_name = "DIR", conflicts_with = "isolated")]
@@ -75,8 +81,21 @@ struct ServeArgs {
     broker_grace: f64,
     /// A directory upload_files may read from (repeatable). The output dir always is one;
     /// nothing else is readable unless named here.
-    #[arg(long = "upload-root", value_name = "DIR")]
+    #[arg(
+        long = "upload-root",
+        value_name = "DIR",
+        env = "TABWIRE_UPLOAD_ROOTS",
+        value_delimiter = ':'
+    )]
     upload_roots: Vec<PathBuf>,
+    /// A directory download_file may save into besides the output dir (repeatable).
+    #[arg(
+        long = "download-root",
+        value_name = "DIR",
+        env = "TABWIRE_DOWNLOAD_ROOTS",
+        value_delimiter = ':'
+    )]
+    download_roots: Vec<PathBuf>,
     /// Shortest permission lease in seconds (for tests; leases are 60–600 s).
     #[arg(long, value_name = "SECONDS", default_value_t = 60, hide = true)]
     min_lease_seconds: u64,
@@ -125,6 +144,9 @@ impl ServeArgs {
         );
         for root in &self.upload_roots {
             flag("--upload-root", Some(root.display().to_string()));
+        }
+        for root in &self.download_roots {
+            flag("--download-root", Some(root.display().to_string()));
         }
         for arg in &self.browser_args {
             flag("--browser-arg", Some(arg.clone()));
@@ -179,11 +201,6 @@ enum Command {
         #[arg(value_enum)]
         client: Client,
     },
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy)]
-enum Face {
-    Btap,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -289,6 +306,15 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     };
     let mut upload_roots = vec![output_dir.clone()];
     upload_roots.extend(args.upload_roots.iter().cloned());
+    let download_roots = args
+        .download_roots
+        .iter()
+        .map(|dir| {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the download root {}", dir.display()))?;
+            Ok(dir.canonicalize().unwrap_or_else(|_| dir.clone()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let state_file = args.link_identity().map(|key| {
         let key = &engine::files::sha256_hex(key.as_bytes())[..16];
         state_dir().join(format!("leases-{key}.json"))
@@ -303,6 +329,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
         link,
         output_dir,
         upload_roots,
+        download_roots,
     })
 }
 
@@ -367,19 +394,63 @@ fn default_profile_dir() -> PathBuf {
     data.join("tabwire").join("profile")
 }
 
-fn server_state(
-    args: &ServeArgs,
-) -> anyhow::Result<(std::sync::Arc<Engine>, std::sync::Arc<mcp::ServerState>)> {
-    let engine = Engine::new(engine_config(args)?);
-    let profile = match args.profile {
-        ProfileArg::Safe => mcp::Profile::Safe,
-        ProfileArg::Lab => mcp::Profile::Lab,
-    };
-    let face = match args.face {
-        Face::Btap => "btap",
-    };
-    let state = mcp::state(engine.clone(), face, profile).context("unknown face")?;
-    Ok((engine, state))
+impl ServeArgs {
+    /// How this process's MCP sessions are served.
+    fn session_options(&self) -> anyhow::Result<mcp::SessionOptions> {
+        Ok(mcp::SessionOptions {
+            faces: mcp::faces::by_names(&self.face).map_err(anyhow::Error::msg)?,
+            profile: match self.profile {
+                ProfileArg::Safe => mcp::Profile::Safe,
+                ProfileArg::Lab => mcp::Profile::Lab,
+            },
+            allow_blocked_cdp: std::env::var(mcp::OVERRIDE_ENV).is_ok_and(|v| v == "1"),
+        })
+    }
+
+    /// What a broker client tells the broker: its session, and the engine it expects.
+    fn preamble(&self) -> anyhow::Result<broker::Preamble> {
+        let options = self.session_options()?;
+        Ok(broker::Preamble {
+            tabwire_client: 1,
+            faces: self.face.clone(),
+            profile: options.profile.name().to_owned(),
+            allow_blocked_cdp: options.allow_blocked_cdp,
+            engine: self.engine_settings(),
+        })
+    }
+
+    /// The flags that shape the engine (not a session): clients of one broker must agree.
+    fn engine_settings(&self) -> serde_json::Value {
+        let canonical = |dirs: &[PathBuf]| -> Vec<String> {
+            dirs.iter()
+                .map(|d| {
+                    d.canonicalize()
+                        .unwrap_or_else(|_| d.clone())
+                        .display()
+                        .to_string()
+                })
+                .collect()
+        };
+        let output_dir = self
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| home().join("Downloads").join("tabwire"));
+        // Made now so that client and broker both name it by its canonical path.
+        let _ = std::fs::create_dir_all(&output_dir);
+        serde_json::json!({
+            "output_dir": canonical(&[output_dir]),
+            "upload_roots": canonical(&self.upload_roots),
+            "download_roots": canonical(&self.download_roots),
+            "browser_path": self.browser_path,
+            "headed": self.headed,
+            "headless": self.headless,
+            "browser_args": self.browser_args,
+        })
+    }
+}
+
+fn new_engine(args: &ServeArgs) -> anyhow::Result<std::sync::Arc<Engine>> {
+    Ok(Engine::new(engine_config(args)?))
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -389,13 +460,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     {
         // A shared browser lives in its broker; this process relays MCP to it.
         let paths = broker::paths_for(key)?;
+        let preamble = args.preamble()?;
         let stream = broker::connect_or_start(&paths, &args.broker_args()).await?;
         return tokio::select! {
-            relayed = broker::relay(stream) => relayed,
+            relayed = broker::relay(stream, &preamble) => relayed,
             _ = shutdown_signal() => Ok(()),
         };
     }
-    let (engine, state) = server_state(&args)?;
+    let options = args.session_options()?;
+    let engine = new_engine(&args)?;
     // An HTTP server for a shared browser is also its broker, so stdio clients of the same
     // profile join it instead of fighting over the profile lock.
     let _broker_lock = match (&args.http, &shared) {
@@ -407,7 +480,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     paths.socket.display()
                 )
             })?;
-            tokio::spawn(broker::serve(state.clone(), broker::bind(&paths)?, None));
+            tokio::spawn(broker::serve(
+                engine.clone(),
+                args.engine_settings(),
+                broker::bind(&paths)?,
+                None,
+            ));
             if args.extension {
                 broker::serve_links(engine.clone(), native_host::link_socket()?)?;
             }
@@ -417,15 +495,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let served = match args.http {
         Some(addr) => {
-            let options = mcp::HttpOptions {
+            let http = mcp::HttpOptions {
                 addr,
                 token: args.token.clone(),
             };
-            mcp::serve_http(state, options, shutdown_signal()).await
+            mcp::serve_http(engine.clone(), options, http, shutdown_signal()).await
         }
         None => {
             tokio::select! {
-                served = mcp::serve_stdio(state) => served,
+                served = mcp::serve_stdio(engine.clone(), options) => served,
                 _ = shutdown_signal() => Ok(()),
             }
         }
@@ -446,14 +524,14 @@ async fn run_broker(args: ServeArgs) -> anyhow::Result<()> {
         return Ok(());
     };
     let listener = broker::bind(&paths)?;
-    let (engine, state) = server_state(&args)?;
+    let engine = new_engine(&args)?;
     if args.extension {
         broker::serve_links(engine.clone(), native_host::link_socket()?)?;
     }
     broker::announce("ready");
     let grace = std::time::Duration::from_secs_f64(args.broker_grace.clamp(0.0, 86_400.0));
     tokio::select! {
-        () = broker::serve(state, listener, Some(grace)) => {}
+        () = broker::serve(engine.clone(), args.engine_settings(), listener, Some(grace)) => {}
         _ = shutdown_signal() => {}
     }
     engine.shutdown().await;

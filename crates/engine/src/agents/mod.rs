@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::browser::{Browser, Browsers, Tab, lock};
+use crate::browser::{Browser, Browsers, Tab, lock, tab_handle};
 use crate::config::EngineConfig;
 use crate::data::permissions::Leases;
 use crate::error::Result;
@@ -23,7 +23,7 @@ use crate::recordings::Recordings;
 
 pub use receipts::{Completer, MAX_COMPLETED, Outcome, RETENTION, ReceiptState, Receipts};
 pub use scripts::{ScriptRequest, outcome_reply};
-pub use tabs::{CloseResult, CloseScope, OpenTabRequest, Opened, TabInfo, TabList};
+pub use tabs::{CloseResult, CloseScope, OpenTabRequest, Opened, TabList};
 
 pub struct Engine {
     pub config: Arc<EngineConfig>,
@@ -33,9 +33,10 @@ pub struct Engine {
     pub leases: Arc<Leases>,
     creations: tabs::Creations,
     next_session: AtomicU64,
-    /// Which agent session uses which tab as its default (tab id → session id), so a new
-    /// session does not silently share another's page. The one home of default tabs.
-    defaults: Mutex<HashMap<u64, u64>>,
+    /// Which agent session uses which tab as its default ((client, tab id) → session id),
+    /// so a new session does not silently share another's page. The one home of default
+    /// tabs.
+    defaults: Mutex<HashMap<(String, u64), u64>>,
 }
 
 impl Engine {
@@ -85,12 +86,13 @@ impl Engine {
         AgentSession {
             id: self.next_session.fetch_add(1, Ordering::Relaxed),
             engine: self.clone(),
+            switched: Mutex::new(None),
         }
     }
 
-    fn claimed_by_other(&self, tab_id: u64, session: u64) -> bool {
+    fn claimed_by_other(&self, client: &str, tab_id: u64, session: u64) -> bool {
         lock(&self.defaults)
-            .get(&tab_id)
+            .get(&(client.to_owned(), tab_id))
             .is_some_and(|owner| *owner != session)
     }
 }
@@ -99,63 +101,179 @@ impl Engine {
 pub struct AgentSession {
     pub id: u64,
     pub engine: Arc<Engine>,
+    switched: Mutex<Option<Switch>>,
 }
 
 impl AgentSession {
-    /// The tab a call addresses: the explicit handle, else this session's default (chosen
-    /// on first use: a tab no other session uses, or a new one).
+    /// The tab a call addresses: the explicit handle, else this session's default.
+    ///
+    /// The default is chosen on first use: the tab this session last brought to the front
+    /// (opened active, or activated), else an unused page tab of a browser tabwire
+    /// launched or attached to, else a new tab. A session never takes another session's
+    /// default, and in the user's own browser it only ever works in tabs of its own.
+    /// If the default tab has closed, another of the same browser is chosen the same way
+    /// and the switch is recorded (see `take_switch`).
     pub async fn resolve_tab(&self, handle: Option<&str>) -> Result<(Arc<Browser>, Tab)> {
         let browsers = &self.engine.browsers;
         if let Some(handle) = handle {
-            return browsers.find_tab(handle).await;
+            return self.find_tab(handle).await;
         }
-        if let Some(id) = self.default_tab() {
-            for browser in browsers.all().await? {
-                if let Some(tab) = browser.tab_by_id(id) {
-                    return Ok((browser, tab));
-                }
+        let mut lost = None;
+        if let Some((client, id)) = self.default_tab() {
+            let browser = browsers
+                .all()
+                .await?
+                .into_iter()
+                .find(|b| b.client_id == client);
+            match browser
+                .as_ref()
+                .and_then(|b| b.tab_by_id(id).map(|t| (b.clone(), t)))
+            {
+                Some(found) => return Ok(found),
+                None => lost = Some((browser, tab_handle(&client, id))),
             }
         }
-        let browser = browsers.browser().await?;
-        // In a browser we launched or attached to, an unused page tab is taken over. The
-        // user's own browser is theirs: a session there works in a tab of its own.
-        let reuse = !browser.is_linked();
-        let free = browser.tabs().into_iter().find(|tab| {
-            reuse
-                && !self.engine.claimed_by_other(tab.tab_id, self.id)
-                && tab.owner_id.is_none()
-                && scriptable(&tab.url)
-        });
-        let tab = match free {
+        let browser = match &lost {
+            Some((Some(same_client), _)) => same_client.clone(),
+            _ => browsers.browser().await?,
+        };
+        let tab = match self.choose_default(&browser) {
             Some(tab) => tab,
             None => browser.open_tab("about:blank", false, None).await?,
         };
-        self.set_default(tab.tab_id);
+        self.set_default(&browser.client_id, tab.tab_id);
+        if let Some((_, from)) = lost {
+            *lock(&self.switched) = Some(Switch {
+                from,
+                to: browser.handle(&tab),
+            });
+        }
         Ok((browser, tab))
     }
 
-    pub fn set_default(&self, tab_id: u64) {
-        let mut defaults = lock(&self.engine.defaults);
-        defaults.retain(|_, session| *session != self.id);
-        defaults.insert(tab_id, self.id);
+    /// The browser a call addresses without needing a tab: the one a handle names, else
+    /// the one this session's default tab is in, else the configured browser.
+    pub async fn browser_for(&self, handle: Option<&str>) -> Result<Arc<Browser>> {
+        if let Some(handle) = handle {
+            return Ok(self.find_tab(handle).await?.0);
+        }
+        if let Some((client, _)) = self.default_tab()
+            && let Some(browser) = self
+                .engine
+                .browsers
+                .connected_now()
+                .into_iter()
+                .find(|b| b.client_id == client)
+        {
+            return Ok(browser);
+        }
+        self.engine.browser().await
     }
 
-    pub fn default_tab(&self) -> Option<u64> {
+    /// The browser a client id or a tab handle names (None: this session's).
+    pub(crate) async fn browser_named(&self, name: Option<&str>) -> Result<Arc<Browser>> {
+        let Some(name) = name else {
+            return self.browser_for(None).await;
+        };
+        if let Some(browser) = self
+            .engine
+            .browsers
+            .connected_now()
+            .into_iter()
+            .find(|b| b.client_id == name)
+        {
+            return Ok(browser);
+        }
+        self.browser_for(Some(name)).await
+    }
+
+    /// A tab by handle; a bare id (`3`) names a tab of the browser this session's default
+    /// is in, when it is there.
+    async fn find_tab(&self, handle: &str) -> Result<(Arc<Browser>, Tab)> {
+        let browsers = &self.engine.browsers;
+        if !handle.contains(':')
+            && let Some((client, _)) = self.default_tab()
+            && let Ok(id) = handle.trim().parse::<u64>()
+            && let Some(browser) = browsers
+                .connected_now()
+                .into_iter()
+                .find(|b| b.client_id == client)
+            && let Some(tab) = browser.tab_by_id(id)
+        {
+            return Ok((browser, tab));
+        }
+        browsers.find_tab(handle).await
+    }
+
+    /// The tab a session with no default takes in `browser`, if one will do.
+    fn choose_default(&self, browser: &Browser) -> Option<Tab> {
+        let own = |tab: &Tab| {
+            self.engine
+                .creations
+                .made_by(self.id, &browser.client_id, tab.tab_id)
+        };
+        let candidates: Vec<Tab> = browser
+            .tabs()
+            .into_iter()
+            .filter(|tab| scriptable(&tab.url))
+            .filter(|tab| {
+                !self
+                    .engine
+                    .claimed_by_other(&browser.client_id, tab.tab_id, self.id)
+            })
+            // The user's own tabs are theirs; elsewhere a tab no task owns is free.
+            .filter(|tab| own(tab) || (!browser.is_linked() && tab.owner_id.is_none()))
+            .collect();
+        let front = browser.front_tab();
+        candidates
+            .iter()
+            .find(|tab| Some(&tab.target_id) == front.as_ref() && own(tab))
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .find(|tab| Some(&tab.target_id) == front.as_ref())
+            })
+            .or_else(|| candidates.first())
+            .cloned()
+    }
+
+    pub fn set_default(&self, client: &str, tab_id: u64) {
+        let mut defaults = lock(&self.engine.defaults);
+        defaults.retain(|_, session| *session != self.id);
+        defaults.insert((client.to_owned(), tab_id), self.id);
+    }
+
+    /// This session's default tab: its browser's client id and the tab id.
+    pub fn default_tab(&self) -> Option<(String, u64)> {
         lock(&self.engine.defaults)
             .iter()
             .find(|(_, session)| **session == self.id)
-            .map(|(tab, _)| *tab)
+            .map(|(tab, _)| tab.clone())
+    }
+
+    /// The default tab's id, if it is in `browser`.
+    pub(crate) fn default_in(&self, browser: &Browser) -> Option<u64> {
+        self.default_tab()
+            .filter(|(client, _)| *client == browser.client_id)
+            .map(|(_, id)| id)
     }
 
     /// This session's default tab as a handle, if it has one and a browser is connected.
     /// Never launches a browser and never waits for one.
     pub fn default_handle(&self) -> Option<String> {
-        let id = self.default_tab()?;
+        let (client, id) = self.default_tab()?;
         self.engine
             .browsers
             .connected_now()
             .iter()
+            .filter(|b| b.client_id == client)
             .find_map(|b| b.tab_by_id(id).map(|tab| b.handle(&tab)))
+    }
+
+    /// The switch an implicit call made since the last look, because the default tab had
+    /// closed: from which tab to which.
+    pub fn take_switch(&self) -> Option<Switch> {
+        lock(&self.switched).take()
     }
 
     /// Reserves a tab for one page operation. A tab another call holds answers
@@ -164,6 +282,13 @@ impl AgentSession {
         let (browser, tab) = self.resolve_tab(handle).await?;
         Page::reserve(browser, tab, self.engine.config.clone()).await
     }
+}
+
+/// A session's default tab replaced by another, because it had closed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switch {
+    pub from: String,
+    pub to: String,
 }
 
 impl Drop for AgentSession {

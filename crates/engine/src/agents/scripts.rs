@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::AgentSession;
 use super::receipts::{Outcome, ReceiptState};
-use crate::browser::DialogPolicy;
+use crate::browser::{DialogPolicy, TabInfo};
 use crate::error::Result;
 use crate::page::navigation::wait_event;
 use crate::page::user_script::run_script;
@@ -23,10 +23,15 @@ pub struct ScriptRequest {
 }
 
 impl AgentSession {
-    /// Runs a script; the result, or a receipt for it, within `timeout`.
-    pub async fn execute_js(&self, handle: Option<&str>, request: ScriptRequest) -> Result<Value> {
+    /// Runs a script; the result, or a receipt for it, within `timeout`; and the tab it
+    /// ran in.
+    pub async fn execute_js(
+        &self,
+        handle: Option<&str>,
+        request: ScriptRequest,
+    ) -> Result<(TabInfo, Value)> {
         let page = self.page(handle).await?;
-        let target = page.handle();
+        let tab = page.info();
         let mut events = page.browser.conn.subscribe();
         let session = page.session.clone();
         let completer = self.engine.receipts.create(self.id, "execute_js");
@@ -48,7 +53,6 @@ impl AgentSession {
             let mut reply = json!({
                 "status": status,
                 "operation_id": operation_id,
-                "target": target,
                 "retry_safe": false,
                 "may_have_executed": true,
                 "reservation_held": true,
@@ -57,7 +61,7 @@ impl AgentSession {
             reply
         };
         if !wait {
-            return Ok(pending("in_progress", Value::Null));
+            return Ok((tab, pending("in_progress", Value::Null)));
         }
         let deadline = Instant::now() + timeout;
         let receipts = &self.engine.receipts;
@@ -72,14 +76,10 @@ impl AgentSession {
             })
             .await
         };
-        tokio::select! {
+        let reply = tokio::select! {
             state = finished => match state? {
                 ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
-                    Ok(value) => {
-                        let mut value = value.clone();
-                        value["target"] = json!(target);
-                        Ok(value)
-                    }
+                    Ok(value) => Ok(value.clone()),
                     Err(error) => Err(error.duplicate()),
                 },
                 ReceiptState::Pending { .. } => Ok(pending("timeout", json!({
@@ -89,7 +89,8 @@ impl AgentSession {
             true = manual_dialog => Ok(pending("blocked_by_dialog", json!({
                 "message": "a dialog is open and the script is paused; answer the dialog, then collect the result with its operation id",
             }))),
-        }
+        };
+        reply.map(|reply| (tab, reply))
     }
 }
 

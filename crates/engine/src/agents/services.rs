@@ -78,15 +78,18 @@ impl AgentSession {
 
     pub async fn reset_site_permissions(
         &self,
+        handle: Option<&str>,
         origin: Option<&str>,
         permission: Option<&str>,
     ) -> Result<Value> {
-        let browser = self.engine.browser().await?;
+        let browser = self.browser_for(handle).await?;
         self.engine.leases.reset(&browser, origin, permission).await
     }
 
-    pub async fn download(&self, request: DownloadRequest) -> Result<Value> {
-        let browser = self.engine.browser().await?;
+    /// Downloads in the browser `handle` names (its profile's cookies), else this
+    /// session's.
+    pub async fn download(&self, handle: Option<&str>, request: DownloadRequest) -> Result<Value> {
+        let browser = self.browser_for(handle).await?;
         downloads::download(browser, self.engine.config.clone(), request).await
     }
 }

@@ -9,7 +9,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::AgentSession;
-use crate::browser::{Browser, Dialog, DialogAnswer, DialogOutcome, Tab, lock, parse_tab_handle};
+use crate::browser::{
+    Browser, Dialog, DialogAnswer, DialogOutcome, Tab, TabInfo, lock, parse_tab_handle,
+};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::check_url_scheme;
 
@@ -52,6 +54,14 @@ impl Creations {
         }
     }
 
+    /// Whether `session` created this tab (as far as the records still go).
+    pub(super) fn made_by(&self, session: u64, client: &str, tab_id: u64) -> bool {
+        lock(&self.by_operation).values().any(|(s, creation, _)| {
+            *s == session
+                && matches!(creation, Creation::Done { tab, .. } if tab.client_id == client && tab.tab_id == tab_id)
+        })
+    }
+
     fn get(&self, operation_id: &str) -> Option<(u64, Creation)> {
         lock(&self.by_operation)
             .get(operation_id)
@@ -65,42 +75,15 @@ impl Creations {
 }
 
 pub struct OpenTabRequest {
+    /// The browser to open it in: a client id, or a tab handle of that browser (None:
+    /// the session's).
+    pub browser: Option<String>,
     pub url: String,
     pub active: bool,
     pub owner_id: Option<String>,
     /// Recovers an earlier creation instead of making one.
     pub operation_id: Option<String>,
     pub timeout: Duration,
-}
-
-/// One tab as an agent sees it.
-#[derive(Debug, Clone, Serialize)]
-pub struct TabInfo {
-    /// `client:N`.
-    pub handle: String,
-    pub client_id: String,
-    pub tab_id: u64,
-    pub url: String,
-    pub title: String,
-    pub generation: u64,
-    pub owner_id: Option<String>,
-    /// Whether it is the calling session's default tab.
-    pub default: bool,
-}
-
-impl TabInfo {
-    pub fn of(browser: &Browser, tab: &Tab, default: Option<u64>) -> TabInfo {
-        TabInfo {
-            handle: browser.handle(tab),
-            client_id: browser.client_id.clone(),
-            tab_id: tab.tab_id,
-            url: tab.url.clone(),
-            title: tab.title.clone(),
-            generation: tab.generation,
-            owner_id: tab.owner_id.clone(),
-            default: default == Some(tab.tab_id),
-        }
-    }
 }
 
 /// Every tab of every connected browser, and which is the caller's default.
@@ -178,17 +161,17 @@ pub enum CloseScope<'a> {
 impl AgentSession {
     /// Tabs an agent can drive (`all` adds chrome-extension:// and other internal pages).
     pub async fn list_tabs(&self, all: bool) -> Result<TabList> {
-        let default = self.default_tab();
         let mut tabs = Vec::new();
         let mut default_handle = None;
         // Every linked browser (the extension link can have several profiles at once).
         for browser in self.engine.browsers.all().await? {
+            let default = self.default_in(&browser);
             for tab in browser.tabs() {
                 if default == Some(tab.tab_id) {
                     default_handle = Some(browser.handle(&tab));
                 }
                 if all || !tab.url.starts_with("chrome-extension://") {
-                    tabs.push(TabInfo::of(&browser, &tab, default));
+                    tabs.push(browser.info(&tab, default));
                 }
             }
         }
@@ -199,15 +182,17 @@ impl AgentSession {
     }
 
     /// Makes a tab this session's default; `url_pattern` must match exactly one tab of
-    /// all the connected browsers.
+    /// all the connected browsers (or of the one `browser` names: chrome, edge, …).
     pub async fn switch_tab(
         &self,
         handle: Option<&str>,
         url_pattern: Option<&str>,
+        browser_name: Option<&str>,
     ) -> Result<(Arc<Browser>, Tab)> {
         let (browser, tab) = match (handle, url_pattern) {
             (Some(handle), _) => self.engine.browsers.find_tab(handle).await?,
-            (None, Some(pattern)) => self.tab_by_url(pattern).await?,
+            (None, Some(pattern)) => self.tab_by_url(pattern, browser_name).await?,
+            (None, None) if browser_name.is_some() => self.tab_by_url("", browser_name).await?,
             (None, None) => {
                 return Err(EngineError::invalid(
                     Input::Tab,
@@ -215,14 +200,23 @@ impl AgentSession {
                 ));
             }
         };
-        self.set_default(tab.tab_id);
+        self.set_default(&browser.client_id, tab.tab_id);
         Ok((browser, tab))
     }
 
-    /// The one tab whose URL contains `pattern`, in any connected browser.
-    async fn tab_by_url(&self, pattern: &str) -> Result<(Arc<Browser>, Tab)> {
+    /// The one tab whose URL contains `pattern`, in any connected browser (or those
+    /// `browser_name` names).
+    async fn tab_by_url(
+        &self,
+        pattern: &str,
+        browser_name: Option<&str>,
+    ) -> Result<(Arc<Browser>, Tab)> {
         let mut matches = Vec::new();
-        for browser in self.engine.browsers.all().await? {
+        let browsers = self.engine.browsers.all().await?;
+        for browser in browsers
+            .into_iter()
+            .filter(|b| browser_name.is_none_or(|name| b.is_named(name)))
+        {
             for tab in browser.tabs() {
                 if tab.url.contains(pattern) {
                     matches.push((browser.clone(), tab));
@@ -280,7 +274,7 @@ impl AgentSession {
         // The tab starts blank and is navigated like any other, so its load is awaited by
         // the one navigation path.
         let created = async {
-            let browser = self.engine.browser().await?;
+            let browser = self.browser_named(request.browser.as_deref()).await?;
             let tab = browser
                 .open_tab("about:blank", request.active, Some(&owner_id))
                 .await?;
@@ -303,7 +297,7 @@ impl AgentSession {
                 return Err(error);
             }
         };
-        let info = TabInfo::of(&browser, &tab, None);
+        let info = browser.info(&tab, None);
         creations.record(
             &operation_id,
             self.id,
@@ -323,7 +317,7 @@ impl AgentSession {
         let current = browser.tab_by_id(tab.tab_id).unwrap_or(tab);
         Ok(Opened::Created {
             operation_id,
-            tab: TabInfo::of(&browser, &current, self.default_tab()),
+            tab: browser.info(&current, self.default_in(&browser)),
             owner_id,
             opener: current.opener.clone(),
             load_status,

@@ -27,7 +27,7 @@ use crate::error::{EngineError, Result};
 pub use connector::{Browsers, OnConnect};
 pub use dialogs::{Dialog, DialogAnswer, DialogOutcome, DialogPolicy};
 pub use link::{LINK_WAIT, LinkHello};
-pub use tabs::{ClosedTab, Tab, TabRegistry, parse_tab_handle, tab_handle};
+pub use tabs::{ClosedTab, Tab, TabInfo, TabRegistry, parse_tab_handle, tab_handle};
 pub(crate) use tabs::{TabState, lock};
 
 /// Deadline for the small housekeeping commands (attach, enable, list).
@@ -75,6 +75,8 @@ pub struct Browser {
     pub link_info: Mutex<Value>,
     /// A debugger session on the tabwire extension's worker, in a browser we launched.
     pub(crate) extension_session: Mutex<Option<String>>,
+    /// The tab tabwire last brought to the front (opened active, or activated).
+    front: Mutex<Option<String>>,
 }
 
 impl Browser {
@@ -96,6 +98,7 @@ impl Browser {
             product: Mutex::new(String::new()),
             link_info: Mutex::new(Value::Null),
             extension_session: Mutex::new(None),
+            front: Mutex::new(None),
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();
@@ -135,6 +138,18 @@ impl Browser {
         Ok(())
     }
 
+    /// Whether this browser goes by `name` (chrome, edge, brave, …): the linked
+    /// extension's report, or the product it says it is.
+    pub fn is_named(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        let linked = lock(&self.link_info)["browser"]
+            .as_str()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let product = lock(&self.product).to_ascii_lowercase();
+        linked.contains(&name) || product.contains(&name) || self.client_id == name
+    }
+
     /// Whether this browser is linked through the extension (not launched or attached).
     pub fn is_linked(&self) -> bool {
         !lock(&self.link_info).is_null()
@@ -151,6 +166,11 @@ impl Browser {
 
     pub fn registry(&self) -> &TabRegistry {
         &self.registry
+    }
+
+    /// One of this browser's tabs as an agent sees it.
+    pub fn info(&self, tab: &Tab, default: Option<u64>) -> TabInfo {
+        TabInfo::of(&self.client_id, tab, default)
     }
 
     /// The handle (`client:N`) of one of this browser's tabs.
@@ -233,6 +253,9 @@ impl Browser {
         let info = self.target_info(&target_id).await?;
         self.note_target(&info);
         self.set_owner(&target_id, owner_id);
+        if active {
+            *lock(&self.front) = Some(target_id.clone());
+        }
         self.tab_by_target(&target_id)
             .ok_or(EngineError::NoSuchTab(target_id))
     }
@@ -269,7 +292,14 @@ impl Browser {
                 HOUSEKEEPING,
             )
             .await?;
+        *lock(&self.front) = Some(tab.target_id.clone());
         Ok(())
+    }
+
+    /// The target of the tab tabwire last brought to the front, if it is still open.
+    pub(crate) fn front_tab(&self) -> Option<String> {
+        let front = lock(&self.front).clone()?;
+        self.tab_by_target(&front).map(|_| front)
     }
 
     /// The current URL and title of a tab, asked of the browser (not the table).

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::Value;
 
 use super::dialogs::{Dialog, DialogPolicy};
@@ -218,12 +219,15 @@ impl Default for TabRegistry {
 
 impl TabRegistry {
     /// The id of a live target, made on first sight; None if it is known to have closed.
+    /// A linked browser names its targets after Chrome's own tab ids (`tab-N`), which are
+    /// kept as ours; elsewhere ids come from a counter and are never reused.
     fn live_id(&self, client: &str, target: &str) -> Option<u64> {
         let mut records = lock(&self.records);
         let record = records
             .entry((client.to_owned(), target.to_owned()))
             .or_insert_with(|| TabRecord {
-                id: self.next.fetch_add(1, Ordering::Relaxed),
+                id: native_tab_id(target)
+                    .unwrap_or_else(|| self.next.fetch_add(1, Ordering::Relaxed)),
                 owner: None,
                 closed: None,
             });
@@ -278,6 +282,11 @@ impl TabRegistry {
     }
 }
 
+/// Chrome's tab id in a linked browser's target id (`tab-42` → 42).
+fn native_tab_id(target: &str) -> Option<u64> {
+    target.strip_prefix("tab-")?.parse().ok()
+}
+
 /// Forgets closed records past their time, then the oldest beyond the cap.
 fn prune(records: &mut HashMap<TargetKey, TabRecord>) {
     records.retain(|_, r| r.closed.is_none_or(|at| at.elapsed() < CLOSED_KEPT));
@@ -299,6 +308,37 @@ impl TabState {
         Tab {
             owner_id: registry.owner(client, &self.target_id),
             state: self.clone(),
+        }
+    }
+}
+
+/// One tab as an agent sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TabInfo {
+    /// `client:N`.
+    pub handle: String,
+    pub client_id: String,
+    pub tab_id: u64,
+    pub url: String,
+    pub title: String,
+    pub generation: u64,
+    pub owner_id: Option<String>,
+    /// Whether it is the calling session's default tab.
+    pub default: bool,
+}
+
+impl TabInfo {
+    /// `default`: the calling session's default tab id.
+    pub fn of(client_id: &str, tab: &Tab, default: Option<u64>) -> TabInfo {
+        TabInfo {
+            handle: tab_handle(client_id, tab.tab_id),
+            client_id: client_id.to_owned(),
+            tab_id: tab.tab_id,
+            url: tab.url.clone(),
+            title: tab.title.clone(),
+            generation: tab.generation,
+            owner_id: tab.owner_id.clone(),
+            default: default == Some(tab.tab_id),
         }
     }
 }

@@ -101,8 +101,9 @@ pub async fn remove(
                     "the backup is at {} but the removal was not confirmed ({e}); read the bookmarks before retrying",
                     backup.path.display()
                 ),
-                json!({ "backup_path": backup.path, "backup_sha256": backup.sha256, "retry_safe": false }),
+                json!({ "backup_path": backup.path, "backup_sha256": backup.sha256 }),
             )
+            .may_have_run()
         })?;
     Ok(Removed {
         count: count(&node),

@@ -1,8 +1,9 @@
 //! Downloads through the browser's own download manager, with the profile's cookies:
 //! a background tab navigates to the URL and the finished file is moved from a staging
 //! folder to its place (a linked browser downloads through chrome.downloads and the file
-//! is copied). A URL the browser shows instead of saving (an image, JSON) is saved from
-//! the tab; a web page is refused.
+//! is copied). A URL the browser shows instead of saving (a web page, an image, JSON) is
+//! saved from the tab, byte for byte as the server sent it, and the reply names its
+//! content type.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -67,8 +68,12 @@ pub async fn download(
     let tab = browser
         .open_tab("about:blank", false, Some(DOWNLOAD_OWNER))
         .await?;
+    let mut session = None;
     let shown = async {
         let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;
+        // The response's type is in the network events (the download events lack it).
+        page.cdp("Network.enable", json!({}), HOUSEKEEPING).await?;
+        session = Some(page.session.clone());
         let landed = page.navigate(&request.url, request.timeout).await;
         match landed {
             Ok(reply) if reply["type"] == "download" => Ok(None),
@@ -78,7 +83,7 @@ pub async fn download(
             Err(error) => Err(EngineError::page(
                 ErrorCode::DownloadNotStarted,
                 format!("{} did not start a download: {error}", request.url),
-                json!({ "url": request.url, "retry_safe": true }),
+                json!({ "url": request.url }),
             )),
         }
     }
@@ -94,7 +99,7 @@ pub async fn download(
             return Err(error);
         }
     }
-    let progress = follow_progress(&mut events, &request).await;
+    let progress = follow_progress(&mut events, session.as_deref(), &request).await;
     let _ = browser.close_tab(&tab).await;
     let Some(guid) = progress.guid else {
         return Err(EngineError::page(
@@ -105,16 +110,10 @@ pub async fn download(
     };
     match progress.state.as_str() {
         "completed" => {}
-        "canceled" => {
-            return Ok(
-                json!({ "status": "failed", "reason": "interrupted", "download_id": guid, "url": request.url }),
-            );
-        }
+        "canceled" => return Ok(failed(json!(guid), "interrupted", &request.url)),
         _ => {
-            return Ok(json!({
-                "status": "in_progress", "download_id": guid, "received_bytes": progress.received,
-                "directory_applied": false, "staging_path": staging.join(&guid),
-            }));
+            let pending = unfinished(&request, json!(guid), json!(progress.received));
+            return Ok(pending.with_field("staging_path", json!(staging.join(&guid))));
         }
     }
     let name = request
@@ -124,16 +123,20 @@ pub async fn download(
         .unwrap_or_else(|| "download".into());
     let target = request.directory.file(&sanitize(&name), Input::Filename)?;
     let written = files::move_into(staging.join(&guid), target, request.overwrite).await?;
-    Ok(json!({
-        "status": "completed", "path": written.path, "bytes": written.bytes,
-        "sha256": written.sha256, "download_id": guid, "url": request.url,
-    }))
+    Ok(completed(
+        &written,
+        json!(guid),
+        &request.url,
+        progress.mime.as_deref(),
+    ))
 }
 
 /// What the browser's download events said before the deadline.
 struct Progress {
     guid: Option<String>,
     suggested: Option<String>,
+    /// The content type, where the browser says (CDP's events do not).
+    mime: Option<String>,
     state: String,
     received: u64,
 }
@@ -142,12 +145,14 @@ struct Progress {
 /// request's deadline passes.
 async fn follow_progress(
     events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    session: Option<&str>,
     request: &DownloadRequest,
 ) -> Progress {
     let deadline = Instant::now() + request.timeout;
     let mut progress = Progress {
         guid: None,
         suggested: None,
+        mime: None,
         state: "in_progress".to_owned(),
         received: 0,
     };
@@ -159,6 +164,11 @@ async fn follow_progress(
         };
         let params = &event.params;
         match event.method.as_str() {
+            "Network.responseReceived"
+                if event.session_id.as_deref() == session && params["type"] == "Document" =>
+            {
+                progress.mime = params["response"]["mimeType"].as_str().map(str::to_owned);
+            }
             "Browser.downloadWillBegin" => {
                 progress.guid = params["guid"].as_str().map(str::to_owned);
                 progress.suggested = params["suggestedFilename"].as_str().map(str::to_owned);
@@ -189,19 +199,13 @@ async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result
     let item = browser.extension_call("downloads.fetch", args).await?;
     match item["state"].as_str() {
         Some("complete") => {}
-        Some("not_a_download") => {
-            return Err(not_a_download(&request.url, item["mime"].as_str()));
-        }
         Some("interrupted") => {
-            return Ok(
-                json!({ "status": "failed", "reason": item["error"], "download_id": item["id"], "url": request.url }),
-            );
+            let reason = item["error"].as_str().unwrap_or("interrupted");
+            return Ok(failed(item["id"].clone(), reason, &request.url));
         }
         _ => {
-            return Ok(json!({
-                "status": "in_progress", "download_id": item["id"], "received_bytes": item["bytesReceived"],
-                "directory_applied": false, "browser_path": item["filename"],
-            }));
+            let pending = unfinished(request, item["id"].clone(), item["bytesReceived"].clone());
+            return Ok(pending.with_field("browser_path", item["filename"].clone()));
         }
     }
     let source = PathBuf::from(item["filename"].as_str().unwrap_or_default());
@@ -217,17 +221,17 @@ async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result
         .unwrap_or_else(|| "download".into());
     let target = request.directory.file(&sanitize(&name), Input::Filename)?;
     let written = files::copy_into(source.clone(), target, request.overwrite).await?;
-    Ok(json!({
-        "status": "completed", "path": written.path, "bytes": written.bytes, "sha256": written.sha256,
-        "download_id": item["id"], "browser_path": source, "url": request.url,
-    }))
+    Ok(completed(
+        &written,
+        item["id"].clone(),
+        &request.url,
+        item["mime"].as_str(),
+    )
+    .with_field("browser_path", json!(source)))
 }
 
-/// What the browser shows as a page rather than saving it.
-const PAGE_TYPES: [&str; 2] = ["text/html", "application/xhtml+xml"];
-
 /// Saves the main resource a tab shows (the browser displayed the URL rather than
-/// downloading it) without fetching it again; a web page is refused.
+/// downloading it) without fetching it again.
 async fn save_shown_resource(page: &Page, request: &DownloadRequest) -> Result<Value> {
     // An error page is not the file: report it as the extension link's download would.
     let status = page
@@ -243,21 +247,13 @@ async fn save_shown_resource(page: &Page, request: &DownloadRequest) -> Result<V
         .as_u64()
         .unwrap_or(0);
     if status >= 400 {
-        return Ok(json!({
-            "status": "failed", "reason": format!("http_{status}"), "url": request.url,
-        }));
+        return Ok(failed(Value::Null, &format!("http_{status}"), &request.url));
     }
     let tree = page
         .cdp("Page.getResourceTree", json!({}), HOUSEKEEPING)
         .await?;
     let frame = &tree["frameTree"]["frame"];
     let mime = frame["mimeType"].as_str().unwrap_or_default();
-    if mime.is_empty() || PAGE_TYPES.contains(&mime) {
-        return Err(not_a_download(
-            &request.url,
-            Some(mime).filter(|m| !m.is_empty()),
-        ));
-    }
     let content = page
         .cdp(
             "Page.getResourceContent",
@@ -290,10 +286,8 @@ async fn save_shown_resource(page: &Page, request: &DownloadRequest) -> Result<V
         ));
     }
     let written = files::write_atomic(target, bytes).await?;
-    Ok(json!({
-        "status": "completed", "path": written.path, "bytes": written.bytes, "sha256": written.sha256,
-        "url": request.url, "content_type": mime, "shown_by_browser": true,
-    }))
+    Ok(completed(&written, Value::Null, &request.url, Some(mime))
+        .with_field("shown_by_browser", json!(true)))
 }
 
 /// The last path segment of a URL, if it names something.
@@ -332,16 +326,45 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The same refusal on both links for a URL the browser shows as a page.
-fn not_a_download(url: &str, mime: Option<&str>) -> EngineError {
-    let served = mime.map_or_else(|| "a web page".to_owned(), |m| format!("a web page ({m})"));
-    EngineError::page(
-        ErrorCode::DownloadNotStarted,
-        format!(
-            "{url} did not start a download: the server answered with {served}; read it as a page instead"
-        ),
-        json!({ "url": url, "retry_safe": true }),
-    )
+/// What a finished download answers, on every link alike.
+fn completed(written: &files::Written, id: Value, url: &str, mime: Option<&str>) -> Value {
+    json!({
+        "type": "download", "status": "completed", "download_id": id,
+        "path": written.path, "size": written.bytes,
+        "bytes_received": written.bytes, "total_bytes": written.bytes,
+        "sha256": written.sha256, "url": url,
+        "content_type": mime.filter(|m| !m.is_empty()),
+    })
+}
+
+/// A download that ended without its file.
+fn failed(id: Value, reason: &str, url: &str) -> Value {
+    json!({
+        "type": "download", "status": "failed", "download_id": id, "code": reason,
+        "error": format!("the download of {url} failed: {reason}"), "reason": reason, "url": url,
+    })
+}
+
+/// A download still running when the call returned: its file is not moved into place.
+fn unfinished(request: &DownloadRequest, id: Value, received: Value) -> Value {
+    json!({
+        "type": "download", "status": "in_progress", "download_id": id,
+        "bytes_received": received, "total_bytes": null,
+        "directory_applied": false, "requested_directory": request.directory.path(),
+        "hint": "the download had not finished when the call returned; its file was not moved into the requested directory",
+    })
+}
+
+/// Adds one field to a JSON object.
+trait WithField {
+    fn with_field(self, key: &str, value: Value) -> Value;
+}
+
+impl WithField for Value {
+    fn with_field(mut self, key: &str, value: Value) -> Value {
+        self[key] = value;
+        self
+    }
 }
 
 /// "report (1).csv" → "report.csv": the suffix a browser adds to avoid a clash in its own

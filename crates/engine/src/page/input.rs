@@ -135,8 +135,9 @@ impl Page {
                 return Err(EngineError::page(
                     ErrorCode::ClickNotConfirmed,
                     "the press did not reach the element and something else is at the point now (a frame?); it may have been clicked instead",
-                    json!({ "retry_safe": false, "x": x, "y": y }),
-                ));
+                    json!({ "x": x, "y": y }),
+                )
+                .may_have_run());
             }
             missed = seen;
         }
@@ -151,7 +152,7 @@ impl Page {
                     "stopped before another element got it"
                 }
             ),
-            json!({ "intercepted_by": stopped_at, "retry_safe": true }),
+            json!({ "intercepted_by": stopped_at }),
         ))
     }
 

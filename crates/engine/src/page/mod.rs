@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
-use crate::browser::{Browser, Dialog, DialogPolicy, Tab, WORLD, exception_text};
+use crate::browser::{Browser, Dialog, DialogPolicy, Tab, TabInfo, WORLD, exception_text};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Result};
 
@@ -83,6 +83,11 @@ impl Page {
 
     pub fn handle(&self) -> String {
         self.browser.handle(&self.tab)
+    }
+
+    /// The reserved tab as an agent sees it (its URL as of the reservation).
+    pub fn info(&self) -> TabInfo {
+        self.browser.info(&self.tab, None)
     }
 
     /// The top document's context.
@@ -417,10 +422,12 @@ fn frame_error(error: EngineError, depth: usize) -> EngineError {
             code,
             message,
             details,
+            delivery,
         } => EngineError::Page {
             code,
             message: format!("frame path step {depth}: {message}"),
             details,
+            delivery,
         },
         other => other,
     }

@@ -1,0 +1,555 @@
+//! The `btap.result.v1` envelope, exactly as BrowserTap sends it: `ok`,
+//! `result_contract`, `version`, `data` (success only), `error` (null or `{code, message,
+//! retryable}`), `error_code`, `retryable`, `target`, `diagnostics` (`tool` and the call's
+//! delivery facts), `legacy` for failures a tool reports in its own result, and the scalar
+//! projections of the payload at the top level. The envelope is the text content and the
+//! `structuredContent` (equal as JSON); images follow as image content.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+
+use engine::{Delivery, EngineError, ErrorCode, Input, TabInfo};
+
+use crate::face::{Rendered, Reply, ToolDef, ToolError};
+
+pub const CONTRACT: &str = "btap.result.v1";
+
+/// Keys never copied from a payload to the top level.
+const RESERVED: &[&str] = &[
+    "ok",
+    "data",
+    "error",
+    "error_code",
+    "retryable",
+    "target",
+    "diagnostics",
+    "legacy",
+    "result_contract",
+    "version",
+];
+
+/// A projected string is at most this long.
+const PROJECTED_TEXT: usize = 256;
+
+/// Statuses that mean a tool's own result reports a failure.
+const FAILURE_STATUSES: &[&str] = &[
+    "error",
+    "failed",
+    "failure",
+    "timeout",
+    "busy",
+    "requires_user_action",
+    "activation_failed",
+    "input_activity_detected",
+    "coordinates_off_screen",
+    "obscured",
+    "outside_viewport",
+    "not_found",
+    "cancelled",
+    "rejected",
+    "no_response",
+    "navigation_timeout",
+    "navigation_failed",
+    "dialog_handle_failed",
+    "blocked_by_beforeunload",
+    "blocked_by_dialog",
+    "challenge_stalled",
+    "unknown",
+    "unsupported",
+    "unsupported_frame_transform",
+    "partial",
+    "bridge_unreachable",
+    "stale_bridge",
+    "stale_extension",
+    "stale_package",
+    "not_interactable",
+    "focus_failed",
+    "ambiguous",
+    "invalid_selector",
+    "cross_origin_frame",
+    "closed_shadow_root",
+    "refused",
+];
+
+/// Statuses that end a call well even with an `error` text beside them.
+const SUCCESS_STATUSES: &[&str] = &["ok", "success", "completed", "stopped"];
+
+/// Payload keys repeated in `diagnostics` when present.
+const DIAGNOSTIC_KEYS: &[&str] = &[
+    "delivery_state",
+    "switched_session",
+    "switched_from",
+    "closed",
+    "retry_safe",
+    "dispatched",
+    "may_have_executed",
+    "operation_id",
+    "poll_with",
+    "reservation_held",
+    "operation_status",
+    "may_have_created",
+    "on_screen",
+    "ownership",
+    "desktop",
+    "owner_id",
+    "generation",
+    "extension_build_verdict",
+    "status",
+    "code",
+    "hint",
+    "reason",
+    "directory_applied",
+    "requested_directory",
+    "render_state",
+    "content_ready",
+];
+
+/// Delivery facts of a raised failure that are also copied to the top level.
+const DELIVERY_TOP: &[&str] = &[
+    "delivery_state",
+    "retry_safe",
+    "operation_id",
+    "reservation_held",
+    "poll_with",
+    "operation_status",
+];
+
+/// Codes a raised failure is retryable with unless its delivery facts forbid it.
+const RETRYABLE_CODES: &[&str] = &[
+    "bridge_unreachable",
+    "extension_not_connected",
+    "session_not_connected",
+    "session_disconnected",
+    "transport_error",
+    "target_busy",
+];
+
+/// The MCP result of one btap call.
+pub fn render(
+    tool: &ToolDef,
+    outcome: Result<Reply, ToolError>,
+    call: &Rendered,
+) -> CallToolResult {
+    let (envelope, images) = match outcome {
+        Ok(reply) => {
+            let images = reply
+                .images
+                .iter()
+                .map(|(data, mime)| ContentBlock::image(data.clone(), *mime))
+                .collect();
+            (reported(tool, reply, call), images)
+        }
+        // What the page reports as its own failure is carried in the payload, as
+        // BrowserTap's extension reports it.
+        Err(ToolError::Engine(error)) if let Some(payload) = as_reported(&error) => {
+            (reported(tool, Reply::data(payload), call), Vec::new())
+        }
+        Err(error) => (raised(tool, &error, call), Vec::new()),
+    };
+    let is_error = envelope["ok"] != true;
+    let mut result = if is_error {
+        CallToolResult::structured_error(envelope)
+    } else {
+        CallToolResult::structured(envelope)
+    };
+    result.content.extend(images);
+    result
+}
+
+/// A successful call: a success envelope, or a failure the payload itself reports.
+fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Value {
+    let payload = reply.data;
+    let failure = failure_in(tool, &payload);
+    let mut facts = reply.facts;
+    let mut envelope = header(failure.is_none());
+    envelope["target"] = target(reply.target.as_ref(), &call.arguments);
+    let mut diagnostics = diagnostics(tool, call, &mut facts);
+    if let Value::Object(data) = &payload {
+        for key in DIAGNOSTIC_KEYS {
+            if let Some(value) = data.get(*key) {
+                diagnostics.entry(*key).or_insert(value.clone());
+            }
+        }
+    }
+    match failure {
+        None => {
+            envelope["data"] = payload.clone();
+            envelope["diagnostics"] = Value::Object(diagnostics);
+        }
+        Some((code, message)) => {
+            let retryable = verdict(&[&payload, &Value::Object(facts.clone())], false);
+            if diagnostics.contains_key("retry_safe") {
+                diagnostics.insert("retry_safe".into(), json!(retryable));
+            }
+            envelope["error"] = json!({ "code": code, "message": message, "retryable": retryable });
+            envelope["error_code"] = json!(code);
+            envelope["retryable"] = json!(retryable);
+            envelope["legacy"] = payload.clone();
+            envelope["diagnostics"] = Value::Object(diagnostics);
+        }
+    }
+    project(&mut envelope, &payload);
+    if envelope["ok"] == false && envelope.get("retry_safe").is_some() {
+        envelope["retry_safe"] = envelope["retryable"].clone();
+    }
+    envelope
+}
+
+/// A call that raised: no data, no legacy; the delivery facts at the top level too.
+fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Value {
+    let failure = Failure::of(error);
+    let mut facts = failure.facts.clone();
+    let mut envelope = header(false);
+    let retryable = verdict(
+        &[&Value::Object(facts.clone())],
+        RETRYABLE_CODES.contains(&failure.code),
+    );
+    if facts.contains_key("retry_safe") {
+        facts.insert("retry_safe".into(), json!(retryable));
+    }
+    envelope["error"] =
+        json!({ "code": failure.code, "message": failure.message, "retryable": retryable });
+    envelope["error_code"] = json!(failure.code);
+    envelope["retryable"] = json!(retryable);
+    envelope["target"] = target(None, &call.arguments);
+    for key in DELIVERY_TOP {
+        if let Some(value) = facts.get(*key) {
+            envelope[*key] = value.clone();
+        }
+    }
+    let diagnostics = diagnostics(tool, call, &mut facts);
+    envelope["diagnostics"] = Value::Object(diagnostics);
+    envelope
+}
+
+fn header(ok: bool) -> Value {
+    json!({
+        "ok": ok,
+        "result_contract": CONTRACT,
+        "version": 1,
+        "error": null,
+        "error_code": null,
+        "retryable": false,
+    })
+}
+
+fn diagnostics(
+    tool: &ToolDef,
+    call: &Rendered,
+    facts: &mut Map<String, Value>,
+) -> Map<String, Value> {
+    let mut diagnostics = Map::new();
+    diagnostics.insert("tool".into(), json!(tool.name));
+    diagnostics.append(facts);
+    if !call.ignored.is_empty() {
+        diagnostics.insert("ignored_arguments".into(), json!(call.ignored));
+    }
+    diagnostics.insert("elapsed_ms".into(), json!(call.elapsed_ms));
+    diagnostics
+}
+
+/// BrowserTap's retry rule: any sign that something was sent, or an explicit "not safe",
+/// forbids a retry; an explicit "safe" allows one; else the code decides.
+fn verdict(sources: &[&Value], by_default: bool) -> bool {
+    let mut explicit = None;
+    for source in sources {
+        let flag = |key: &str| source.get(key).and_then(Value::as_bool);
+        if flag("retry_safe") == Some(false) || flag("retryable") == Some(false) {
+            return false;
+        }
+        for key in ["dispatched", "may_have_executed", "may_have_created"] {
+            if flag(key) == Some(true) {
+                return false;
+            }
+        }
+        if let Some(state) = source.get("delivery_state").and_then(Value::as_str)
+            && state != "undelivered"
+        {
+            return false;
+        }
+        if flag("retry_safe") == Some(true) || flag("retryable") == Some(true) {
+            explicit = Some(true);
+        }
+    }
+    explicit.unwrap_or(by_default)
+}
+
+/// Whether a payload reports a failure of its own: `(code, message)` if so.
+fn failure_in(tool: &ToolDef, payload: &Value) -> Option<(String, String)> {
+    let data = payload.as_object()?;
+    let text = |key: &str| {
+        data.get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let code = || text("code").or(text("error_code"));
+    if data.get("ok") == Some(&Value::Bool(false)) {
+        let code = code().unwrap_or("operation_failed").to_owned();
+        let message = text("error")
+            .or(text("message"))
+            .map_or_else(|| format!("{code} failed"), str::to_owned);
+        return Some((code, message));
+    }
+    let status = text("status").map(|s| s.trim().to_ascii_lowercase());
+    if tool.name == "get_setup_status" {
+        return None;
+    }
+    if let Some(status) = &status
+        && FAILURE_STATUSES.contains(&status.as_str())
+    {
+        let code = code().unwrap_or(status).to_owned();
+        let message = text("error")
+            .or(text("message"))
+            .unwrap_or(status)
+            .to_owned();
+        return Some((code, message));
+    }
+    let succeeded = status
+        .as_deref()
+        .is_some_and(|s| SUCCESS_STATUSES.contains(&s));
+    if let Some(error) = text("error")
+        && !succeeded
+    {
+        let code = code().unwrap_or("operation_failed").to_owned();
+        return Some((code, error.to_owned()));
+    }
+    None
+}
+
+/// Copies small scalars of the payload to the top level, never over a key already there.
+fn project(envelope: &mut Value, payload: &Value) {
+    let (Some(envelope), Value::Object(data)) = (envelope.as_object_mut(), payload) else {
+        return;
+    };
+    for (key, value) in data {
+        let scalar = match value {
+            Value::Null | Value::Bool(_) | Value::Number(_) => true,
+            Value::String(s) => s.chars().count() <= PROJECTED_TEXT,
+            _ => false,
+        };
+        if scalar && !RESERVED.contains(&key.as_str()) && !envelope.contains_key(key) {
+            envelope.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+/// `{session_id, client_id, tab_id, generation?, url?}` of the tab acted on, with the
+/// caller's own naming of it winning; null when neither names one.
+fn target(acted_on: Option<&TabInfo>, arguments: &Map<String, Value>) -> Value {
+    let mut target = Map::new();
+    if let Some(tab) = acted_on {
+        target.insert("session_id".into(), json!(tab.handle));
+        target.insert("client_id".into(), json!(tab.client_id));
+        target.insert("tab_id".into(), json!(tab.tab_id));
+        target.insert("generation".into(), json!(tab.generation.to_string()));
+        target.insert("url".into(), json!(tab.url));
+    }
+    if let Some(session) = arguments.get("session_id").and_then(Value::as_str) {
+        target.insert("session_id".into(), json!(session));
+        if let Some((client, tab)) = session.rsplit_once(':') {
+            target.insert("client_id".into(), json!(client));
+            if let Ok(tab) = tab.parse::<u64>() {
+                target.insert("tab_id".into(), json!(tab));
+            }
+        }
+    }
+    if let Some(tab) = arguments.get("tab_id").and_then(Value::as_u64) {
+        target.insert("tab_id".into(), json!(tab));
+    }
+    if let Some(client) = arguments.get("client_id").and_then(Value::as_str) {
+        target.insert("client_id".into(), json!(client));
+    }
+    if target.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(target)
+    }
+}
+
+/// A raised failure in BrowserTap's words.
+struct Failure {
+    code: &'static str,
+    message: String,
+    facts: Map<String, Value>,
+}
+
+impl Failure {
+    fn of(error: &ToolError) -> Failure {
+        let mut facts = Map::new();
+        match error {
+            ToolError::Param { name, message } => {
+                facts.insert("param".into(), json!(name));
+                Failure {
+                    code: "invalid_request",
+                    message: format!("{name}: {message}"),
+                    facts,
+                }
+            }
+            ToolError::Face {
+                code,
+                message,
+                details,
+                may_have_run,
+            } => {
+                if let Value::Object(details) = details {
+                    facts.extend(details.clone());
+                }
+                if *may_have_run {
+                    may_have_run_facts(&mut facts);
+                }
+                Failure {
+                    code,
+                    message: message.clone(),
+                    facts,
+                }
+            }
+            ToolError::Engine(error) => engine_failure(error),
+        }
+    }
+}
+
+fn may_have_run_facts(facts: &mut Map<String, Value>) {
+    facts.insert("delivery_state".into(), json!("sent_unconfirmed"));
+    facts.insert("dispatched".into(), json!(true));
+    facts.insert("may_have_executed".into(), json!(true));
+    facts.insert("retry_safe".into(), json!(false));
+}
+
+fn engine_failure(error: &EngineError) -> Failure {
+    let mut facts = Map::new();
+    let engine_code = error.code();
+    let code = btap_code(error);
+    if code != engine_code.as_str() && engine_code != ErrorCode::InvalidInput {
+        // Ours is more specific; BrowserTap's client keys on the code above.
+        facts.insert("reason".into(), json!(engine_code.as_str()));
+    }
+    let message = match error.input() {
+        Some(input) => {
+            let name = param_name(input);
+            facts.insert("param".into(), json!(name));
+            format!("{name}: {}", error.bare_message())
+        }
+        None => error.to_string(),
+    };
+    if let Value::Object(details) = error.details() {
+        for (key, value) in details {
+            facts.entry(key).or_insert(value);
+        }
+    }
+    match error.delivery() {
+        Delivery::MayHaveRun => may_have_run_facts(&mut facts),
+        Delivery::Undelivered => {
+            facts.insert("delivery_state".into(), json!("undelivered"));
+        }
+    }
+    match error {
+        EngineError::TargetBusy { tab } => {
+            facts.insert("busy_target".into(), json!(tab));
+            facts.insert("retry_safe".into(), json!(true));
+        }
+        EngineError::NoSuchTab(handle) => {
+            facts.insert("stale_session_id".into(), json!(handle));
+            facts.insert("next_action".into(), json!("list_tabs_then_retry"));
+            facts.insert("retry_safe".into(), json!(false));
+        }
+        _ => {}
+    }
+    Failure {
+        code,
+        message,
+        facts,
+    }
+}
+
+/// BrowserTap's code for an engine failure, where it has one for the case; ours where
+/// it has none.
+fn btap_code(error: &EngineError) -> &'static str {
+    use ErrorCode as C;
+    match error.code() {
+        C::InvalidInput | C::PathOutsideOutputDir => "invalid_request",
+        C::TabNotFound => "session_not_connected",
+        C::BrowserDisconnected => match error.delivery() {
+            Delivery::MayHaveRun => "session_disconnected",
+            Delivery::Undelivered => "transport_error",
+        },
+        C::BrowserUnreachable | C::Io | C::FileExists => "transport_error",
+        C::ExtensionUnavailable => "extension_not_connected",
+        C::ScriptError => "page_execution_failed",
+        C::UrlSchemeRefused | C::PathNotAllowed | C::ForeignOperation | C::NotOwned => {
+            "permission_denied"
+        }
+        C::UnknownOperation | C::NoCapture => "not_found",
+        C::BackupFailed | C::BrowserLaunchFailed => "internal_error",
+        other => other.as_str(),
+    }
+}
+
+/// The btap parameter an engine input stands for.
+pub fn param_name(input: Input) -> &'static str {
+    match input {
+        Input::Tab => "session_id",
+        Input::Locator | Input::Condition => "selector",
+        Input::Point => "x",
+        Input::Keys => "keys_csv",
+        Input::Owner => "owner_id",
+        Input::Operation => "operation_id",
+        Input::Duration => "duration_seconds",
+        Input::OutputPath => "save_path",
+        Input::Files => "paths",
+        Input::Pattern => "url_pattern",
+        Input::ExtraScript => "extra_js",
+        Input::DialogAction => "action",
+        Input::Bookmark => "bookmark_id",
+        Input::Extension => "extension_id",
+        Input::Params => "params_json",
+        other => other.as_str(),
+    }
+}
+
+/// What a page reports as its own failure is a reported failure in BrowserTap: the
+/// payload carries the status. `None`: the error is raised.
+fn as_reported(error: &EngineError) -> Option<Value> {
+    let EngineError::Page {
+        code,
+        message,
+        details,
+        ..
+    } = error
+    else {
+        return None;
+    };
+    if !FAILURE_STATUSES.contains(&code.as_str()) {
+        return None;
+    }
+    let mut payload = match details {
+        Value::Object(details) => Value::Object(details.clone()),
+        _ => json!({}),
+    };
+    payload["status"] = json!(code.as_str());
+    payload["message"] = json!(message);
+    payload["retry_safe"] = json!(error.delivery() == Delivery::Undelivered);
+    Some(payload)
+}
+
+/// The output schema every btap tool declares: the envelope, an object.
+pub fn output_schema(tool: &ToolDef) -> Option<Map<String, Value>> {
+    let schema = json!({
+        "type": "object",
+        "title": format!("{}Result", tool.name),
+        "properties": {
+            "ok": {"type": "boolean"},
+            "result_contract": {"type": "string", "const": CONTRACT},
+            "version": {"type": "integer"},
+            "data": {},
+            "error": {"type": ["object", "null"]},
+            "error_code": {"type": ["string", "null"]},
+            "retryable": {"type": "boolean"},
+            "target": {"type": ["object", "null"]},
+            "diagnostics": {"type": "object"},
+            "legacy": {},
+        },
+        "required": ["ok", "result_contract", "version", "error", "error_code", "retryable", "target", "diagnostics"],
+        "additionalProperties": true,
+    });
+    schema.as_object().cloned()
+}

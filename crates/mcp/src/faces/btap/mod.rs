@@ -1,0 +1,484 @@
+//! The `btap` face: BrowserTap's 51 tools with its parameter names, types, defaults and
+//! annotations, answering in the `btap.result.v1` envelope. One row per tool; each
+//! adapter sits beside its parameter struct in the file of its group.
+
+mod browser_data;
+mod capture;
+mod desktop;
+pub mod envelope;
+mod extensions;
+mod input;
+mod raw;
+mod read;
+mod script;
+mod setup;
+mod tabs;
+
+use crate::face::{Face, Hints, ToolDef};
+use crate::tool;
+
+/// BrowserTap's hints, one set a kind of tool.
+mod hints {
+    use super::Hints;
+
+    const fn hints(
+        read_only: bool,
+        destructive: bool,
+        idempotent: bool,
+        open_world: bool,
+    ) -> Hints {
+        Hints {
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+        }
+    }
+
+    /// Reads this server's own state.
+    pub const LOCAL: Hints = hints(true, false, true, false);
+    /// Changes this server's own settings.
+    pub const SETTING: Hints = hints(false, true, true, false);
+    /// Reports on the browser link; not read-only (it may wake the link).
+    pub const STATUS: Hints = hints(false, false, true, true);
+    /// Reads the live browser.
+    pub const READ: Hints = hints(true, false, true, true);
+    /// Changes the browser or a page.
+    pub const ACT: Hints = hints(false, true, false, true);
+    /// Writes, without destroying anything.
+    pub const WRITE: Hints = hints(false, false, false, true);
+}
+
+use hints::{ACT, LOCAL, READ, SETTING, STATUS, WRITE};
+
+pub const FACE: Face = Face {
+    name: "btap",
+    tools: TOOLS,
+    instructions: "tabwire drives a Chromium browser with BrowserTap's tools. Each MCP session has its own \
+        default tab; parallel agents should pass session_id. Read pages with scan_page, act with \
+        page_click/page_type, wait with wait_for instead of sleeping.",
+    render: envelope::render,
+    output_schema: envelope::output_schema,
+};
+
+pub const TOOLS: &[ToolDef] = &[
+    // Setup.
+    tool!(
+        "get_setup_status",
+        "browser",
+        STATUS,
+        setup::NoArgs,
+        setup::get_setup_status,
+        "Versions, browser found, link state, tool counts and capability groups. Does not launch the browser."
+    ),
+    tool!(
+        "get_automation_profile",
+        "browser",
+        LOCAL,
+        setup::NoArgs,
+        setup::get_automation_profile,
+        "Whether this session runs in lab or safe."
+    ),
+    tool!(
+        "set_automation_profile",
+        "browser",
+        SETTING,
+        setup::SetProfile,
+        setup::set_automation_profile,
+        "Switch this session between lab and safe (never below what the server was started with; not persisted)."
+    ),
+    // Tabs.
+    tool!(
+        "list_tabs",
+        "browser",
+        READ,
+        setup::NoArgs,
+        tabs::list_tabs,
+        "List tabs with their session_id handles; default marks this session's tab."
+    ),
+    tool!(
+        "list_all_tabs",
+        "browser",
+        READ,
+        tabs::SessionOnly,
+        tabs::list_all_tabs,
+        "List every page target, including chrome-extension:// pages."
+    ),
+    tool!(
+        "close_tabs",
+        "browser",
+        ACT,
+        tabs::CloseTabs,
+        tabs::close_tabs,
+        "Close tabs this task owns (owner_id from open_new_tab)."
+    ),
+    tool!(
+        "switch_tab",
+        "browser",
+        ACT,
+        tabs::SwitchTab,
+        tabs::switch_tab,
+        "Set this session's default tab for later calls."
+    ),
+    tool!(
+        "activate_tab",
+        "browser",
+        ACT,
+        tabs::SessionOnly,
+        tabs::activate_tab,
+        "Bring a tab to the foreground; on_screen says whether the page is now visible."
+    ),
+    tool!(
+        "open_url",
+        "page",
+        ACT,
+        tabs::OpenUrl,
+        tabs::open_url,
+        "Navigate the tab and wait for it to load."
+    ),
+    tool!(
+        "open_new_tab",
+        "browser",
+        ACT,
+        tabs::OpenNewTab,
+        tabs::open_new_tab,
+        "Open a background tab owned by this task. Pass operation_id to recover a create exactly once. The session's default tab does not change: pass the returned session_id, or switch_tab."
+    ),
+    // Reading and waiting.
+    tool!(
+        "scan_page",
+        "page",
+        ACT,
+        read::ScanPage,
+        read::scan_page,
+        "Read the page as simplified HTML (or text) with link refs, collapsed lists, readiness and actionable targets with locators."
+    ),
+    tool!(
+        "scroll_page",
+        "page",
+        ACT,
+        read::ScrollPage,
+        read::scroll_page,
+        "Scroll and report the new position."
+    ),
+    tool!(
+        "wait_for",
+        "page",
+        ACT,
+        read::WaitFor,
+        read::wait_for,
+        "Wait until exactly one condition holds (or, with gone, stops holding)."
+    ),
+    tool!(
+        "wait_for_url",
+        "page",
+        READ,
+        read::WaitForUrl,
+        read::wait_for_url,
+        "Wait for the URL to match and the document to finish loading."
+    ),
+    // Input.
+    tool!(
+        "page_click",
+        "page",
+        ACT,
+        input::PageClick,
+        input::page_click,
+        "Click an element (hit-tested: obscured/outside_viewport are reported, nothing is clicked) or a point."
+    ),
+    tool!(
+        "page_type",
+        "page",
+        ACT,
+        input::PageType,
+        input::page_type,
+        "Type text into a field."
+    ),
+    tool!(
+        "page_press",
+        "page",
+        ACT,
+        input::PagePress,
+        input::page_press,
+        "Press a key or modifier chord."
+    ),
+    tool!(
+        "page_drag",
+        "page",
+        ACT,
+        input::PageDrag,
+        input::page_drag,
+        "Drag between two viewport points in one press-move-release sequence."
+    ),
+    tool!(
+        "upload_files",
+        "page",
+        ACT,
+        input::UploadFiles,
+        input::upload_files,
+        "Set files on a file input. Only files under the configured upload roots can be read."
+    ),
+    // Script and dialogs.
+    tool!(
+        "execute_js",
+        "page",
+        ACT,
+        script::ExecuteJs,
+        script::execute_js,
+        "Run JavaScript in the page. A late result is collected with get_execute_js_result, never re-run."
+    ),
+    tool!(
+        "get_execute_js_result",
+        "page",
+        WRITE,
+        script::GetResult,
+        script::get_execute_js_result,
+        "Read (or briefly wait for) an operation's result. Never replays it."
+    ),
+    tool!(
+        "handle_dialog",
+        "page",
+        ACT,
+        script::HandleDialog,
+        script::handle_dialog,
+        "Inspect or answer a dialog left open on a tab."
+    ),
+    tool!(
+        "resolve_leave_dialog",
+        "page",
+        ACT,
+        tabs::SessionOnly,
+        script::resolve_leave_dialog,
+        "Accept an open leave-page prompt through the protocol; never sends OS keys (requires_user_action instead)."
+    ),
+    // Capture.
+    tool!(
+        "capture_page_screenshot",
+        "page",
+        ACT,
+        capture::Screenshot,
+        capture::screenshot,
+        "Screenshot as MCP image content, with image_width/image_height in device pixels."
+    ),
+    tool!(
+        "save_pdf",
+        "browser",
+        ACT,
+        capture::SavePdf,
+        capture::save_pdf,
+        "Print the page to a validated PDF, written atomically under the output dir."
+    ),
+    // Browser data.
+    tool!(
+        "get_cookies",
+        "browser",
+        READ,
+        browser_data::GetCookies,
+        browser_data::get_cookies,
+        "Read the cookies the page's URL sends, HttpOnly included."
+    ),
+    tool!(
+        "set_cookies",
+        "browser",
+        ACT,
+        browser_data::SetCookies,
+        browser_data::set_cookies,
+        "Write cookies into the browser profile through CDP; without url or domain they belong to the current page."
+    ),
+    tool!(
+        "delete_cookies",
+        "browser",
+        ACT,
+        browser_data::DeleteCookies,
+        browser_data::delete_cookies,
+        "Delete cookies by name, scoped by domain/path or url."
+    ),
+    tool!(
+        "storage_get",
+        "browser",
+        READ,
+        browser_data::StorageGet,
+        browser_data::storage_get,
+        "Read localStorage or sessionStorage, one key or a page of keys (next_offset, truncated)."
+    ),
+    tool!(
+        "storage_set",
+        "browser",
+        ACT,
+        browser_data::StorageSet,
+        browser_data::storage_set,
+        "Write one storage value and verify it by reading it back (quota failures are reported)."
+    ),
+    tool!(
+        "download_file",
+        "browser",
+        ACT,
+        browser_data::DownloadFile,
+        browser_data::download_file,
+        "Download through the browser (with its cookies); returns the verified path, size, sha256 and content type."
+    ),
+    tool!(
+        "set_site_permission",
+        "browser",
+        ACT,
+        browser_data::SetPermission,
+        browser_data::set_site_permission,
+        "Set one permission for one origin as a lease; the prior setting is restored on expiry, reset or restart."
+    ),
+    tool!(
+        "reset_site_permissions",
+        "browser",
+        ACT,
+        browser_data::ResetPermissions,
+        browser_data::reset_site_permissions,
+        "Restore matching permission leases now (all of them when both are omitted)."
+    ),
+    // Network and console.
+    tool!(
+        "network_capture_start",
+        "browser",
+        ACT,
+        browser_data::NetworkStart,
+        browser_data::network_capture_start,
+        "Start recording requests and responses on a tab (bounded ring, optional bodies)."
+    ),
+    tool!(
+        "network_capture_stop",
+        "browser",
+        ACT,
+        browser_data::NetworkStop,
+        browser_data::network_capture_stop,
+        "Stop the capture and return its records, filtered. An invalid url_pattern leaves it running."
+    ),
+    tool!(
+        "console_capture_start",
+        "browser",
+        ACT,
+        browser_data::ConsoleStart,
+        browser_data::console_capture_start,
+        "Start collecting console calls and uncaught exceptions on a tab."
+    ),
+    tool!(
+        "get_console_messages",
+        "browser",
+        ACT,
+        browser_data::ConsoleMessages,
+        browser_data::get_console_messages,
+        "Page through (or clear) the console buffer."
+    ),
+    tool!(
+        "console_capture_stop",
+        "browser",
+        ACT,
+        browser_data::ConsoleStop,
+        browser_data::console_capture_stop,
+        "Return the remaining console messages and stop collecting."
+    ),
+    // Raw CDP.
+    tool!(
+        "cdp_command",
+        "browser",
+        ACT,
+        raw::CdpCommand,
+        raw::cdp_command,
+        "Send one raw CDP command to a tab. What the tools refuse (high-risk methods, file: URLs, files outside the upload roots) is refused here too, before dispatch."
+    ),
+    tool!(
+        "cdp_batch",
+        "browser",
+        ACT,
+        raw::CdpBatch,
+        raw::cdp_batch,
+        "Send several CDP commands in order ({\"cmd\":\"batch\",\"commands\":[{\"cmd\":\"cdp\",\"method\",\"params\"}, {\"cmd\":\"tabs\"}, {\"cmd\":\"cookies\"}]}, \"$N.path\" placeholders); the whole batch passes the policy before the first runs."
+    ),
+    tool!(
+        "debugger_targets",
+        "browser",
+        READ,
+        tabs::SessionOnly,
+        raw::debugger_targets,
+        "List every CDP target: pages, iframes, workers, extension pages."
+    ),
+    // Extensions and bookmarks (through the tabwire extension).
+    tool!(
+        "extension_path",
+        "browser",
+        LOCAL,
+        setup::NoArgs,
+        extensions::extension_path,
+        "Folder of the tabwire extension, to load unpacked, and its id."
+    ),
+    tool!(
+        "list_extensions",
+        "browser",
+        READ,
+        tabs::SessionOnly,
+        extensions::list_extensions,
+        "Installed extensions: id, name, enabled, type, version."
+    ),
+    tool!(
+        "set_extension_enabled",
+        "browser",
+        ACT,
+        extensions::SetEnabled,
+        extensions::set_extension_enabled,
+        "Enable or disable an installed extension."
+    ),
+    tool!(
+        "uninstall_extension",
+        "browser",
+        ACT,
+        extensions::Uninstall,
+        extensions::uninstall_extension,
+        "Ask the browser to remove another extension (it may require a user gesture)."
+    ),
+    tool!(
+        "call_extension",
+        "browser",
+        ACT,
+        extensions::CallExtension,
+        extensions::call_extension,
+        "Send a JSON message to another extension that allows tabwire (externally_connectable)."
+    ),
+    tool!(
+        "get_bookmarks",
+        "browser",
+        READ,
+        tabs::SessionOnly,
+        extensions::get_bookmarks,
+        "The bookmark tree."
+    ),
+    tool!(
+        "create_bookmark",
+        "browser",
+        WRITE,
+        extensions::CreateBookmark,
+        extensions::create_bookmark,
+        "Create a bookmark, or a folder without url."
+    ),
+    tool!(
+        "remove_bookmark",
+        "browser",
+        ACT,
+        extensions::RemoveBookmark,
+        extensions::remove_bookmark,
+        "Save the subtree as a backup (backup_path, backup_sha256), then remove it; a failed backup removes nothing."
+    ),
+    // Desktop.
+    tool!(
+        "inspect_native_file_dialog",
+        "desktop",
+        WRITE,
+        desktop::Inspect,
+        desktop::inspect_native_file_dialog,
+        "Inspect a native file dialog owned by the browser (Windows only; answers unsupported elsewhere). Needs desktop_opt_in=true."
+    ),
+    tool!(
+        "cancel_native_file_dialog",
+        "desktop",
+        ACT,
+        desktop::Cancel,
+        desktop::cancel_native_file_dialog,
+        "Cancel a native file dialog by its ticket (Windows only; answers unsupported elsewhere). Needs desktop_opt_in=true."
+    ),
+];

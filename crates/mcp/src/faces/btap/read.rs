@@ -1,0 +1,187 @@
+//! Reading and waiting: the snapshot, scrolling, condition waits.
+
+use serde_json::{Value, json};
+
+use engine::ScanRequest;
+
+use super::tabs::named;
+use crate::face::{Call, Reply, ToolError};
+use crate::params::{self, TabRef};
+use crate::tool_params;
+
+pub const LOCATOR_DOC: &str = "CSS string, or {css|role(+name)|text|label, exact?, frame?: [iframe locators], shadow?: [host CSS]}";
+
+tool_params! {
+    pub struct ScanPage {
+        session_id: Option<TabRef> = Session, nullable, "tab handle; default: this session's tab";
+        text_only: bool = Bool, default(false), "plain text instead of simplified HTML";
+        cutlist: bool = Bool, default(true), "collapse long repeated lists";
+        maxchars: i64 = Int { min: 100, max: 5_000_000 }, default(35_000), "budget of content characters";
+        instruction: String = Str, default(""), "what you are looking for (echoed)";
+        extra_js: String = Str, default(""), "script run before the scan; may change the page";
+        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        frame: Option<Value> = List, optional, "iframe locator path to scan inside (tabwire)";
+        max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls listed in observation.targets (tabwire)";
+    }
+}
+
+tool_params! {
+    pub struct ScrollPage {
+        to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector";
+        session_id: Option<TabRef> = Session, nullable, "";
+        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+    }
+}
+
+tool_params! {
+    pub struct WaitFor {
+        selector: Option<Value> = Locator, nullable, LOCATOR_DOC;
+        text: Option<String> = Str, nullable, "substring of the body text";
+        url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";
+        js: Option<String> = Str, nullable, "expression to become truthy (may have side effects)";
+        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        gone: bool = Bool, default(false), "wait for the condition to stop holding";
+        session_id: Option<TabRef> = Session, nullable, "";
+    }
+}
+
+tool_params! {
+    pub struct WaitForUrl {
+        url_pattern: String = Str, required, "regex or substring";
+        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        session_id: Option<TabRef> = Session, nullable, "";
+        wait_ready: bool = Bool, default(true), "also require readyState complete";
+    }
+}
+
+pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let request = ScanRequest {
+        text_only: p.text_only,
+        cutlist: p.cutlist,
+        maxchars: p.maxchars as u64,
+        max_targets: p.max_targets as u64,
+        frame: frame_path(p.frame.as_ref())?,
+        extra_js: Some(p.extra_js).filter(|js| !js.is_empty()),
+    };
+    let mut data = page.scan(&request, params::seconds(p.timeout)).await?;
+    if !p.instruction.is_empty() {
+        data["instruction"] = json!(p.instruction);
+    }
+    Ok(Reply::data(data).on(page.info()))
+}
+
+pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> {
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    // "1200" is a pixel offset, not a CSS selector; "end" and "start" are BrowserTap's
+    // names for bottom and top.
+    let to = match p.to.trim() {
+        "end" => json!("bottom"),
+        "start" => json!("top"),
+        other => match other.parse::<f64>() {
+            Ok(pixels) => json!(pixels),
+            Err(_) => json!(other),
+        },
+    };
+    let data = page.scroll(to, params::seconds(p.timeout)).await?;
+    Ok(Reply::data(data).on(page.info()))
+}
+
+pub async fn wait_for(call: Call, p: WaitFor) -> Result<Reply, ToolError> {
+    let given: Vec<&str> = [
+        ("selector", p.selector.is_some()),
+        ("text", p.text.is_some()),
+        ("url_pattern", p.url_pattern.is_some()),
+        ("js", p.js.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect();
+    if given.len() != 1 {
+        return Err(ToolError::param(
+            "selector",
+            format!(
+                "give exactly one of selector, text, url_pattern, js (got {})",
+                if given.is_empty() {
+                    "none".into()
+                } else {
+                    given.join(", ")
+                }
+            ),
+        ));
+    }
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let timeout = params::seconds(p.timeout);
+    let mut data = if let Some(js) = &p.js {
+        page.wait_js(js, p.gone, timeout).await?
+    } else {
+        let (ctx, probe) = match (&p.selector, &p.text, &p.url_pattern) {
+            (Some(selector), _, _) => {
+                let (locator, frame) = split_locator(Some(selector))?;
+                (
+                    page.frame_context(&frame, timeout).await?,
+                    json!({ "selector": locator }),
+                )
+            }
+            (_, Some(text), _) => (page.top(), json!({ "text": text })),
+            (_, _, url) => (page.top(), json!({ "url_pattern": url })),
+        };
+        page.wait_until(&ctx, probe, p.gone, timeout).await?
+    };
+    data["condition"] = json!(given[0]);
+    data["status"] = json!("ok");
+    Ok(Reply::data(data).on(page.info()))
+}
+
+pub async fn wait_for_url(call: Call, p: WaitForUrl) -> Result<Reply, ToolError> {
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let mut data = page
+        .wait_for_url(&p.url_pattern, p.wait_ready, params::seconds(p.timeout))
+        .await?;
+    data["status"] = json!("ok");
+    Ok(Reply::data(data).on(page.info()))
+}
+
+/// A locator value may carry a `frame` path; the engine walks frames, the page script
+/// resolves the rest.
+pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), ToolError> {
+    let Some(value) = value else {
+        return Ok((Value::Null, Vec::new()));
+    };
+    match value {
+        Value::Object(map) if map.contains_key("frame") => {
+            let mut rest = map.clone();
+            let frame = frame_path(rest.remove("frame").as_ref())?;
+            Ok((Value::Object(rest), frame))
+        }
+        other => Ok((other.clone(), Vec::new())),
+    }
+}
+
+pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, ToolError> {
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Array(steps))
+            if !steps.is_empty() && steps.iter().all(|s| s.is_string() || s.is_object()) =>
+        {
+            Ok(steps.clone())
+        }
+        Some(Value::String(one)) => Ok(vec![json!(one)]),
+        Some(_) => Err(ToolError::param(
+            "frame",
+            "expected a non-empty list of iframe locators (CSS strings or locator objects)",
+        )),
+    }
+}

@@ -1,0 +1,139 @@
+//! Setup: the status report, and this session's automation profile.
+
+use serde_json::{Map, Value, json};
+
+use crate::face::{Call, Profile, Reply, ToolError};
+use crate::tool_params;
+
+pub use crate::params::NoParams as NoArgs;
+
+tool_params! {
+    pub struct SetProfile {
+        mode: String = Str, required, "lab or safe";
+    }
+}
+
+pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError> {
+    let engine = call.engine();
+    let browser = engine.browsers.current();
+    let config = &engine.config;
+    let (link_state, product) = match &browser {
+        Some(b) => (
+            "connected",
+            Some(b.product.lock().map(|p| p.clone()).unwrap_or_default()),
+        ),
+        None => ("not_started", None),
+    };
+    let browser_path = match &config.link {
+        engine::LinkConfig::Managed(options) => {
+            engine::find_browser(options.browser_path.as_deref())
+                .map(|p| json!(p))
+                .unwrap_or_else(|e| json!({ "error": e.to_string() }))
+        }
+        engine::LinkConfig::Endpoint(endpoint) => json!(endpoint),
+        engine::LinkConfig::Extension => json!(null),
+    };
+    let mut data = json!({
+        "status": "healthy",
+        "package_version": env!("CARGO_PKG_VERSION"),
+        "protocol_version": super::envelope::CONTRACT,
+        "faces": call.catalogue.iter().map(|(face, _)| face.name).fold(Vec::new(), |mut faces, name| {
+            if !faces.contains(&name) {
+                faces.push(name);
+            }
+            faces
+        }),
+        "link": engine.link_name(),
+        "link_state": link_state,
+        "browser_version": product,
+        "browser_path": browser_path,
+        "browser_pid": browser.as_ref().and_then(|b| b.pid()),
+        "linked_browsers": engine.browsers.linked_browsers(),
+        "output_dir": config.output_dir,
+        "download_roots": config.download_roots,
+        "upload_roots": config.upload_roots,
+        "profile": call.settings.profile().name(),
+        "operator_profile": call.settings.floor().name(),
+        "default_session_id": call.session.default_handle(),
+        "default_session_settled": true,
+        "capability_registry": capability_registry(&call),
+    });
+    if let (Some(data), Value::Object(extension)) = (
+        data.as_object_mut(),
+        engine.browsers.extension_status().await,
+    ) {
+        data.extend(extension);
+    }
+    Ok(Reply::data(data))
+}
+
+/// BrowserTap's registry: the tools by group, with the desktop group marked unsupported
+/// where no native dialog can be owned by the browser.
+fn capability_registry(call: &Call) -> Value {
+    let mut groups: Map<String, Value> = Map::new();
+    let mut count = 0;
+    for (face, tool) in call.catalogue.iter() {
+        if face.name != "btap" {
+            continue;
+        }
+        count += 1;
+        let names = groups
+            .entry(tool.group)
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .expect("a group is a list");
+        names.push(json!(tool.name));
+    }
+    for names in groups.values_mut() {
+        if let Some(list) = names.as_array_mut() {
+            list.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        }
+    }
+    let desktop_supported = cfg!(windows);
+    json!({
+        "version": 1,
+        "groups": groups,
+        "tool_count": count,
+        "declared_tool_count": count,
+        "missing_tools": [],
+        "unknown_tools": [],
+        "complete": true,
+        "unsupported_groups": if desktop_supported { json!({}) } else {
+            json!({ "desktop": format!("native file dialogs are Windows only; this is {}", std::env::consts::OS) })
+        },
+    })
+}
+
+pub async fn get_automation_profile(call: Call, _: NoArgs) -> Result<Reply, ToolError> {
+    Ok(Reply::data(json!({
+        "mode": call.settings.profile().name(),
+        "operator_mode": call.settings.floor().name(),
+    })))
+}
+
+pub async fn set_automation_profile(call: Call, p: SetProfile) -> Result<Reply, ToolError> {
+    let mode = match p.mode.trim().to_ascii_lowercase().as_str() {
+        "lab" => Profile::Lab,
+        "safe" => Profile::Safe,
+        other => {
+            return Err(ToolError::param(
+                "mode",
+                format!("'{other}' is not lab or safe"),
+            ));
+        }
+    };
+    match call.settings.set_profile(mode) {
+        Ok(previous) => Ok(Reply::data(json!({
+            "mode": mode.name(), "previous": previous.name(), "persisted": false, "scope": "session",
+        }))),
+        Err(floor) => Err(ToolError::Face {
+            code: "permission_denied",
+            message: format!(
+                "mode: this server was started with the {} profile; a session may tighten it, never loosen it",
+                floor.name()
+            ),
+            details: json!({ "param": "mode", "operator_mode": floor.name() }),
+            may_have_run: false,
+        }),
+    }
+}
