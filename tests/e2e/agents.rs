@@ -1,6 +1,6 @@
 //! Many agents, one browser: separate stdio processes on one profile share a broker.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{HttpServer, Site, Tabwire, call_on, process_alive, process_exits, scratch};
 
@@ -161,4 +161,75 @@ async fn stdio_clients_join_an_http_server_on_the_same_profile() {
         .ok("open_url", json!({ "url": site.url("fold.html") }))
         .await;
     assert_eq!(browser_pid(&stdio).await, over_http.as_u64().unwrap());
+}
+
+#[tokio::test]
+async fn clients_of_one_browser_keep_their_own_profile_and_settings() {
+    let work = scratch("shared-settings");
+    let args = shared(&work);
+    let mut safe_args: Vec<&str> = args.iter().map(String::as_str).collect();
+    safe_args.extend(["--profile", "safe"]);
+    let lab = client(&work).await;
+    let safe = Tabwire::stdio_in(work.clone(), &safe_args).await;
+    let mode = |reply: Value| reply["mode"].as_str().unwrap().to_owned();
+    assert_eq!(
+        mode(lab.ok("get_automation_profile", json!({})).await),
+        "lab"
+    );
+    assert_eq!(
+        mode(safe.ok("get_automation_profile", json!({})).await),
+        "safe"
+    );
+    // The safe client cannot loosen its own profile; the lab one tightens only itself.
+    let loosen = safe
+        .call("set_automation_profile", json!({ "mode": "lab" }))
+        .await;
+    assert_eq!(
+        loosen.error_code(),
+        "permission_denied",
+        "{}",
+        loosen.envelope
+    );
+    lab.ok("set_automation_profile", json!({ "mode": "safe" }))
+        .await;
+    assert_eq!(
+        mode(lab.ok("get_automation_profile", json!({})).await),
+        "safe"
+    );
+    let other = client(&work).await;
+    assert_eq!(
+        mode(other.ok("get_automation_profile", json!({})).await),
+        "lab"
+    );
+
+    // A client started with other engine settings is refused, with the difference named.
+    let elsewhere = work.join("elsewhere").display().to_string();
+    let other_args: Vec<&str> = args
+        .iter()
+        .map(|a| {
+            if a.ends_with("/out") {
+                elsewhere.as_str()
+            } else {
+                a.as_str()
+            }
+        })
+        .collect();
+    let mut output = tokio::process::Command::new(crate::support::BINARY)
+        .args(&other_args)
+        .env("XDG_RUNTIME_DIR", crate::support::runtime_dir())
+        .env("XDG_CONFIG_HOME", crate::support::config_dir())
+        .env("XDG_DATA_HOME", work.join("data"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(output.stdin.take());
+    let finished = tokio::time::timeout(crate::support::PATIENCE, output.wait_with_output())
+        .await
+        .expect("the refused client exits")
+        .unwrap();
+    assert!(!finished.status.success());
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    assert!(stderr.contains("output_dir"), "{stderr}");
 }

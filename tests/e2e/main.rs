@@ -8,6 +8,8 @@ mod agents;
 mod basics;
 mod browser_data;
 mod capture;
+mod contract;
+mod envelope;
 mod extension;
 mod fidelity;
 mod input;

@@ -20,7 +20,7 @@ tool_params! {
         instruction: String = Str, default(""), "what you are looking for (echoed)";
         extra_js: String = Str, default(""), "script run before the scan; may change the page";
         timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
-        frame: Option<Value> = List, optional, "iframe locator path to scan inside (tabwire)";
+        frame: Option<Value> = List, nullable, "iframe locator path to scan inside (tabwire)";
         max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls listed in observation.targets (tabwire)";
     }
 }
