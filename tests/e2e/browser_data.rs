@@ -587,3 +587,91 @@ async fn a_url_served_as_html_downloads_with_its_bytes_and_type() {
         );
     }
 }
+
+#[tokio::test]
+async fn raw_cdp_cannot_do_what_the_tools_refuse() {
+    let site = Site::start().await;
+    for profile in ["safe", "lab"] {
+        let tw = Tabwire::stdio_with(&format!("raw-cdp-{profile}"), &["--profile", profile]).await;
+        tw.ok("open_url", json!({ "url": site.url("upload.html") }))
+            .await;
+        let attempts = [
+            ("Page.navigate", json!({ "url": "file:///etc/passwd" })),
+            ("Page.navigate", json!({ "url": "chrome://settings" })),
+            (
+                "Target.createTarget",
+                json!({ "url": "file:///etc/passwd" }),
+            ),
+            (
+                "Network.loadNetworkResource",
+                json!({ "url": "file:///etc/passwd", "frameId": "x", "options": { "disableCache": true, "includeCredentials": false } }),
+            ),
+        ];
+        for (method, params) in attempts {
+            let reply = tw
+                .call(
+                    "cdp_command",
+                    json!({ "method": method, "params_json": params.to_string() }),
+                )
+                .await;
+            assert_eq!(
+                reply.error_code(),
+                "raw_cdp_blocked",
+                "{profile} {method}: {}",
+                reply.envelope
+            );
+        }
+        // A local file outside the upload roots cannot be handed to a file input either.
+        let document = tw
+            .ok(
+                "cdp_command",
+                json!({ "method": "DOM.getDocument", "params_json": "{}" }),
+            )
+            .await;
+        let input = tw
+            .ok(
+                "cdp_command",
+                json!({ "method": "DOM.querySelector", "params_json": json!({
+                "nodeId": document["data"]["root"]["nodeId"], "selector": "#file" }).to_string() }),
+            )
+            .await;
+        let attach = json!({ "files": ["/etc/hostname"], "nodeId": input["data"]["nodeId"] });
+        let reply = tw
+            .call(
+                "cdp_command",
+                json!({ "method": "DOM.setFileInputFiles", "params_json": attach.to_string() }),
+            )
+            .await;
+        assert_eq!(
+            reply.error_code(),
+            "raw_cdp_blocked",
+            "{profile}: {}",
+            reply.envelope
+        );
+        // Nor through a batch, whose harmless first member does not run.
+        let batch = json!({ "cmd": "batch", "commands": [
+            { "cmd": "cdp", "method": "Runtime.evaluate", "params": { "expression": "document.title = 'changed'" } },
+            { "cmd": "cdp", "method": "Page.navigate", "params": { "url": "file:///etc/passwd" } },
+        ] });
+        let reply = tw
+            .call("cdp_batch", json!({ "batch_json": batch.to_string() }))
+            .await;
+        assert_eq!(
+            reply.error_code(),
+            "raw_cdp_blocked",
+            "{profile}: {}",
+            reply.envelope
+        );
+        // Nothing happened: the page is where it was, with no file, and no file: tab opened.
+        let state = tw
+            .ok("execute_js", json!({ "script": "[location.href, document.title, document.getElementById('file').files.length]" }))
+            .await;
+        assert_eq!(
+            state["js_return"],
+            json!([site.url("upload.html"), "Upload", 0]),
+            "{profile}"
+        );
+        let tabs = tw.ok("list_all_tabs", json!({})).await;
+        assert!(!tabs.to_string().contains("file:"), "{profile}: {tabs}");
+    }
+}

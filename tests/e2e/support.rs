@@ -474,9 +474,14 @@ pub struct HttpServer {
 
 impl HttpServer {
     pub async fn start(name: &str, extra: &[&str]) -> HttpServer {
+        HttpServer::start_at(name, extra, "127.0.0.1:0").await
+    }
+
+    /// The same, listening on `addr`.
+    pub async fn start_at(name: &str, extra: &[&str], addr: &str) -> HttpServer {
         let work = scratch(name);
         let mut args = base_args(&work, extra);
-        args.extend(["--http".to_string(), "127.0.0.1:0".to_string()]);
+        args.extend(["--http".to_string(), addr.to_string()]);
         let mut child = Command::new(BINARY)
             .args(&args)
             .env("XDG_RUNTIME_DIR", runtime_dir())

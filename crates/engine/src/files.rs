@@ -234,6 +234,47 @@ pub async fn move_into(staged: PathBuf, target: ConfinedPath, overwrite: bool) -
     copy
 }
 
+/// The canonical paths of files that may be read (handed to a page): each must be a
+/// regular file whose real path, links resolved, lies under one of `roots`.
+pub async fn readable_files(roots: &[PathBuf], paths: &[String]) -> Result<Vec<String>> {
+    let (roots, paths) = (roots.to_vec(), paths.to_vec());
+    blocking(move || {
+        paths
+            .iter()
+            .map(|path| readable_file(&roots, path))
+            .collect()
+    })
+    .await
+}
+
+fn readable_file(roots: &[PathBuf], path: &str) -> Result<String> {
+    let refused =
+        |why: String| EngineError::refused_input(ErrorCode::PathNotAllowed, Input::Files, why);
+    if roots.is_empty() {
+        return Err(refused(
+            "no upload root is configured, so no file can be read".into(),
+        ));
+    }
+    let canonical = std::fs::canonicalize(path)
+        .map_err(|e| EngineError::invalid(Input::Files, format!("'{path}': {e}")))?;
+    if !canonical.is_file() {
+        return Err(EngineError::invalid(
+            Input::Files,
+            format!("'{path}' is not a regular file"),
+        ));
+    }
+    let inside = roots
+        .iter()
+        .filter_map(|r| std::fs::canonicalize(r).ok())
+        .any(|root| canonical.starts_with(root));
+    if !inside {
+        return Err(refused(format!(
+            "'{path}' is outside the allowed upload roots"
+        )));
+    }
+    Ok(canonical.display().to_string())
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }

@@ -155,6 +155,9 @@ impl Profile {
     }
 }
 
+/// Set to 1 (with the lab profile) to lift the raw CDP policy.
+pub const OVERRIDE_ENV: &str = "TABWIRE_ALLOW_BLOCKED_CDP";
+
 /// One MCP session's settings: its profile (which it may tighten, never loosen below
 /// what the operator started the server with) and whether the operator allowed blocked
 /// raw CDP.
@@ -180,6 +183,14 @@ impl SessionSettings {
     /// The operator's profile, below which this session cannot go.
     pub fn floor(&self) -> Profile {
         self.floor
+    }
+
+    /// The raw CDP policy this session runs under: lifted only in lab, and only if the
+    /// operator allowed it.
+    pub fn raw_policy(&self) -> engine::page::raw::Policy {
+        engine::page::raw::Policy {
+            allow_blocked: self.profile() == Profile::Lab && self.allow_blocked_cdp,
+        }
     }
 
     /// Sets this session's profile; loosening below the operator's is refused.

@@ -7,12 +7,12 @@
 
 mod face;
 pub mod faces;
+mod http;
 mod params;
-mod policy;
 mod server;
+mod stream;
 
+pub use face::OVERRIDE_ENV;
 pub use face::{Face, Profile, ToolDef};
-pub use policy::OVERRIDE_ENV;
-pub use server::{
-    HttpOptions, ServeError, SessionOptions, TabwireServer, serve_http, serve_stdio, serve_stream,
-};
+pub use http::{HttpOptions, serve_http};
+pub use server::{ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream};

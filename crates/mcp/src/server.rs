@@ -27,7 +27,9 @@ pub enum ServeError {
         addr: SocketAddr,
         source: std::io::Error,
     },
-    #[error("refusing to serve HTTP on non-loopback {0} without --token")]
+    #[error(
+        "refusing to serve HTTP on non-loopback {0} without a --token (an empty or blank one is none)"
+    )]
     NoToken(SocketAddr),
 }
 
@@ -41,19 +43,10 @@ pub struct SessionOptions {
     pub allow_blocked_cdp: bool,
 }
 
-/// One MCP session's handler.
-#[derive(Clone)]
-pub struct TabwireServer {
-    session: Arc<AgentSession>,
-    settings: Arc<SessionSettings>,
-    catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
-    listed: Arc<Vec<Tool>>,
-    instructions: String,
-}
-
-impl TabwireServer {
-    pub fn new(engine: &Arc<Engine>, options: &SessionOptions) -> TabwireServer {
-        let catalogue: Vec<(&'static Face, &'static ToolDef)> = options
+impl SessionOptions {
+    /// What sessions served this way share, built once (the catalogue and its schemas).
+    pub fn shared(&self) -> SharedSession {
+        let catalogue: Vec<(&'static Face, &'static ToolDef)> = self
             .faces
             .iter()
             .flat_map(|face| face.tools.iter().map(move |tool| (*face, tool)))
@@ -63,21 +56,57 @@ impl TabwireServer {
             .filter(|(_, tool)| tool.listed)
             .map(|(face, tool)| describe(face, tool))
             .collect();
-        let instructions = options
+        let instructions = self
             .faces
             .iter()
             .map(|face| face.instructions)
             .collect::<Vec<_>>()
             .join("\n\n");
+        SharedSession {
+            catalogue: Arc::new(catalogue),
+            listed: Arc::new(listed),
+            instructions: instructions.into(),
+            profile: self.profile,
+            allow_blocked_cdp: self.allow_blocked_cdp,
+        }
+    }
+}
+
+/// The part of a session that sessions served one way share.
+#[derive(Clone)]
+pub struct SharedSession {
+    catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
+    listed: Arc<Vec<Tool>>,
+    instructions: Arc<str>,
+    profile: Profile,
+    allow_blocked_cdp: bool,
+}
+
+/// One MCP session's handler.
+#[derive(Clone)]
+pub struct TabwireServer {
+    session: Arc<AgentSession>,
+    settings: Arc<SessionSettings>,
+    catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
+    listed: Arc<Vec<Tool>>,
+    instructions: Arc<str>,
+}
+
+impl TabwireServer {
+    pub fn new(engine: &Arc<Engine>, options: &SessionOptions) -> TabwireServer {
+        TabwireServer::with(engine, &options.shared())
+    }
+
+    pub fn with(engine: &Arc<Engine>, shared: &SharedSession) -> TabwireServer {
         TabwireServer {
             session: Arc::new(engine.new_session()),
             settings: Arc::new(SessionSettings::new(
-                options.profile,
-                options.allow_blocked_cdp,
+                shared.profile,
+                shared.allow_blocked_cdp,
             )),
-            catalogue: Arc::new(catalogue),
-            listed: Arc::new(listed),
-            instructions,
+            catalogue: shared.catalogue.clone(),
+            listed: shared.listed.clone(),
+            instructions: shared.instructions.clone(),
         }
     }
 }
@@ -104,7 +133,7 @@ impl ServerHandler for TabwireServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.clone())
+            .with_instructions(self.instructions.to_string())
     }
 
     async fn list_tools(
@@ -201,6 +230,7 @@ where
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let server = TabwireServer::new(&engine, &options);
+    let (reader, writer) = crate::stream::guard_initialize(reader, writer);
     let running = server
         .serve((reader, writer))
         .await
@@ -210,102 +240,6 @@ where
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     Ok(())
-}
-
-pub struct HttpOptions {
-    pub addr: SocketAddr,
-    /// Required on non-loopback addresses; checked as `Authorization: Bearer <token>`.
-    pub token: Option<String>,
-}
-
-/// Serves MCP Streamable HTTP at `/mcp` until `shutdown` resolves. Host and Origin are
-/// checked so a web page cannot reach the server through DNS rebinding.
-pub async fn serve_http(
-    engine: Arc<Engine>,
-    session: SessionOptions,
-    options: HttpOptions,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let loopback = options.addr.ip().is_loopback();
-    if !loopback && options.token.is_none() {
-        return Err(ServeError::NoToken(options.addr));
-    }
-    let listener = tokio::net::TcpListener::bind(options.addr)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: options.addr,
-            source,
-        })?;
-    let bound = listener.local_addr().map_err(|source| ServeError::Bind {
-        addr: options.addr,
-        source,
-    })?;
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-        "[::1]".to_owned(),
-    ];
-    if !loopback {
-        hosts.push(options.addr.ip().to_string());
-    }
-    let origins = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .with_cancellation_token(cancel.clone());
-    let service: StreamableHttpService<TabwireServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(TabwireServer::new(&engine, &session)),
-            Default::default(),
-            config,
-        );
-    let token = options.token.map(Arc::new);
-    let router =
-        axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn(move |request, next| {
-                check_token(token.clone(), request, next)
-            }));
-    tracing::info!("serving MCP over HTTP at http://{bound}/mcp");
-    // Printed for scripts and tests that bind port 0.
-    eprintln!("tabwire: listening on http://{bound}/mcp");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            cancel.cancel();
-        })
-        .await
-        .map_err(|e| ServeError::Transport(e.to_string()))
-}
-
-async fn check_token(
-    token: Option<Arc<String>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    if let Some(token) = token {
-        let presented = request
-            .headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
-            return axum::response::IntoResponse::into_response((
-                axum::http::StatusCode::UNAUTHORIZED,
-                "a bearer token is required",
-            ));
-        }
-    }
-    next.run(request).await
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Base64 for image content.

@@ -37,6 +37,22 @@ struct ServeArgs {
     /// Bearer token required from HTTP clients (mandatory on non-loopback addresses).
     #[arg(long, env = "TABWIRE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// HTTP: live MCP sessions at most (the one idle longest is closed to make room).
+    #[arg(
+        long,
+        env = "TABWIRE_MAX_SESSIONS",
+        default_value_t = 256,
+        value_name = "N"
+    )]
+    max_sessions: usize,
+    /// HTTP: open connections at most.
+    #[arg(
+        long,
+        env = "TABWIRE_MAX_CONNECTIONS",
+        default_value_t = 1024,
+        value_name = "N"
+    )]
+    max_connections: usize,
     /// Use a throw-away profile instead of the persistent one.
     #[arg(long)]
     isolated: bool,
@@ -218,6 +234,25 @@ enum Client {
     Codex,
 }
 
+/// Idle connections and many sessions need file descriptors; take what the hard limit
+/// allows (bounded), so a flood meets tabwire's own limits first.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            let wanted = limit.rlim_max.min(65_536);
+            if limit.rlim_cur < wanted {
+                limit.rlim_cur = wanted;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+        }
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     // A browser starts the native-messaging host with the extension's origin as argument.
     if let Some(origin) = std::env::args()
@@ -230,6 +265,7 @@ fn main() -> anyhow::Result<()> {
         return runtime.block_on(native_host::run(&origin));
     }
     let cli = Cli::parse();
+    raise_open_file_limit();
     // stdout belongs to MCP; logs go to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -495,10 +531,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let served = match args.http {
         Some(addr) => {
-            let http = mcp::HttpOptions {
-                addr,
-                token: args.token.clone(),
-            };
+            let mut http = mcp::HttpOptions::new(addr, args.token.clone());
+            http.max_sessions = args.max_sessions;
+            http.max_connections = args.max_connections;
             mcp::serve_http(engine.clone(), options, http, shutdown_signal()).await
         }
         None => {

@@ -33,6 +33,7 @@ pub struct Engine {
     pub leases: Arc<Leases>,
     creations: tabs::Creations,
     next_session: AtomicU64,
+    live_sessions: std::sync::atomic::AtomicUsize,
     /// Which agent session uses which tab as its default ((client, tab id) → session id),
     /// so a new session does not silently share another's page. The one home of default
     /// tabs.
@@ -64,6 +65,7 @@ impl Engine {
             leases,
             creations: tabs::Creations::default(),
             next_session: AtomicU64::new(1),
+            live_sessions: std::sync::atomic::AtomicUsize::new(0),
             defaults: Mutex::new(HashMap::new()),
         })
     }
@@ -81,8 +83,14 @@ impl Engine {
         self.browsers.shutdown().await;
     }
 
+    /// How many agent sessions are alive now.
+    pub fn live_sessions(&self) -> usize {
+        self.live_sessions.load(Ordering::Relaxed)
+    }
+
     /// A new agent session (one per MCP session).
     pub fn new_session(self: &Arc<Self>) -> AgentSession {
+        self.live_sessions.fetch_add(1, Ordering::Relaxed);
         AgentSession {
             id: self.next_session.fetch_add(1, Ordering::Relaxed),
             engine: self.clone(),
@@ -293,6 +301,7 @@ pub struct Switch {
 
 impl Drop for AgentSession {
     fn drop(&mut self) {
+        self.engine.live_sessions.fetch_sub(1, Ordering::Relaxed);
         lock(&self.engine.defaults).retain(|_, session| *session != self.id);
     }
 }

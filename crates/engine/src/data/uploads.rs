@@ -17,15 +17,7 @@ impl Page {
         roots: &[PathBuf],
         timeout: Duration,
     ) -> Result<Value> {
-        let (paths, roots) = (paths.to_vec(), roots.to_vec());
-        let files = tokio::task::spawn_blocking(move || {
-            paths
-                .iter()
-                .map(|path| allowed_file(path, &roots))
-                .collect::<Result<Vec<String>>>()
-        })
-        .await
-        .map_err(|e| EngineError::Io(format!("path check failed: {e}")))??;
+        let files = crate::files::readable_files(roots, paths).await?;
         let args = json!({ "locator": locator });
         let reply = self
             .evaluate_op(&self.top(), "element", &args, false, timeout)
@@ -67,32 +59,4 @@ impl Page {
         })?;
         Ok(json!({ "status": "set", "files": files }))
     }
-}
-
-/// The canonical path, if it is a regular file under one of the roots.
-fn allowed_file(path: &str, roots: &[PathBuf]) -> Result<String> {
-    let refused = |why: String| EngineError::refused(ErrorCode::PathNotAllowed, why);
-    if roots.is_empty() {
-        return Err(refused(
-            "uploads are off: no upload root is configured".into(),
-        ));
-    }
-    let canonical = std::fs::canonicalize(path)
-        .map_err(|e| EngineError::invalid(Input::Files, format!("'{path}': {e}")))?;
-    if !canonical.is_file() {
-        return Err(EngineError::invalid(
-            Input::Files,
-            format!("'{path}' is not a regular file"),
-        ));
-    }
-    let inside = roots
-        .iter()
-        .filter_map(|r| std::fs::canonicalize(r).ok())
-        .any(|root| canonical.starts_with(root));
-    if !inside {
-        return Err(refused(format!(
-            "'{path}' is outside the allowed upload roots"
-        )));
-    }
-    Ok(canonical.display().to_string())
 }

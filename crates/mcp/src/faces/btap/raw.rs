@@ -10,7 +10,6 @@ use super::browser_data::json_object;
 use super::tabs::{SessionOnly, named, tab_json};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
-use crate::policy;
 use crate::tool_params;
 
 tool_params! {
@@ -37,8 +36,13 @@ const MAX_TIMEOUT_MS: u64 = 120_000;
 const DEFAULT_TIMEOUT_MS: u64 = 20_000;
 
 pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> {
-    policy::check(&p.method, &call.settings, "method")?;
     let params = json_object("params_json", &p.params_json)?;
+    let roots = &call.engine().config.upload_roots;
+    let command = call
+        .settings
+        .raw_policy()
+        .check(&p.method, params, roots)
+        .await?;
     if p.extension_id.is_some() {
         return Err(EngineError::Unsupported(
             "extension_id: tabwire does not drive other extensions' workers over raw CDP".into(),
@@ -50,9 +54,7 @@ pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> 
         None => named(&p.session_id, &p.tab_id),
     };
     let page = call.session.page(handle.as_deref()).await?;
-    let result = page
-        .raw_cdp(&p.method, params, params::seconds(p.timeout))
-        .await?;
+    let result = page.raw_cdp(command, params::seconds(p.timeout)).await?;
     let info = page.info();
     Ok(Reply::data(json!({
         "status": "ok", "method": p.method, "data": result,
@@ -94,7 +96,7 @@ enum Member {
 }
 
 /// Parses BrowserTap's batch and checks it whole against the policy before anything runs.
-fn parse_batch(call: &Call, text: &str) -> Result<Vec<Member>, ToolError> {
+async fn parse_batch(call: &Call, text: &str) -> Result<Vec<Member>, ToolError> {
     let bad = |message: String| ToolError::param("batch_json", message);
     let batch: Value =
         serde_json::from_str(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
@@ -118,11 +120,15 @@ fn parse_batch(call: &Call, text: &str) -> Result<Vec<Member>, ToolError> {
         let member = match command["cmd"].as_str() {
             Some("cdp") => {
                 let method = command["method"].as_str().unwrap_or_default().to_owned();
-                policy::check(&method, &call.settings, &param)?;
                 let params = command.get("params").cloned().unwrap_or(json!({}));
                 if !params.is_object() {
                     return Err(ToolError::param(&param, "params must be an object"));
                 }
+                let roots = &call.engine().config.upload_roots;
+                call.settings
+                    .raw_policy()
+                    .check(&method, params.clone(), roots)
+                    .await?;
                 let timeout = command["timeoutMs"].as_u64().or(top_timeout);
                 Member::Cdp {
                     method,
@@ -160,7 +166,7 @@ fn tab_field(value: &Value) -> Option<String> {
 }
 
 pub async fn cdp_batch(call: Call, p: CdpBatch) -> Result<Reply, ToolError> {
-    let members = parse_batch(&call, &p.batch_json)?;
+    let members = parse_batch(&call, &p.batch_json).await?;
     let default_tab = p.session_id.map(|t| t.0);
     // One reservation per tab, held for the whole batch.
     let mut pages: HashMap<String, Page> = HashMap::new();
@@ -209,14 +215,17 @@ async fn run_member(
             tab,
             timeout_ms,
         } => {
+            // Checked again with the placeholders filled in: a result may hold a URL.
             let params = substitute(params, earlier)?;
+            let roots = &call.engine().config.upload_roots;
+            let command = call
+                .settings
+                .raw_policy()
+                .check(&method, params, roots)
+                .await?;
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
             let result = page
-                .raw_cdp(
-                    &method,
-                    params,
-                    std::time::Duration::from_millis(timeout_ms),
-                )
+                .raw_cdp(command, std::time::Duration::from_millis(timeout_ms))
                 .await?;
             Ok((result, Some(page.info())))
         }
@@ -234,7 +243,7 @@ async fn run_member(
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
             let cookies = match url {
                 Some(url) => page
-                    .raw_cdp(
+                    .cdp(
                         "Network.getCookies",
                         json!({ "urls": [url] }),
                         params::seconds(20.0),

@@ -55,6 +55,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "profile": call.settings.profile().name(),
         "operator_profile": call.settings.floor().name(),
         "default_session_id": call.session.default_handle(),
+        "agent_sessions": engine.live_sessions(),
         "default_session_settled": true,
         "capability_registry": capability_registry(&call),
     });
