@@ -196,3 +196,90 @@ async fn a_status_report_answers_while_a_browser_is_still_connecting() {
     let reply = connecting.await;
     assert_eq!(reply.reason(), "browser_unreachable", "{}", reply.envelope);
 }
+
+#[tokio::test]
+async fn a_browser_killed_between_or_during_calls_is_noticed_at_once_and_replaced() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("chaos").await;
+    for round in 0..6 {
+        tw.ok("open_url", json!({ "url": site.url("form.html") }))
+            .await;
+        let before = tw.ok("list_tabs", json!({})).await;
+        let old_tab = before["default_session_id"].as_str().unwrap().to_owned();
+        let browser = browser_pid(&tw).await;
+        let during = round % 2 == 1;
+        let pending = if during {
+            // A script in flight when the browser dies: it was sent, so it may have run.
+            let started = tw
+                .ok(
+                    "execute_js",
+                    json!({ "script": "await new Promise(() => {})", "wait": false }),
+                )
+                .await;
+            Some(started["operation_id"].clone())
+        } else {
+            None
+        };
+        unsafe { libc::kill(browser as i32, libc::SIGKILL) };
+        assert!(process_exits(browser).await, "round {round}");
+        // Noticed at once, without a call: the status says so and names why.
+        crate::support::poll_until("the status to report the lost browser", || async {
+            tw.ok("get_setup_status", json!({})).await["link_state"] == "lost"
+        })
+        .await;
+        let status = tw.ok("get_setup_status", json!({})).await;
+        assert!(
+            status["browser_lost"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("signal 9"),
+            "round {round}: {status}"
+        );
+        if let Some(operation) = pending {
+            let outcome = tw
+                .call(
+                    "get_execute_js_result",
+                    json!({ "operation_id": operation, "timeout": 60 }),
+                )
+                .await;
+            assert_eq!(
+                outcome.reason(),
+                "browser_disconnected",
+                "round {round}: {}",
+                outcome.envelope
+            );
+            assert_eq!(
+                outcome.envelope["retry_safe"], false,
+                "it was sent: it may have run"
+            );
+        }
+        // A call naming the dead tab was never sent anywhere: the tab is simply gone.
+        let stale = tw.call("scan_page", json!({ "session_id": old_tab })).await;
+        assert_eq!(
+            stale.error_code(),
+            "session_not_connected",
+            "round {round}: {}",
+            stale.envelope
+        );
+        assert!(
+            stale.envelope.get("may_have_executed").is_none(),
+            "{}",
+            stale.envelope
+        );
+        // The next call that needs a browser gets a new one and works; the old tabs are
+        // not listed as live, and the listing says what was lost.
+        let after = tw.ok("list_tabs", json!({})).await;
+        assert!(
+            !after.to_string().contains(&format!("\"{old_tab}\"")),
+            "round {round}: {after}"
+        );
+        assert_eq!(
+            after["browser_lost"]["tabs_lost"].as_u64().map(|n| n > 0),
+            Some(true),
+            "round {round}: {after}"
+        );
+        let scan = tw.ok("scan_page", json!({})).await;
+        assert!(scan["content"].is_string());
+        assert_ne!(browser_pid(&tw).await, browser);
+    }
+}

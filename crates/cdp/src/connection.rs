@@ -241,6 +241,12 @@ impl Connection {
         self.shared.closed.load(Ordering::Acquire)
     }
 
+    /// Closes the connection from our side (the browser is known to be gone): every
+    /// waiter is answered at once, and later calls fail without being written.
+    pub fn close(&self) {
+        close(&self.shared);
+    }
+
     /// Resolves when the connection has closed.
     pub async fn closed(&self) {
         let mut rx = self.shared.closed_tx.subscribe();

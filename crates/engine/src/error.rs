@@ -76,6 +76,9 @@ named_enum! {
         DownloadNotStarted => "download_not_started",
         RemoveUnconfirmed => "remove_unconfirmed",
         NotOwned => "not_owned",
+        // An operation stopped before it finished.
+        Cancelled => "cancelled",
+        Superseded => "superseded",
         // Refusals: the engine would not do it.
         UrlSchemeRefused => "url_scheme_refused",
         PathOutsideOutputDir => "path_outside_output_dir",
@@ -155,8 +158,12 @@ pub enum EngineError {
     Endpoint(String),
     #[error("no tab '{0}' (it may have closed)")]
     NoSuchTab(String),
-    #[error("tab {tab} is busy with another call; retry when it finishes or use another tab")]
-    TargetBusy { tab: String },
+    #[error("tab {tab} is busy with another call{}; retry when it finishes or use another tab", held_by.as_ref().map(|op| format!(" (operation {op}, which a navigation supersedes)")).unwrap_or_default())]
+    TargetBusy {
+        tab: String,
+        /// The operation still holding it after its caller stopped waiting, if one is.
+        held_by: Option<String>,
+    },
     #[error("{input}: {message}")]
     Invalid { input: Input, message: String },
     /// A page-level outcome that means the action did not happen (not_found, ambiguous,
@@ -313,7 +320,7 @@ impl EngineError {
     pub fn details(&self) -> Value {
         match self {
             EngineError::Page { details, .. } => details.clone(),
-            EngineError::TargetBusy { tab } => json!({ "tab": tab }),
+            EngineError::TargetBusy { tab, held_by } => json!({ "tab": tab, "held_by": held_by }),
             EngineError::Cdp(
                 cdp::CdpError::Lost { method } | cdp::CdpError::Timeout { method, .. },
             ) => json!({ "method": method }),

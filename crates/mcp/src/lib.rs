@@ -8,7 +8,10 @@
 mod face;
 pub mod faces;
 mod http;
+#[allow(deprecated)] // MCP logging is deprecated by SEP-2577; clients still use it.
+pub mod logging;
 mod params;
+#[allow(deprecated)]
 mod server;
 mod stream;
 

@@ -13,9 +13,13 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+use serde_json::{Value, json};
+
 use engine::{AgentSession, Engine};
 
 use crate::face::{Call, Face, Profile, Rendered, SessionSettings, ToolDef};
+use crate::logging;
 use crate::params;
 
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +94,8 @@ pub struct TabwireServer {
     catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
     listed: Arc<Vec<Tool>>,
     instructions: Arc<str>,
+    /// The level this session's client asked logs at (None: it did not).
+    log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
 }
 
 impl TabwireServer {
@@ -107,6 +113,7 @@ impl TabwireServer {
             catalogue: shared.catalogue.clone(),
             listed: shared.listed.clone(),
             instructions: shared.instructions.clone(),
+            log_level: Arc::default(),
         }
     }
 }
@@ -131,9 +138,14 @@ fn describe(face: &Face, tool: &ToolDef) -> Tool {
 
 impl ServerHandler for TabwireServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions.to_string())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
+        .with_instructions(self.instructions.to_string())
     }
 
     async fn list_tools(
@@ -153,10 +165,28 @@ impl ServerHandler for TabwireServer {
             .map(|(face, tool)| describe(face, tool))
     }
 
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let first = self
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(request.level)
+            .is_none();
+        if first {
+            tokio::spawn(forward_logs(context.peer.clone(), self.log_level.clone()));
+        }
+        Ok(())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some((face, tool)) = self
             .catalogue
@@ -181,14 +211,40 @@ impl ServerHandler for TabwireServer {
                     settings: self.settings.clone(),
                     catalogue: self.catalogue.clone(),
                 };
-                // A panic inside one tool must not take the server down with it.
-                match tokio::spawn((tool.run)(call)).await {
-                    Ok(outcome) => outcome,
-                    Err(join) => Err(engine::EngineError::Io(format!(
+                self.log(
+                    &context.peer,
+                    LoggingLevel::Debug,
+                    json!({ "call": tool.name, "state": "started" }),
+                );
+                let ticker = progress_ticker(&context, tool.name, &arguments);
+                // A panic inside one tool must not take the server down with it, and a
+                // cancelled call stops its work at once (what it held is let go).
+                let work = tokio::spawn((tool.run)(call));
+                let stop = work.abort_handle();
+                let joined = tokio::select! {
+                    joined = work => Some(joined),
+                    () = context.ct.cancelled() => None,
+                };
+                if let Some(ticker) = ticker {
+                    ticker.abort();
+                }
+                match joined {
+                    Some(Ok(outcome)) => outcome,
+                    Some(Err(join)) => Err(engine::EngineError::Io(format!(
                         "internal error in {}: {join}",
                         tool.name
                     ))
                     .into()),
+                    None => {
+                        stop.abort();
+                        Err(engine::EngineError::page(
+                            engine::ErrorCode::Cancelled,
+                            "the client cancelled the call; its work was stopped",
+                            Value::Null,
+                        )
+                        .may_have_run()
+                        .into())
+                    }
                 }
             }
             Err(error) => Err(error),
@@ -208,8 +264,95 @@ impl ServerHandler for TabwireServer {
             arguments,
             ignored,
         };
+        self.log(
+            &context.peer,
+            if outcome.is_ok() {
+                LoggingLevel::Info
+            } else {
+                LoggingLevel::Warning
+            },
+            json!({
+                "call": tool.name, "state": "finished", "ok": outcome.is_ok(),
+                "elapsed_ms": rendered.elapsed_ms,
+                "error": outcome.as_ref().err().map(ToString::to_string),
+            }),
+        );
         Ok((face.render)(tool, outcome, &rendered).into())
     }
+}
+
+impl TabwireServer {
+    /// Sends one log line about this session's own call to its client, if it asked for
+    /// that level.
+    fn log(&self, peer: &rmcp::Peer<RoleServer>, level: LoggingLevel, data: Value) {
+        use rmcp::model::LoggingMessageNotificationParam;
+        let wanted = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        if wanted.is_some_and(|w| logging::rank(level) >= logging::rank(w)) {
+            let peer = peer.clone();
+            let param =
+                LoggingMessageNotificationParam::new(level, data).with_logger("tabwire::call");
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(param).await;
+            });
+        }
+    }
+}
+
+/// Sends the client the engine's log lines (about the browser all sessions share) at its
+/// level and above, until it goes away.
+#[allow(deprecated)]
+async fn forward_logs(
+    peer: rmcp::Peer<RoleServer>,
+    level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+) {
+    use rmcp::model::LoggingMessageNotificationParam;
+    let mut lines = logging::subscribe();
+    loop {
+        let line = match lines.recv().await {
+            Ok(line) => line,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(_) => return,
+        };
+        let wanted = *level.lock().unwrap_or_else(|p| p.into_inner());
+        if wanted.is_none_or(|w| logging::rank(line.level) < logging::rank(w)) {
+            continue;
+        }
+        let data = serde_json::from_str(&line.message).unwrap_or(Value::String(line.message));
+        let param = LoggingMessageNotificationParam::new(line.level, data).with_logger(line.target);
+        if peer.notify_logging_message(param).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// While a call runs, tells a client that asked (a `progressToken`) how long it has run
+/// and, when the call has a timeout, of how long.
+fn progress_ticker(
+    context: &RequestContext<RoleServer>,
+    tool: &'static str,
+    arguments: &serde_json::Map<String, Value>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    use rmcp::model::ProgressNotificationParam;
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    let total = arguments.get("timeout").and_then(Value::as_f64);
+    Some(tokio::spawn(async move {
+        let started = Instant::now();
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let elapsed = started.elapsed().as_secs_f64().floor();
+            let mut param = ProgressNotificationParam::new(token.clone(), elapsed)
+                .with_message(format!("{tool}: running for {elapsed} s"));
+            if let Some(total) = total {
+                param = param.with_total(total);
+            }
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+        }
+    }))
 }
 
 /// Serves one MCP session over stdin/stdout until the client goes away.

@@ -95,6 +95,7 @@ impl Engine {
             id: self.next_session.fetch_add(1, Ordering::Relaxed),
             engine: self.clone(),
             switched: Mutex::new(None),
+            seen_loss: AtomicU64::new(self.browsers.last_loss().map_or(0, |l| l.seq)),
         }
     }
 
@@ -110,6 +111,8 @@ pub struct AgentSession {
     pub id: u64,
     pub engine: Arc<Engine>,
     switched: Mutex<Option<Switch>>,
+    /// The last browser loss this session was told of.
+    seen_loss: AtomicU64,
 }
 
 impl AgentSession {
@@ -278,6 +281,13 @@ impl AgentSession {
             .find_map(|b| b.tab_by_id(id).map(|tab| b.handle(&tab)))
     }
 
+    /// A browser loss this session has not been told of yet (then it has).
+    pub fn unreported_loss(&self) -> Option<crate::browser::Loss> {
+        let loss = self.engine.browsers.last_loss()?;
+        let seen = self.seen_loss.swap(loss.seq, Ordering::Relaxed);
+        (loss.seq > seen).then_some(loss)
+    }
+
     /// The switch an implicit call made since the last look, because the default tab had
     /// closed: from which tab to which.
     pub fn take_switch(&self) -> Option<Switch> {
@@ -289,6 +299,13 @@ impl AgentSession {
     pub async fn page(&self, handle: Option<&str>) -> Result<Page> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         Page::reserve(browser, tab, self.engine.config.clone()).await
+    }
+
+    /// Reserves a tab to navigate it: a script of an earlier call still holding it is
+    /// superseded (stopped, its receipt says so). Also returns that operation's id.
+    pub async fn page_to_navigate(&self, handle: Option<&str>) -> Result<(Page, Option<String>)> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        Page::reserve_superseding(browser, tab, self.engine.config.clone()).await
     }
 }
 

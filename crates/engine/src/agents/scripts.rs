@@ -1,7 +1,15 @@
 //! An agent's script run as an operation with a receipt: the call waits up to its
 //! deadline; a script still running then keeps its tab reserved and finishes in the
 //! background, its outcome stored for the same session to collect (never run again).
+//!
+//! A script never holds its tab hostage: once its caller has stopped waiting, a
+//! navigation of the tab supersedes it (the script is stopped and its receipt says
+//! `superseded`); if the caller's call is cancelled, the script is stopped at once and
+//! the tab is free (`cancelled`). Either way what was sent may have run, and the receipt
+//! says so.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -9,8 +17,8 @@ use tokio::time::Instant;
 
 use super::AgentSession;
 use super::receipts::{Outcome, ReceiptState};
-use crate::browser::{DialogPolicy, TabInfo};
-use crate::error::Result;
+use crate::browser::{DialogPolicy, Holder, Stop, TabInfo};
+use crate::error::{EngineError, ErrorCode, Result};
 use crate::page::navigation::wait_event;
 use crate::page::user_script::run_script;
 
@@ -44,11 +52,29 @@ impl AgentSession {
             wait,
         } = request;
         let result_name = operation_id.clone();
+        let stop = Arc::new(Stop::default());
+        let abandoned = Arc::new(AtomicBool::new(false));
+        page.set_holder(Some(Holder {
+            operation_id: operation_id.clone(),
+            abandoned: abandoned.clone(),
+            stop: stop.clone(),
+        }));
+        let stopper = stop.clone();
         tokio::spawn(async move {
-            let outcome = run_script(&page, &script, dialog_policy, &result_name).await;
+            let outcome = tokio::select! {
+                outcome = run_script(&page, &script, dialog_policy, &result_name) => outcome,
+                why = stopper.asked() => {
+                    page.terminate_script().await;
+                    Err(stopped(why))
+                }
+            };
+            page.set_holder(None);
             drop(page); // releases the tab before the result becomes visible
             engine.receipts.complete(completer, outcome);
         });
+        // If this call is dropped before it answers (the client cancelled it), the
+        // script is stopped and the tab let go.
+        let mut on_cancel = StopOnDrop(Some(stop));
         let pending = |status: &str, extra: Value| {
             let mut reply = json!({
                 "status": status,
@@ -61,6 +87,8 @@ impl AgentSession {
             reply
         };
         if !wait {
+            on_cancel.disarm();
+            abandoned.store(true, Ordering::Release);
             return Ok((tab, pending("in_progress", Value::Null)));
         }
         let deadline = Instant::now() + timeout;
@@ -90,7 +118,36 @@ impl AgentSession {
                 "message": "a dialog is open and the script is paused; answer the dialog, then collect the result with its operation id",
             }))),
         };
+        on_cancel.disarm();
+        // A result not yet in: its caller has stopped waiting for it.
+        abandoned.store(true, Ordering::Release);
         reply.map(|reply| (tab, reply))
+    }
+}
+
+/// What a stopped script's receipt holds. Whatever it had sent may have run.
+fn stopped(why: ErrorCode) -> EngineError {
+    let message = match why {
+        ErrorCode::Superseded => "a navigation of its tab superseded the script; it was stopped",
+        _ => "the call was cancelled; the script was stopped",
+    };
+    EngineError::page(why, message, json!({})).may_have_run()
+}
+
+/// Asks a script to stop when dropped, unless disarmed.
+struct StopOnDrop(Option<Arc<Stop>>);
+
+impl StopOnDrop {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(stop) = self.0.take() {
+            stop.ask(ErrorCode::Cancelled);
+        }
     }
 }
 

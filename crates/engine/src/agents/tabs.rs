@@ -91,6 +91,8 @@ pub struct OpenTabRequest {
 pub struct TabList {
     pub tabs: Vec<TabInfo>,
     pub default: Option<String>,
+    /// A browser lost (with its tabs) since this session last listed them.
+    pub lost: Option<crate::browser::Loss>,
 }
 
 /// What became of an `open_new_tab`.
@@ -178,6 +180,7 @@ impl AgentSession {
         Ok(TabList {
             tabs,
             default: default_handle,
+            lost: self.unreported_loss(),
         })
     }
 

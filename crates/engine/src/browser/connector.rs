@@ -28,6 +28,20 @@ pub struct Browsers {
     connecting: tokio::sync::Mutex<()>,
     pub(super) links: Links,
     on_connect: OnceLock<OnConnect>,
+    /// The last browser that went away under us, and why.
+    lost: Mutex<Option<Loss>>,
+}
+
+/// A browser that went away: when, why, and how many tabs went with it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Loss {
+    /// Counts losses, so a session can tell one it has not reported yet.
+    pub seq: u64,
+    pub client_id: String,
+    /// Milliseconds since the epoch.
+    pub at_ms: u64,
+    pub reason: String,
+    pub tabs_lost: usize,
 }
 
 impl Browsers {
@@ -41,6 +55,7 @@ impl Browsers {
             connecting: tokio::sync::Mutex::new(()),
             links: Links::default(),
             on_connect: OnceLock::new(),
+            lost: Mutex::new(None),
         }
     }
 
@@ -73,7 +88,7 @@ impl Browsers {
 
     /// The connected browser, launching or reconnecting it when there is none or the last
     /// one went away. Over the extension link: the most recently linked browser.
-    pub async fn browser(&self) -> Result<Arc<Browser>> {
+    pub async fn browser(self: &Arc<Self>) -> Result<Arc<Browser>> {
         if self.is_extension() {
             return self.wait_for_link().await;
         }
@@ -92,7 +107,61 @@ impl Browsers {
         let browser = self.connect().await?;
         *lock(&self.current) = Some(browser.clone());
         self.connected(&browser);
+        self.watch_for_loss(&browser);
         Ok(browser)
+    }
+
+    /// When the browser's connection closes (its process exited, the endpoint went
+    /// away), its tabs are dropped at once and the loss is put on record.
+    fn watch_for_loss(self: &Arc<Self>, browser: &Arc<Browser>) {
+        let (weak, browser) = (Arc::downgrade(self), Arc::downgrade(browser));
+        let Some(conn) = browser.upgrade().map(|b| b.conn.clone()) else {
+            return;
+        };
+        tokio::spawn(async move {
+            conn.closed().await;
+            let (Some(browsers), Some(browser)) = (weak.upgrade(), browser.upgrade()) else {
+                return;
+            };
+            // The pipe may close a moment before the process is reaped: wait for it, so
+            // the record says how it ended.
+            browser.wait_exit(std::time::Duration::from_secs(2)).await;
+            browsers.lose(&browser);
+        });
+    }
+
+    fn lose(&self, browser: &Arc<Browser>) {
+        let reason = browser.exit().unwrap_or_else(|| match &self.config.link {
+            LinkConfig::Endpoint(endpoint) => {
+                format!("the connection to the CDP endpoint {endpoint} closed")
+            }
+            _ => "the browser connection closed".to_owned(),
+        });
+        let tabs_lost = browser.forget_all();
+        let mut lost = lock(&self.lost);
+        let seq = lost.as_ref().map_or(1, |l| l.seq + 1);
+        let at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or_default();
+        tracing::warn!(%reason, tabs_lost, "browser lost");
+        *lost = Some(Loss {
+            seq,
+            client_id: browser.client_id.clone(),
+            at_ms,
+            reason,
+            tabs_lost,
+        });
+        drop(lost);
+        let mut current = lock(&self.current);
+        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, browser)) {
+            *current = None;
+        }
+    }
+
+    /// The last browser lost, if one was.
+    pub fn last_loss(&self) -> Option<Loss> {
+        lock(&self.lost).clone()
     }
 
     /// The browser if one is connected now; never launches and never waits.
@@ -116,7 +185,7 @@ impl Browsers {
 
     /// Every browser this engine drives: the linked ones for the extension link, else the
     /// one browser (launched or attached on demand).
-    pub async fn all(&self) -> Result<Vec<Arc<Browser>>> {
+    pub async fn all(self: &Arc<Self>) -> Result<Vec<Arc<Browser>>> {
         if self.is_extension() {
             let linked = self.links.live();
             if !linked.is_empty() {
@@ -127,7 +196,7 @@ impl Browsers {
     }
 
     /// Finds a tab by handle (`client:N`, or `N` in the current browser).
-    pub async fn find_tab(&self, handle: &str) -> Result<(Arc<Browser>, Tab)> {
+    pub async fn find_tab(self: &Arc<Self>, handle: &str) -> Result<(Arc<Browser>, Tab)> {
         let browser = match handle.split_once(':') {
             // Another linked browser (a second profile through the extension).
             Some((client, _)) if self.is_extension() => self.linked_browser(client).await?,

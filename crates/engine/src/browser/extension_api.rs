@@ -156,7 +156,11 @@ fn api_error(error: cdp::CdpError) -> EngineError {
 
 impl Browsers {
     /// Calls a browser API on the current browser (launching or waiting for one).
-    pub async fn extension_call(&self, name: &str, args: Value) -> Result<Value> {
+    pub async fn extension_call(
+        self: &std::sync::Arc<Self>,
+        name: &str,
+        args: Value,
+    ) -> Result<Value> {
         self.browser().await?.extension_call(name, args).await
     }
 

@@ -14,20 +14,23 @@ mod events;
 mod extension_api;
 pub mod launch;
 mod link;
+mod process;
 pub(crate) mod tabs;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::process::Child;
 
+use process::Process;
+
 use cdp::Connection;
 use serde_json::{Value, json};
 
 use crate::error::{EngineError, Result};
-pub use connector::{Browsers, OnConnect};
+pub use connector::{Browsers, Loss, OnConnect};
 pub use dialogs::{Dialog, DialogAnswer, DialogOutcome, DialogPolicy};
 pub use link::{LINK_WAIT, LinkHello};
-pub use tabs::{ClosedTab, Tab, TabInfo, TabRegistry, parse_tab_handle, tab_handle};
+pub use tabs::{ClosedTab, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle, tab_handle};
 pub(crate) use tabs::{TabState, lock};
 
 /// Deadline for the small housekeeping commands (attach, enable, list).
@@ -65,7 +68,8 @@ pub struct Browser {
     pub client_id: String,
     pub(crate) table: Mutex<tabs::TabTable>,
     registry: Arc<TabRegistry>,
-    child: Mutex<Option<Child>>,
+    /// The process of a browser we launched.
+    process: Option<Process>,
     temp_profile: Option<std::path::PathBuf>,
     page_script: Arc<str>,
     extension_id: Option<String>,
@@ -85,12 +89,21 @@ impl Browser {
         client_id: &str,
         setup: BrowserSetup,
     ) -> Result<Arc<Browser>> {
+        // The moment a launched browser exits, its connection closes: nothing is written
+        // into a pipe nobody reads any more.
+        let process = setup.child.map(|child| {
+            let conn = conn.clone();
+            Process::watch(child, move |how| {
+                tracing::warn!("{how}");
+                conn.close();
+            })
+        });
         let browser = Arc::new(Browser {
             conn: conn.clone(),
             client_id: client_id.to_owned(),
             table: Mutex::new(tabs::TabTable::default()),
             registry: setup.registry,
-            child: Mutex::new(setup.child),
+            process,
             temp_profile: setup.temp_profile,
             page_script: setup.page_script,
             extension_id: setup.extension_id,
@@ -157,7 +170,20 @@ impl Browser {
 
     /// The process id of a browser we launched.
     pub fn pid(&self) -> Option<u32> {
-        lock(&self.child).as_ref().and_then(|c| c.id())
+        self.process.as_ref().and_then(Process::pid)
+    }
+
+    /// Waits up to `timeout` for a browser we launched to be reaped (so its exit can be
+    /// told); at once for any other.
+    pub(crate) async fn wait_exit(&self, timeout: Duration) {
+        if let Some(process) = &self.process {
+            process.wait(timeout).await;
+        }
+    }
+
+    /// How a browser we launched exited, if it has.
+    pub fn exit(&self) -> Option<String> {
+        self.process.as_ref().and_then(Process::exit)
     }
 
     pub fn connection(&self) -> &Connection {
@@ -218,6 +244,18 @@ impl Browser {
     pub(crate) fn set_owner(&self, target_id: &str, owner: Option<&str>) {
         self.registry
             .set_owner(&self.client_id, target_id, owner.map(str::to_owned));
+    }
+
+    /// Forgets every tab (the browser is gone); how many there were.
+    pub(crate) fn forget_all(&self) -> usize {
+        let targets: Vec<String> = lock(&self.table)
+            .values()
+            .map(|t| t.target_id.clone())
+            .collect();
+        for target in &targets {
+            self.forget_tab(target);
+        }
+        targets.len()
     }
 
     /// Forgets a closed tab; late events about it cannot bring it back.
@@ -414,17 +452,14 @@ impl Browser {
 
     /// Stops a browser we launched: a polite close, then a kill if it lingers.
     pub async fn shutdown(&self) {
-        let child = lock(&self.child).take();
-        let Some(mut child) = child else { return };
+        let Some(process) = &self.process else { return };
         let _ = self
             .conn
             .call(None, "Browser.close", json!({}), Duration::from_secs(3))
             .await;
-        if tokio::time::timeout(Duration::from_secs(5), child.wait())
-            .await
-            .is_err()
-        {
-            let _ = child.kill().await;
+        if !process.wait(Duration::from_secs(5)).await {
+            process.kill();
+            process.wait(Duration::from_secs(5)).await;
         }
         if let Some(dir) = &self.temp_profile {
             let _ = tokio::fs::remove_dir_all(dir).await;
@@ -446,8 +481,10 @@ pub const WORLD: &str = "tabwire";
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        // kill_on_drop ends a browser we launched that was never shut down politely.
-        drop(lock(&self.child).take());
+        // A browser we launched that was never shut down politely goes with us.
+        if let Some(process) = &self.process {
+            process.kill();
+        }
         if let Some(dir) = &self.temp_profile {
             let _ = std::fs::remove_dir_all(dir);
         }

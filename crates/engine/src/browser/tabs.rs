@@ -45,6 +45,38 @@ pub struct TabState {
     pub(crate) top_world: Option<i64>,
     /// Counts top documents, so a world made for one is never recorded for the next.
     pub(crate) document_seq: u64,
+    /// What holds the reservation beyond one call, if anything does.
+    pub(crate) holder: Option<Holder>,
+}
+
+/// An operation that holds a tab's reservation after its call returned (an agent's
+/// script still running), and how to ask it to let go.
+#[derive(Debug, Clone)]
+pub struct Holder {
+    pub operation_id: String,
+    /// Whether its caller has stopped waiting for it (a navigation may then supersede it).
+    pub abandoned: Arc<std::sync::atomic::AtomicBool>,
+    pub stop: Arc<Stop>,
+}
+
+/// A request to stop, and why.
+#[derive(Debug, Default)]
+pub struct Stop {
+    asked: tokio::sync::Notify,
+    reason: Mutex<Option<crate::error::ErrorCode>>,
+}
+
+impl Stop {
+    pub fn ask(&self, reason: crate::error::ErrorCode) {
+        lock(&self.reason).get_or_insert(reason);
+        self.asked.notify_one();
+    }
+
+    /// Resolves once asked; with why.
+    pub async fn asked(&self) -> crate::error::ErrorCode {
+        self.asked.notified().await;
+        lock(&self.reason).unwrap_or(crate::error::ErrorCode::Cancelled)
+    }
 }
 
 impl TabState {
@@ -131,6 +163,7 @@ impl TabTable {
                 main_frame: None,
                 top_world: None,
                 document_seq: 0,
+                holder: None,
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

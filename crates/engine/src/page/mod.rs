@@ -64,13 +64,57 @@ impl Page {
         tab: Tab,
         config: Arc<EngineConfig>,
     ) -> Result<Page> {
+        let reservation = tab.busy.clone().try_lock_owned().map_err(|_| {
+            let held_by = browser
+                .tab_by_target(&tab.target_id)
+                .and_then(|t| t.holder.clone())
+                .filter(|h| h.abandoned.load(std::sync::atomic::Ordering::Acquire))
+                .map(|h| h.operation_id);
+            EngineError::TargetBusy {
+                tab: browser.handle(&tab),
+                held_by,
+            }
+        })?;
+        Page::attach(browser, tab, reservation, config).await
+    }
+
+    /// Reserves a tab for a navigation: a script still holding it after its caller
+    /// stopped waiting is asked to stop (its receipt says so) and the tab is taken once it
+    /// lets go. Returns the page and the operation superseded, if one was.
+    pub async fn reserve_superseding(
+        browser: Arc<Browser>,
+        tab: Tab,
+        config: Arc<EngineConfig>,
+    ) -> Result<(Page, Option<String>)> {
+        let busy = match Page::reserve(browser.clone(), tab.clone(), config.clone()).await {
+            Err(EngineError::TargetBusy {
+                held_by: Some(op), ..
+            }) => op,
+            other => return other.map(|page| (page, None)),
+        };
+        if let Some(holder) = browser
+            .tab_by_target(&tab.target_id)
+            .and_then(|t| t.holder.clone())
+        {
+            holder.stop.ask(ErrorCode::Superseded);
+        }
         let reservation =
-            tab.busy
-                .clone()
-                .try_lock_owned()
+            tokio::time::timeout(crate::browser::HOUSEKEEPING, tab.busy.clone().lock_owned())
+                .await
                 .map_err(|_| EngineError::TargetBusy {
                     tab: browser.handle(&tab),
+                    held_by: Some(busy.clone()),
                 })?;
+        let page = Page::attach(browser, tab, reservation, config).await?;
+        Ok((page, Some(busy)))
+    }
+
+    async fn attach(
+        browser: Arc<Browser>,
+        tab: Tab,
+        reservation: OwnedMutexGuard<()>,
+        config: Arc<EngineConfig>,
+    ) -> Result<Page> {
         let session = browser.session_for(&tab.target_id).await?;
         Ok(Page {
             browser,
@@ -341,6 +385,23 @@ impl Page {
     /// The tab's URL and title now.
     pub async fn current_url(&self) -> Result<(String, String)> {
         self.browser.target_url(&self.tab.target_id).await
+    }
+
+    /// Records what holds this reservation beyond the call (None: nothing).
+    pub(crate) fn set_holder(&self, holder: Option<crate::browser::Holder>) {
+        self.browser
+            .update_tab(&self.tab.target_id, |tab| tab.holder = holder);
+    }
+
+    /// Stops whatever script runs in the page now (a synchronous loop included).
+    pub(crate) async fn terminate_script(&self) {
+        let _ = self
+            .cdp(
+                "Runtime.terminateExecution",
+                json!({}),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await;
     }
 
     /// Sets how dialogs opened from now on are answered; returns those answered so far.

@@ -443,7 +443,7 @@ fn engine_failure(error: &EngineError) -> Failure {
         }
     }
     match error {
-        EngineError::TargetBusy { tab } => {
+        EngineError::TargetBusy { tab, .. } => {
             facts.insert("busy_target".into(), json!(tab));
             facts.insert("retry_safe".into(), json!(true));
         }

@@ -17,12 +17,14 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
     let engine = call.engine();
     let browser = engine.browsers.current();
     let config = &engine.config;
-    let (link_state, product) = match &browser {
-        Some(b) => (
+    let lost = engine.browsers.last_loss();
+    let (link_state, product) = match (&browser, &lost) {
+        (Some(b), _) => (
             "connected",
             Some(b.product.lock().map(|p| p.clone()).unwrap_or_default()),
         ),
-        None => ("not_started", None),
+        (None, Some(_)) => ("lost", None),
+        (None, None) => ("not_started", None),
     };
     let browser_path = match &config.link {
         engine::LinkConfig::Managed(options) => {
@@ -48,6 +50,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "browser_version": product,
         "browser_path": browser_path,
         "browser_pid": browser.as_ref().and_then(|b| b.pid()),
+        "browser_lost": lost,
         "linked_browsers": engine.browsers.linked_browsers(),
         "output_dir": config.output_dir,
         "download_roots": config.download_roots,

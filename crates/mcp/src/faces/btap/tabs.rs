@@ -70,12 +70,17 @@ pub async fn list_all_tabs(call: Call, _: SessionOnly) -> Result<Reply, ToolErro
 async fn tab_list(call: &Call, all: bool) -> Result<Reply, ToolError> {
     let list = call.session.list_tabs(all).await?;
     let tabs: Vec<Value> = list.tabs.iter().map(tab_json).collect();
-    Ok(Reply::data(json!({
+    let mut data = json!({
         "tabs": tabs,
         "count": tabs.len(),
         "default_session_id": list.default,
         "default_session_settled": true,
-    })))
+    });
+    if let Some(lost) = list.lost {
+        // The browser those tabs lived in went away; these are a new one's.
+        data["browser_lost"] = json!(lost);
+    }
+    Ok(Reply::data(data))
 }
 
 /// A tab as BrowserTap lists it.
@@ -136,7 +141,8 @@ pub async fn activate_tab(call: Call, p: SessionOnly) -> Result<Reply, ToolError
 
 pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
     let handle = p.session_id.map(|t| t.0);
-    let page = call.session.page(handle.as_deref()).await?;
+    // A script an earlier call left running in the tab does not keep it from navigating.
+    let (page, superseded) = call.session.page_to_navigate(handle.as_deref()).await?;
     let stay = p.intent_leave == Some(false);
     let policy = match p.beforeunload.as_str() {
         "accept" if !stay => DialogPolicy::Accept,
@@ -149,6 +155,9 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
     let mut data = navigated?;
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);
+    }
+    if let Some(operation) = superseded {
+        data["superseded_operation_id"] = json!(operation);
     }
     data["status"] = json!("ok");
     Ok(Reply::data(data).on(page.info()))
