@@ -6,6 +6,8 @@ import { BUILD_STAMP } from './stamp.js';
 
 const HOST = 'dev.tabwire.link';
 const RETRY_MS = [250, 500, 1000, 2000, 5000];
+// How often the keep-alive alarm wakes a stopped worker (see start).
+const KEEPALIVE_SECONDS = 2;
 
 let port = null;
 let attempt = 0;
@@ -47,8 +49,11 @@ export function start(handlers) {
   onMessage = handlers.onMessage;
   onDown = handlers.onDown;
   connect();
-  // A worker woken by the alarm retries a link that gave up.
-  chrome.alarms.create('tabwire-link', { periodInMinutes: 0.5 });
+  // Chrome stops an extension's worker now and then (a crash, an update, its own
+  // schedule), and an idle browser sends no event that would start it again. The alarm
+  // does: starting the worker runs this file, which relinks. Chrome lets an unpacked
+  // extension's alarm fire every second or more (a packed one every 30 s at most).
+  chrome.alarms.create('tabwire-link', { periodInMinutes: KEEPALIVE_SECONDS / 60 });
   chrome.alarms.onAlarm.addListener((alarm) => { if (alarm.name === 'tabwire-link' && !port) connect(); });
 }
 

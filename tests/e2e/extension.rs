@@ -432,6 +432,26 @@ async fn two_browser_profiles_are_linked_at_once() {
         (ta["js_return"].as_str(), tb["js_return"].as_str()),
         (Some("Form"), Some("Below the fold"))
     );
+
+    // By URL pattern, the second profile's tab is found and closed like the first's.
+    let switched = tw
+        .ok("switch_tab", json!({ "url_pattern": "fold.html" }))
+        .await;
+    assert_eq!(switched["session_id"], b.as_str(), "{switched}");
+    let title = tw
+        .ok("execute_js", json!({ "script": "document.title" }))
+        .await;
+    assert_eq!(title["js_return"], "Below the fold");
+    let closed = tw
+        .ok(
+            "close_tabs",
+            json!({ "tab_id": b, "only_if_agent_owned": false }),
+        )
+        .await;
+    assert_eq!(closed["results"][0]["status"], "closed", "{closed}");
+    let left = tw.ok("list_tabs", json!({})).await;
+    assert!(!left.to_string().contains(b.as_str()), "{left}");
+    assert!(left.to_string().contains(a.as_str()), "{left}");
 }
 
 /// Sends one CDP command over a browser's own debugging WebSocket (the test's view of the
@@ -578,5 +598,159 @@ async fn setup_status_tells_a_stale_worker_from_a_stale_server() {
             .unwrap()
             .contains("restart tabwire"),
         "{status}"
+    );
+}
+
+/// The test's own CDP connection to a browser, which reports target events: how it sees
+/// the extension's worker stop and start, independently of tabwire (and without waking
+/// the worker: nothing it sends is an event an extension hears).
+struct TargetWatch {
+    socket: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    next_id: u64,
+}
+
+impl TargetWatch {
+    async fn open(ws: &str) -> TargetWatch {
+        let (socket, _) = tokio_tungstenite::connect_async(ws)
+            .await
+            .expect("browser websocket");
+        let mut watch = TargetWatch { socket, next_id: 1 };
+        watch
+            .command("Target.setDiscoverTargets", json!({ "discover": true }))
+            .await;
+        watch
+    }
+
+    async fn command(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use futures_util::SinkExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({ "id": id, "method": method, "params": params }).to_string();
+        self.socket
+            .send(Message::Text(request.into()))
+            .await
+            .expect("send to the browser");
+        self.next(|m| m["id"] == id).await
+    }
+
+    /// The next message matching `wanted` (events before it are passed over).
+    async fn next(&mut self, wanted: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        let read = async {
+            while let Some(Ok(message)) = self.socket.next().await {
+                if let Message::Text(text) = message {
+                    let message: serde_json::Value =
+                        serde_json::from_str(text.as_str()).expect("CDP JSON");
+                    if wanted(&message) {
+                        return message;
+                    }
+                }
+            }
+            panic!("the browser closed its debugging connection");
+        };
+        tokio::time::timeout(crate::support::PATIENCE, read)
+            .await
+            .expect("the awaited browser message did not come")
+    }
+
+    async fn worker(&mut self) -> String {
+        let targets = self.command("Target.getTargets", json!({})).await;
+        targets["result"]["targetInfos"]
+            .as_array()
+            .expect("targets")
+            .iter()
+            .find(|t| t["type"] == "service_worker")
+            .expect("the extension's worker")["targetId"]
+            .as_str()
+            .expect("target id")
+            .to_owned()
+    }
+}
+
+fn linked_at(status: &serde_json::Value) -> u64 {
+    status["linked_browsers"][0]["hello"]["linked_at_ms"]
+        .as_u64()
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+#[allow(deprecated)] // MCP logging (SEP-2577), which tabwire still offers
+async fn a_stopped_worker_relinks_by_itself_in_an_idle_browser() {
+    use crate::support::Heard;
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let site = Site::start().await;
+    let work = scratch("extension-idle");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    let mut chromium = crate::support::start_linked_browser(
+        &work,
+        "browser-profile",
+        &["--remote-debugging-port=0"],
+    )
+    .await;
+    let ws = crate::support::devtools_endpoint(&mut chromium).await;
+    tw.client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .expect("logging/setLevel");
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let mut watch = TargetWatch::open(&ws).await;
+    // TABWIRE_WORKER_ROUNDS=N runs a longer campaign.
+    let rounds: usize = std::env::var("TABWIRE_WORKER_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let mut seen_waiting = 0;
+    let mut slowest = std::time::Duration::ZERO;
+    for round in 0..rounds {
+        let before = linked_at(&tw.ok("get_setup_status", json!({})).await);
+        // The browser stops the worker, as it does on a crash, an update or its schedule;
+        // nothing else happens in the browser after that.
+        let worker = watch.worker().await;
+        watch
+            .command("Target.closeTarget", json!({ "targetId": worker }))
+            .await;
+        watch
+            .next(|m| m["method"] == "Target.targetDestroyed" && m["params"]["targetId"] == worker)
+            .await;
+        let stopped = std::time::Instant::now();
+        // tabwire hears the link drop (its log says so to a client that listens); until
+        // the worker is back, the status says tabwire waits for it, and since when.
+        tw.client
+            .service()
+            .wait_for_nth("the log of the dropped link", round + 1, |heard| {
+                matches!(heard, Heard::Log(log) if log.data["message"].as_str().is_some_and(|m| m.starts_with("browser link dropped")))
+            })
+            .await;
+        let status = tw.ok("get_setup_status", json!({})).await;
+        if status["link_state"] == "waiting_for_worker" {
+            seen_waiting += 1;
+            let waiting = &status["waiting_for_worker"][0];
+            assert!(waiting["client_id"].is_string(), "{status}");
+            assert!(
+                waiting["waiting_for_worker_since_ms"].as_u64().unwrap() >= before,
+                "{status}"
+            );
+        } else {
+            assert!(linked_at(&status) > before, "round {round}: {status}");
+        }
+        // A call made now waits for the link and is served on it.
+        let title = tw
+            .ok("execute_js", json!({ "script": "document.title" }))
+            .await;
+        assert_eq!(title["js_return"], "Form", "round {round}");
+        slowest = slowest.max(stopped.elapsed());
+        let status = tw.ok("get_setup_status", json!({})).await;
+        assert!(linked_at(&status) > before, "round {round}: {status}");
+        assert_eq!(status["waiting_for_worker"], json!([]), "{status}");
+    }
+    eprintln!("{rounds} rounds; the slowest from the worker's stop to a served call: {slowest:?}");
+    assert!(
+        seen_waiting > 0,
+        "the status never said it was waiting for the worker in {rounds} rounds"
     );
 }

@@ -293,3 +293,54 @@ async fn key_chords_and_drags_arrive_as_trusted_events() {
     assert_eq!(drag["last"], json!(["up", 300, 200]));
     assert!(drag["moves"].as_u64().unwrap() >= 4, "{drag}");
 }
+
+/// Sends one raw CDP command to the session's tab; its result.
+async fn raw(tw: &Tabwire, method: &str, params: Value) -> Value {
+    let reply = tw
+        .ok(
+            "cdp_command",
+            json!({ "method": method, "params_json": params.to_string() }),
+        )
+        .await;
+    reply["data"].clone()
+}
+
+#[tokio::test]
+async fn a_click_guard_whose_finish_never_comes_disarms_itself() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("guard-left").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    tw.ok("scan_page", json!({})).await;
+    // Arm a guard for #email in tabwire's world, as a click does, and never finish it
+    // (as when the engine's call to finish it fails): it must let go by itself.
+    let frames = raw(&tw, "Page.getFrameTree", json!({})).await;
+    let frame = frames["frameTree"]["frame"]["id"].clone();
+    let world = raw(
+        &tw,
+        "Page.createIsolatedWorld",
+        json!({ "frameId": frame, "worldName": "tabwire" }),
+    )
+    .await;
+    let armed = raw(
+        &tw,
+        "Runtime.evaluate",
+        json!({
+            "contextId": world["executionContextId"],
+            "expression": "typeof __tabwire !== 'function' ? 'not installed' : __tabwire('click_guard', { locator: '#email', x: 5, y: 5, disarm_after_ms: 1 }) ? 'armed' : 'no element'",
+            "returnByValue": true,
+        }),
+    )
+    .await;
+    assert_eq!(armed["result"]["value"], "armed", "{armed}");
+
+    // The page's later clicks on other elements go through.
+    tw.ok("page_click", json!({ "selector": "#terms" })).await;
+    let checked = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.getElementById('terms').checked" }),
+        )
+        .await;
+    assert_eq!(checked["js_return"], true);
+}

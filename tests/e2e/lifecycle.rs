@@ -283,3 +283,76 @@ async fn a_browser_killed_between_or_during_calls_is_noticed_at_once_and_replace
         assert_ne!(browser_pid(&tw).await, browser);
     }
 }
+
+#[tokio::test]
+#[allow(deprecated)] // MCP logging (SEP-2577), which tabwire still offers
+async fn a_cdp_endpoint_that_goes_away_between_calls_is_noticed_and_named() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let site = Site::start().await;
+    let DebuggingBrowser {
+        child: mut chromium,
+        http,
+        ..
+    } = DebuggingBrowser::launch("endpoint-gone").await;
+    let tw = Tabwire::stdio_with(
+        "endpoint-gone-client",
+        &["--cdp-endpoint", &http, "--broker-grace", "0"],
+    )
+    .await;
+    tw.client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+        .await
+        .expect("logging/setLevel");
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let old_tab = tw.ok("list_tabs", json!({})).await["default_session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // The browser goes away between calls; tabwire hears of it at once (its log says
+    // so to a client that listens), not at the next call.
+    chromium.kill().await.expect("kill the browser");
+    tw.client
+        .service()
+        .wait_for("the log of the lost browser", |heard| {
+            matches!(heard, crate::support::Heard::Log(log) if log.data["message"] == "browser lost")
+        })
+        .await;
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(status["link_state"], "lost", "{status}");
+    assert!(
+        status["browser_lost"]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains(&http),
+        "the reason names the endpoint: {status}"
+    );
+    // A call naming one of its tabs was never sent anywhere: the endpoint is not there.
+    let stale = tw.call("scan_page", json!({ "session_id": old_tab })).await;
+    assert_eq!(stale.reason(), "browser_unreachable", "{}", stale.envelope);
+    assert_eq!(
+        stale.envelope["delivery_state"], "undelivered",
+        "{}",
+        stale.envelope
+    );
+    assert!(
+        stale.envelope.get("may_have_executed").is_none(),
+        "{}",
+        stale.envelope
+    );
+    // No relaunch: the next call that needs the browser says the endpoint is not there,
+    // and that nothing ran.
+    let next = tw.call("scan_page", json!({})).await;
+    assert_eq!(next.reason(), "browser_unreachable", "{}", next.envelope);
+    assert!(
+        next.message().contains(&http) || next.message().contains("127.0.0.1"),
+        "{}",
+        next.envelope
+    );
+    assert_eq!(
+        next.envelope["delivery_state"], "undelivered",
+        "{}",
+        next.envelope
+    );
+}

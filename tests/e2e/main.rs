@@ -16,6 +16,7 @@ mod hostile;
 mod input;
 mod lifecycle;
 mod permissions;
+mod protocol;
 mod reading;
 mod script;
 mod tabs;

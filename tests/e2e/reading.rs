@@ -209,3 +209,51 @@ async fn a_wait_whose_script_throws_fails_at_once_whatever_its_message() {
         reply.envelope
     );
 }
+
+#[tokio::test]
+async fn scan_extra_js_values_convert_as_execute_js_converts_them() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("scan-extra").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let scan = |extra: &str| {
+        let extra = extra.to_owned();
+        let tw = &tw;
+        async move {
+            tw.ok("scan_page", json!({ "extra_js": extra, "text_only": true }))
+                .await
+        }
+    };
+    // Values JSON cannot carry are described, not refused, and the scan still happens.
+    let node = scan("document.querySelector('button')").await;
+    assert!(
+        node["extra_js_result"]
+            .as_str()
+            .unwrap_or("")
+            .contains("button"),
+        "{node}"
+    );
+    assert!(node["content"].to_string().contains("Account"), "{node}");
+    let cycle = scan("const o = {}; o.self = o; o").await;
+    assert!(
+        cycle["extra_js_result"].to_string().contains("Circular"),
+        "{cycle}"
+    );
+    let big = scan("10n ** 20n").await;
+    assert_eq!(big["extra_js_result"], "100000000000000000000n");
+    let plain = scan("return document.title").await;
+    assert_eq!(plain["extra_js_result"], "Form");
+    // A script that throws is reported beside the scan.
+    let thrown = scan("throw new Error('boom')").await;
+    assert!(
+        thrown["extra_js_result"]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("boom"),
+        "{thrown}"
+    );
+    assert!(
+        thrown["content"].to_string().contains("Account"),
+        "{thrown}"
+    );
+}

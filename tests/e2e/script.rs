@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::support::{Site, Tabwire, sha256_hex};
+use crate::support::{Site, Tabwire, over_extension, sha256_hex};
 
 #[tokio::test]
 async fn values_convert_and_errors_are_reported_once() {
@@ -190,8 +190,12 @@ async fn a_timed_out_script_is_collected_later_exactly_once() {
     let tw = Tabwire::stdio("js-receipt").await;
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
-    // A slow script (the page's own 1.5 s timer) outlives the call's 0.3 s deadline.
-    let script = "window.runs = (window.runs || 0) + 1; await new Promise(r => setTimeout(r, 1500)); return 'finished'";
+    // The script waits on a request the test answers when it chooses, so it outlives
+    // the call's 0.3 s deadline for certain, however slow the machine.
+    let script = format!(
+        "window.runs = (window.runs || 0) + 1; await fetch('{}'); return 'finished'",
+        site.url("hold/js-receipt")
+    );
     let late = tw
         .call("execute_js", json!({ "script": script, "timeout": 0.3 }))
         .await
@@ -202,16 +206,21 @@ async fn a_timed_out_script_is_collected_later_exactly_once() {
     assert_eq!(late["retry_safe"], false);
     assert_eq!(late["may_have_executed"], true);
     let operation = late["operation_id"].as_str().unwrap().to_owned();
+    site.arrived("js-receipt").await;
 
-    // While it runs the tab is held: another call is refused at once, not queued.
+    // While it runs the tab is held: another call is refused at once, not queued, and
+    // says which operation holds it.
     let busy = tw.call("scan_page", json!({})).await;
-    if busy.error_code() == "target_busy" {
-        assert_eq!(busy.envelope["retryable"], true);
-    } else {
-        // On a very slow machine the script may already have finished; then the scan works.
-        busy.ok();
-    }
+    assert_eq!(busy.error_code(), "target_busy", "{:?}", busy.envelope);
+    assert_eq!(busy.envelope["retryable"], true);
+    assert_eq!(
+        busy.envelope["diagnostics"]["held_by"],
+        operation.as_str(),
+        "{:?}",
+        busy.envelope
+    );
 
+    site.release("js-receipt");
     let done = tw
         .ok(
             "get_execute_js_result",
@@ -242,6 +251,60 @@ async fn a_timed_out_script_is_collected_later_exactly_once() {
         )
         .await;
     assert_eq!(unknown.reason(), "unknown_operation");
+}
+
+#[tokio::test]
+async fn a_navigation_supersedes_a_script_nobody_waits_for() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("js-supersede").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    // Abandoned scripts in turn: one awaiting a request that is never answered, and one
+    // spinning synchronously (only terminating the page's script stops that one; Chrome
+    // does not let extensions do that, so over the extension link it is not tried).
+    let mut scripts = vec![format!(
+        "await fetch('{}'); return 'finished'",
+        site.url("hold/never")
+    )];
+    if !over_extension() {
+        scripts.push("while (true) {}".to_owned());
+    }
+    for script in scripts {
+        let late = tw
+            .call("execute_js", json!({ "script": script, "timeout": 0.3 }))
+            .await
+            .reported();
+        assert_eq!(late["status"], "timeout", "{late}");
+        let operation = late["operation_id"].as_str().unwrap().to_owned();
+
+        // The agent moves on: the navigation is not refused as busy; it stops the script.
+        let moved = tw
+            .ok("open_url", json!({ "url": site.url("input.html") }))
+            .await;
+        assert_eq!(
+            moved["superseded_operation_id"],
+            operation.as_str(),
+            "{moved}"
+        );
+        let title = tw
+            .ok("execute_js", json!({ "script": "document.title" }))
+            .await;
+        assert_eq!(title["js_return"], "Input");
+
+        // Its receipt says what happened, and that what it sent may have run.
+        let receipt = tw
+            .call(
+                "get_execute_js_result",
+                json!({ "operation_id": operation, "timeout": 30 }),
+            )
+            .await;
+        assert_eq!(receipt.reason(), "superseded", "{:?}", receipt.envelope);
+        assert_eq!(
+            receipt.envelope["diagnostics"]["may_have_executed"], true,
+            "{:?}",
+            receipt.envelope
+        );
+    }
 }
 
 #[tokio::test]

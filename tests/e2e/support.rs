@@ -76,6 +76,7 @@ fn routes() -> Router {
             ),
         )
         .route("/cookies", get(echo_cookies))
+        .route("/hold/{key}", get(hold))
         .route("/report", get(report))
         .route("/report.html", get(html_report))
         .route(
@@ -96,6 +97,53 @@ fn routes() -> Router {
             "/corpus/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&format!("corpus/{name}")) }),
         )
+}
+
+/// Gates of `/hold/{key}`: a request arrives (`arrived`) and is answered only when the
+/// test lets it go (`release`), so a page script can be kept running for exactly as long
+/// as a test needs, without timers.
+#[derive(Default)]
+struct Gate {
+    arrived: tokio::sync::Notify,
+    released: tokio::sync::Notify,
+}
+
+fn gate(key: &str) -> std::sync::Arc<Gate> {
+    static GATES: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<Gate>>>,
+    > = std::sync::OnceLock::new();
+    GATES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(key.to_owned())
+        .or_default()
+        .clone()
+}
+
+async fn hold(UrlPath(key): UrlPath<String>) -> Response {
+    let gate = gate(&key);
+    gate.arrived.notify_one();
+    gate.released.notified().await;
+    (
+        [(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")],
+        format!("released {key}"),
+    )
+        .into_response()
+}
+
+impl Site {
+    /// Waits until the page has asked for `/hold/{key}`.
+    pub async fn arrived(&self, key: &str) {
+        tokio::time::timeout(PATIENCE, gate(key).arrived.notified())
+            .await
+            .unwrap_or_else(|_| panic!("the page never asked for /hold/{key}"));
+    }
+
+    /// Answers the page's `/hold/{key}` (now, or as soon as it asks).
+    pub fn release(&self, key: &str) {
+        gate(key).released.notify_one();
+    }
 }
 
 /// Shows the Cookie header the server received.
@@ -197,8 +245,92 @@ pub fn long_list(count: usize) -> String {
 }
 
 /// A tabwire process and the MCP client talking to it.
+/// The test's MCP client: rmcp's, with a handler that keeps the server's notifications
+/// (progress, log messages) for tests to read.
+pub type Client = RunningService<RoleClient, Listener>;
+
+#[derive(Clone, Default)]
+pub struct Listener {
+    heard: std::sync::Arc<std::sync::Mutex<Vec<Heard>>>,
+    news: std::sync::Arc<tokio::sync::Notify>,
+}
+
+/// One notification the server sent.
+#[allow(deprecated)] // MCP logging (SEP-2577); tabwire still offers it
+#[derive(Debug, Clone)]
+pub enum Heard {
+    Progress(rmcp::model::ProgressNotificationParam),
+    Log(rmcp::model::LoggingMessageNotificationParam),
+}
+
+impl Listener {
+    fn hear(&self, heard: Heard) {
+        self.heard
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(heard);
+        self.news.notify_waiters();
+    }
+
+    /// Waits until a notification matching `wanted` has come, and returns it.
+    pub async fn wait_for(&self, what: &str, wanted: impl Fn(&Heard) -> bool) -> Heard {
+        self.wait_for_nth(what, 1, wanted).await
+    }
+
+    /// Waits until the `n`th notification matching `wanted` has come, and returns it.
+    pub async fn wait_for_nth(
+        &self,
+        what: &str,
+        n: usize,
+        wanted: impl Fn(&Heard) -> bool,
+    ) -> Heard {
+        let look = async {
+            loop {
+                let news = self.news.notified();
+                if let Some(found) = self
+                    .heard
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .filter(|h| wanted(h))
+                    .nth(n - 1)
+                {
+                    return found.clone();
+                }
+                news.await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, look)
+            .await
+            .unwrap_or_else(|_| panic!("no {what} within {PATIENCE:?}"))
+    }
+
+    pub fn all(&self) -> Vec<Heard> {
+        self.heard.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[allow(deprecated)] // MCP logging (SEP-2577); tabwire still offers it
+impl rmcp::ClientHandler for Listener {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.hear(Heard::Progress(params));
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.hear(Heard::Log(params));
+    }
+}
+
 pub struct Tabwire {
-    pub client: RunningService<RoleClient, ()>,
+    pub client: Client,
     pub child: Child,
     pub output_dir: PathBuf,
     pub work: PathBuf,
@@ -421,7 +553,10 @@ impl Tabwire {
             .expect("spawn tabwire");
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take().expect("stdin");
-        let client = ().serve((stdout, stdin)).await.expect("MCP initialize over stdio");
+        let client = Listener::default()
+            .serve((stdout, stdin))
+            .await
+            .expect("MCP initialize over stdio");
         Tabwire {
             linked_browser: None,
             client,
@@ -509,9 +644,12 @@ impl HttpServer {
         HttpServer { _child: child, url }
     }
 
-    pub async fn client(&self) -> RunningService<RoleClient, ()> {
+    pub async fn client(&self) -> Client {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(self.url.clone());
-        ().serve(transport).await.expect("MCP initialize over HTTP")
+        Listener::default()
+            .serve(transport)
+            .await
+            .expect("MCP initialize over HTTP")
     }
 }
 
@@ -576,11 +714,7 @@ impl Reply {
     }
 }
 
-pub async fn call_on(
-    client: &RunningService<RoleClient, ()>,
-    tool: &str,
-    arguments: Value,
-) -> Reply {
+pub async fn call_on(client: &Client, tool: &str, arguments: Value) -> Reply {
     let arguments: Map<String, Value> = arguments
         .as_object()
         .cloned()
@@ -592,6 +726,11 @@ pub async fn call_on(
     .await
     .unwrap_or_else(|_| panic!("{tool} did not answer within {PATIENCE:?}"))
     .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"));
+    read_reply(tool, result)
+}
+
+/// Reads a tool's result as its envelope, checking what every reply must carry.
+pub fn read_reply(tool: &str, result: CallToolResult) -> Reply {
     let mut envelope = Value::Null;
     let mut images = Vec::new();
     for block in &result.content {

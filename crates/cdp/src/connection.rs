@@ -190,10 +190,15 @@ impl Connection {
         }
         let (tx, rx) = oneshot::channel();
         lock(&self.shared.pending).insert(id, (method.to_owned(), tx));
+        // Whichever way this call ends (a reply, a timeout, its caller dropping it), its
+        // entry goes: a reply that never comes must not keep it forever.
+        let _entry = PendingEntry {
+            shared: &self.shared,
+            id,
+        };
         // The reader may have closed between the check above and the insert; re-check so
         // the waiter cannot be stranded.
         if self.is_closed() || self.shared.outgoing.send(message.to_string()).is_err() {
-            lock(&self.shared.pending).remove(&id);
             return Err(CdpError::Disconnected);
         }
         match tokio::time::timeout(timeout, rx).await {
@@ -201,14 +206,16 @@ impl Connection {
                 method: method.to_owned(),
             }),
             Ok(Ok(reply)) => reply,
-            Err(_) => {
-                lock(&self.shared.pending).remove(&id);
-                Err(CdpError::Timeout {
-                    method: method.to_owned(),
-                    timeout,
-                })
-            }
+            Err(_) => Err(CdpError::Timeout {
+                method: method.to_owned(),
+                timeout,
+            }),
         }
+    }
+
+    /// How many commands await their reply (for tests and status reports).
+    pub fn pending_calls(&self) -> usize {
+        lock(&self.shared.pending).len()
     }
 
     /// Returns once every event the session emitted before the replies received so far
@@ -304,4 +311,55 @@ fn close(shared: &Shared) {
         let _ = waiter.send(Err(CdpError::Disconnected));
     }
     shared.closed_tx.send_replace(true);
+}
+
+/// A command's place among those awaiting a reply; removed when its call ends.
+struct PendingEntry<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl Drop for PendingEntry<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.pending).remove(&self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_call_its_caller_gave_up_on_leaves_nothing_behind() {
+        // A peer that reads commands and never answers.
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let (reader, writer) = tokio::io::split(ours);
+        let conn = Connection::over_lines(reader, writer);
+        let (mut their_reader, _their_writer) = tokio::io::split(theirs);
+        tokio::spawn(async move {
+            let mut sink = Vec::new();
+            let _ = tokio::io::AsyncReadExt::read_to_end(&mut their_reader, &mut sink).await;
+        });
+        let call = conn.call(
+            None,
+            "Runtime.evaluate",
+            json!({}),
+            Duration::from_secs(600),
+        );
+        tokio::select! {
+            _ = call => panic!("nobody answers"),
+            () = tokio::task::yield_now() => {}
+        }
+        assert_eq!(conn.pending_calls(), 0, "a dropped call's entry stayed");
+        let timed_out = conn
+            .call(
+                None,
+                "Runtime.evaluate",
+                json!({}),
+                Duration::from_millis(1),
+            )
+            .await;
+        assert!(matches!(timed_out, Err(CdpError::Timeout { .. })));
+        assert_eq!(conn.pending_calls(), 0, "a timed-out call's entry stayed");
+    }
 }

@@ -100,6 +100,8 @@ const CLICK_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click
 // and reads what it saw with finish(), which also removes it. A press that reaches
 // nothing here is neither reached nor stopped; finish() then says whether anything is at
 // the point at all (if not, the press fell outside the window and went nowhere).
+// Should finish() never come (the engine's call failed, the link dropped), the guard
+// removes itself after `disarm_after_ms`, so it cannot stop the page's later clicks.
 TW.click_guard = function (args) {
   const a = args || {};
   const r = resolveLocator(a.locator);
@@ -119,10 +121,15 @@ TW.click_guard = function (args) {
     event.preventDefault();
     event.stopImmediatePropagation();
   };
+  const disarm = () => {
+    for (const type of CLICK_EVENTS) win.removeEventListener(type, watch, true);
+  };
   for (const type of CLICK_EVENTS) win.addEventListener(type, watch, true);
+  const selfDisarm = setTimeout(disarm, typeof a.disarm_after_ms === 'number' ? a.disarm_after_ms : 30000);
   return {
     finish() {
-      for (const type of CLICK_EVENTS) win.removeEventListener(type, watch, true);
+      clearTimeout(selfDisarm);
+      disarm();
       if (!seen.reached && !seen.stopped) seen.point_empty = !deepElementFromPoint(a.x, a.y);
       return seen;
     },

@@ -44,3 +44,11 @@ mod tests {
         assert!(ids.iter().all(|id| id.starts_with("lease-")));
     }
 }
+
+/// Wall-clock milliseconds since the Unix epoch, as records and reports give times.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}

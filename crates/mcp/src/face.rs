@@ -100,6 +100,8 @@ pub struct Call {
     pub settings: Arc<SessionSettings>,
     /// Every tool this server serves (for status reports).
     pub catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
+    /// Fires when the client cancels this call (or its session ends).
+    pub cancelled: tokio_util::sync::CancellationToken,
 }
 
 impl Call {

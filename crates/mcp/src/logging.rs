@@ -11,7 +11,7 @@ use tokio::sync::broadcast;
 /// One log line, as the binary's log layer hands it over.
 #[derive(Debug, Clone)]
 pub struct Line {
-    pub level: LoggingLevel,
+    pub level: tracing::Level,
     pub target: String,
     pub message: String,
 }
@@ -33,6 +33,15 @@ pub fn listened() -> bool {
 
 pub(crate) fn subscribe() -> broadcast::Receiver<Line> {
     feed().subscribe()
+}
+
+pub(crate) fn mcp_level(level: tracing::Level) -> LoggingLevel {
+    match level {
+        tracing::Level::ERROR => LoggingLevel::Error,
+        tracing::Level::WARN => LoggingLevel::Warning,
+        tracing::Level::INFO => LoggingLevel::Info,
+        _ => LoggingLevel::Debug,
+    }
 }
 
 /// Severity order: Debug < Info < Notice < Warning < Error < …

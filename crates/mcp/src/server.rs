@@ -210,6 +210,7 @@ impl ServerHandler for TabwireServer {
                     args,
                     settings: self.settings.clone(),
                     catalogue: self.catalogue.clone(),
+                    cancelled: context.ct.clone(),
                 };
                 self.log(
                     &context.peer,
@@ -219,10 +220,9 @@ impl ServerHandler for TabwireServer {
                 let ticker = progress_ticker(&context, tool.name, &arguments);
                 // A panic inside one tool must not take the server down with it, and a
                 // cancelled call stops its work at once (what it held is let go).
-                let work = tokio::spawn((tool.run)(call));
-                let stop = work.abort_handle();
+                let mut work = tokio::spawn((tool.run)(call));
                 let joined = tokio::select! {
-                    joined = work => Some(joined),
+                    joined = &mut work => Some(joined),
                     () = context.ct.cancelled() => None,
                 };
                 if let Some(ticker) = ticker {
@@ -236,7 +236,10 @@ impl ServerHandler for TabwireServer {
                     ))
                     .into()),
                     None => {
-                        stop.abort();
+                        // Dropping its future lets go of what it held (its tab); wait
+                        // for that so the next call finds the tab free.
+                        work.abort();
+                        let _ = work.await;
                         Err(engine::EngineError::page(
                             engine::ErrorCode::Cancelled,
                             "the client cancelled the call; its work was stopped",
@@ -314,11 +317,12 @@ async fn forward_logs(
             Err(_) => return,
         };
         let wanted = *level.lock().unwrap_or_else(|p| p.into_inner());
-        if wanted.is_none_or(|w| logging::rank(line.level) < logging::rank(w)) {
+        let line_level = logging::mcp_level(line.level);
+        if wanted.is_none_or(|w| logging::rank(line_level) < logging::rank(w)) {
             continue;
         }
         let data = serde_json::from_str(&line.message).unwrap_or(Value::String(line.message));
-        let param = LoggingMessageNotificationParam::new(line.level, data).with_logger(line.target);
+        let param = LoggingMessageNotificationParam::new(line_level, data).with_logger(line.target);
         if peer.notify_logging_message(param).await.is_err() {
             return;
         }

@@ -5,6 +5,7 @@ mod broker;
 mod demo;
 mod doctor;
 mod extension;
+mod mcp_log;
 mod native_host;
 mod pairing;
 
@@ -253,6 +254,25 @@ fn raise_open_file_limit() {
     }
 }
 
+/// Logs go to stderr at TABWIRE_LOG's level (warn by default) and, for MCP clients that
+/// asked for logs, tabwire's own crates' events at debug and above (each client filters
+/// by its level).
+fn init_logging() {
+    use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt, util::SubscriberInitExt};
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(
+            EnvFilter::try_from_env("TABWIRE_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+        );
+    let clients = mcp_log::McpLog.with_filter(EnvFilter::new(
+        "warn,engine=debug,mcp=debug,cdp=info,tabwire=debug",
+    ));
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(clients)
+        .init();
+}
+
 fn main() -> anyhow::Result<()> {
     // A browser starts the native-messaging host with the extension's origin as argument.
     if let Some(origin) = std::env::args()
@@ -267,13 +287,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     raise_open_file_limit();
     // stdout belongs to MCP; logs go to stderr.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TABWIRE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

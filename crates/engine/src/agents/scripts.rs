@@ -9,7 +9,6 @@
 //! says so.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -28,6 +27,9 @@ pub struct ScriptRequest {
     pub timeout: Duration,
     /// false: answer at once with the operation id.
     pub wait: bool,
+    /// The client's cancellation of the call: the script is stopped if it fires while
+    /// the call waits.
+    pub cancelled: tokio_util::sync::CancellationToken,
 }
 
 impl AgentSession {
@@ -50,13 +52,12 @@ impl AgentSession {
             dialog_policy,
             timeout,
             wait,
+            cancelled,
         } = request;
         let result_name = operation_id.clone();
-        let stop = Arc::new(Stop::default());
-        let abandoned = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(Stop::linked(&cancelled));
         page.set_holder(Some(Holder {
             operation_id: operation_id.clone(),
-            abandoned: abandoned.clone(),
             stop: stop.clone(),
         }));
         let stopper = stop.clone();
@@ -64,8 +65,8 @@ impl AgentSession {
             let outcome = tokio::select! {
                 outcome = run_script(&page, &script, dialog_policy, &result_name) => outcome,
                 why = stopper.asked() => {
-                    page.terminate_script().await;
-                    Err(stopped(why))
+                    let terminated = page.terminate_script().await;
+                    Err(stopped(why, terminated))
                 }
             };
             page.set_holder(None);
@@ -74,7 +75,7 @@ impl AgentSession {
         });
         // If this call is dropped before it answers (the client cancelled it), the
         // script is stopped and the tab let go.
-        let mut on_cancel = StopOnDrop(Some(stop));
+        let mut on_cancel = StopOnDrop(Some(stop.clone()));
         let pending = |status: &str, extra: Value| {
             let mut reply = json!({
                 "status": status,
@@ -88,7 +89,7 @@ impl AgentSession {
         };
         if !wait {
             on_cancel.disarm();
-            abandoned.store(true, Ordering::Release);
+            stop.abandon();
             return Ok((tab, pending("in_progress", Value::Null)));
         }
         let deadline = Instant::now() + timeout;
@@ -120,18 +121,27 @@ impl AgentSession {
         };
         on_cancel.disarm();
         // A result not yet in: its caller has stopped waiting for it.
-        abandoned.store(true, Ordering::Release);
+        stop.abandon();
         reply.map(|reply| (tab, reply))
     }
 }
 
-/// What a stopped script's receipt holds. Whatever it had sent may have run.
-fn stopped(why: ErrorCode) -> EngineError {
-    let message = match why {
-        ErrorCode::Superseded => "a navigation of its tab superseded the script; it was stopped",
-        _ => "the call was cancelled; the script was stopped",
+/// What a stopped script's receipt holds. Whatever it had sent may have run; a script
+/// awaiting something may still resume in the page (only running code can be stopped),
+/// and where the link could not stop it at all, the receipt says so.
+fn stopped(why: ErrorCode, terminated: bool) -> EngineError {
+    let cause = match why {
+        ErrorCode::Superseded => "a navigation of its tab superseded the script",
+        _ => "the call was cancelled",
     };
-    EngineError::page(why, message, json!({})).may_have_run()
+    let message = if terminated {
+        format!("{cause}; tabwire stopped it and let go of the tab")
+    } else {
+        format!(
+            "{cause}; tabwire let go of the tab, but this link may not interrupt page scripts, so code still running synchronously keeps the page busy until it yields"
+        )
+    };
+    EngineError::page(why, message, json!({ "terminated": terminated })).may_have_run()
 }
 
 /// Asks a script to stop when dropped, unless disarmed.

@@ -104,7 +104,13 @@ impl Browsers {
             tracing::warn!("browser connection lost; reconnecting");
             dead.shutdown().await;
         }
+        let started = std::time::Instant::now();
         let browser = self.connect().await?;
+        tracing::info!(
+            link = self.link_name(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "browser connected"
+        );
         *lock(&self.current) = Some(browser.clone());
         self.connected(&browser);
         self.watch_for_loss(&browser);
@@ -140,10 +146,7 @@ impl Browsers {
         let tabs_lost = browser.forget_all();
         let mut lost = lock(&self.lost);
         let seq = lost.as_ref().map_or(1, |l| l.seq + 1);
-        let at_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or_default();
+        let at_ms = crate::ids::now_ms();
         tracing::warn!(%reason, tabs_lost, "browser lost");
         *lost = Some(Loss {
             seq,

@@ -19,15 +19,21 @@ use crate::error::{EngineError, ErrorCode, Result};
 
 /// How long a call waits for a browser to link before answering `extension_unavailable`.
 pub const LINK_WAIT: Duration = Duration::from_secs(10);
+/// How long after a link dropped its browser counts as restarting its worker.
+const WORKER_RESTART_GRACE_MS: u64 = 60_000;
 /// How long a new link connection may take to say hello.
 const HELLO_WAIT: Duration = Duration::from_secs(10);
 
 pub(super) const NEXT_ACTION: &str = "load the tabwire extension (folder: `tabwire extension-path`) in the browser and register its native host with `tabwire install-native-host`; `tabwire doctor` checks both";
 
-/// The browsers linked now.
+/// The browsers linked now, and those whose link dropped and has not come back yet.
 #[derive(Default)]
 pub(super) struct Links {
     live: Mutex<Vec<Arc<Browser>>>,
+    /// Client id → when its link dropped (ms since the epoch). The extension's worker
+    /// relinks by itself (its alarm wakes it within seconds); until it has, calls for
+    /// that browser wait and status reports say since when.
+    dropped: Mutex<std::collections::BTreeMap<String, u64>>,
     changed: tokio::sync::Notify,
 }
 
@@ -97,12 +103,15 @@ impl Browsers {
         let conn = cdp::Connection::over_lines(reader, writer);
         let browser =
             Browser::start(conn.clone(), &hello.client_id, self.setup(None, None)).await?;
-        *lock(&browser.link_info) = serde_json::to_value(&hello).unwrap_or(Value::Null);
+        let mut info = serde_json::to_value(&hello).unwrap_or(Value::Null);
+        info["linked_at_ms"] = json!(crate::ids::now_ms());
+        *lock(&browser.link_info) = info;
         {
             let mut live = lock(&self.links.live);
             live.retain(|b| b.client_id != hello.client_id && !b.conn.is_closed());
             live.push(browser.clone());
         }
+        lock(&self.links.dropped).remove(&hello.client_id);
         self.links.changed.notify_waiters();
         self.connected(&browser);
         let browsers = Arc::downgrade(self);
@@ -110,8 +119,12 @@ impl Browsers {
         tokio::spawn(async move {
             conn.closed().await;
             if let Some(browsers) = browsers.upgrade() {
-                lock(&browsers.links.live)
-                    .retain(|b| !(b.client_id == client && b.conn.is_closed()));
+                let mut live = lock(&browsers.links.live);
+                live.retain(|b| !(b.client_id == client && b.conn.is_closed()));
+                if !live.iter().any(|b| b.client_id == client) {
+                    tracing::info!(client = %client, "browser link dropped; waiting for it to relink");
+                    lock(&browsers.links.dropped).insert(client, crate::ids::now_ms());
+                }
             }
         });
         Ok(hello.client_id)
@@ -126,11 +139,24 @@ impl Browsers {
                 return Ok(browser);
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                return Err(EngineError::ExtensionUnavailable(format!(
-                    "no browser is linked through the tabwire extension; {NEXT_ACTION}"
-                )));
+                return Err(self.no_link());
             }
         }
+    }
+
+    /// Why no browser is linked: one whose worker stopped and has not come back yet, or
+    /// none ever linked.
+    fn no_link(&self) -> EngineError {
+        let dropped = lock(&self.links.dropped);
+        let message = match dropped.iter().max_by_key(|(_, since)| **since) {
+            Some((client, since)) => format!(
+                "browser '{client}' lost its link {} s ago (its extension worker stopped) and has not relinked within {} s; the extension's alarm wakes its worker every few seconds (every 30 s when installed packed); retry shortly, or open the browser to wake it",
+                crate::ids::now_ms().saturating_sub(*since) / 1000,
+                LINK_WAIT.as_secs()
+            ),
+            None => format!("no browser is linked through the tabwire extension; {NEXT_ACTION}"),
+        };
+        EngineError::ExtensionUnavailable(message)
     }
 
     /// A linked browser by client id, waiting up to LINK_WAIT for it to (re)link.
@@ -151,6 +177,24 @@ impl Browsers {
                 )));
             }
         }
+    }
+
+    /// Browsers whose link dropped within the last minute and has not come back: their
+    /// client ids, since when (ms since the epoch) and for how long. (A link gone longer
+    /// is a browser closed, not a worker restarting.)
+    pub fn dropped_links(&self) -> Vec<Value> {
+        let now = crate::ids::now_ms();
+        lock(&self.links.dropped)
+            .iter()
+            .filter(|(_, since)| now.saturating_sub(**since) < WORKER_RESTART_GRACE_MS)
+            .map(|(client, since)| {
+                json!({
+                    "client_id": client,
+                    "waiting_for_worker_since_ms": since,
+                    "waiting_ms": now.saturating_sub(*since),
+                })
+            })
+            .collect()
     }
 
     /// Every linked browser, for status reports.

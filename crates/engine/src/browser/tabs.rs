@@ -54,27 +54,61 @@ pub struct TabState {
 #[derive(Debug, Clone)]
 pub struct Holder {
     pub operation_id: String,
-    /// Whether its caller has stopped waiting for it (a navigation may then supersede it).
-    pub abandoned: Arc<std::sync::atomic::AtomicBool>,
     pub stop: Arc<Stop>,
 }
 
-/// A request to stop, and why.
+/// A request to stop an operation, and why. While its caller waits, the caller's own
+/// cancellation counts as one, from the moment the client's cancellation arrives; once
+/// the caller has stopped waiting (`abandon`), only an explicit `ask` does.
 #[derive(Debug, Default)]
 pub struct Stop {
-    asked: tokio::sync::Notify,
+    asked: tokio_util::sync::CancellationToken,
+    caller: tokio_util::sync::CancellationToken,
+    abandoned: std::sync::atomic::AtomicBool,
     reason: Mutex<Option<crate::error::ErrorCode>>,
 }
 
 impl Stop {
+    /// A stop that is also asked (as `cancelled`) when `caller` is cancelled while the
+    /// caller still waits.
+    pub fn linked(caller: &tokio_util::sync::CancellationToken) -> Stop {
+        Stop {
+            caller: caller.clone(),
+            ..Stop::default()
+        }
+    }
+
     pub fn ask(&self, reason: crate::error::ErrorCode) {
         lock(&self.reason).get_or_insert(reason);
-        self.asked.notify_one();
+        self.asked.cancel();
+    }
+
+    /// The caller stopped waiting: its cancellation no longer stops the operation
+    /// (its session ending, or its reply being sent, cancel it too).
+    pub fn abandon(&self) {
+        self.abandoned
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    pub fn is_abandoned(&self) -> bool {
+        self.abandoned.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Whether it has been asked to stop (and is stopping).
+    pub fn is_asked(&self) -> bool {
+        self.asked.is_cancelled() || (!self.is_abandoned() && self.caller.is_cancelled())
     }
 
     /// Resolves once asked; with why.
     pub async fn asked(&self) -> crate::error::ErrorCode {
-        self.asked.notified().await;
+        tokio::select! {
+            () = self.asked.cancelled() => {}
+            () = self.caller.cancelled(), if !self.is_abandoned() => {
+                if self.is_abandoned() {
+                    self.asked.cancelled().await;
+                }
+            }
+        }
         lock(&self.reason).unwrap_or(crate::error::ErrorCode::Cancelled)
     }
 }

@@ -133,10 +133,7 @@ async fn save_backup(dir: PathBuf, id: &str, node: Value) -> Result<files::Writt
             )));
         }
         prune(&dir, bytes.len() as u64);
-        let stamp = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or_default();
+        let stamp = crate::ids::now_ms();
         let name = format!("bookmark-{safe_id}-{stamp}.json");
         let target = files::confined_path(&dir, &name, Input::OutputPath)?;
         files::write_atomic_blocking(&target, &bytes)

@@ -107,7 +107,11 @@ impl Page {
             }
             let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
             let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
-            let guard_at = json!({ "locator": aim.locator, "x": aimed["x"], "y": aimed["y"] });
+            // The guard outlives the press by at most the call's own deadline.
+            let guard_at = json!({
+                "locator": aim.locator, "x": aimed["x"], "y": aimed["y"],
+                "disarm_after_ms": timeout.as_millis().clamp(1_000, 60_000) as u64,
+            });
             // The element went away since aiming: aim again (which says why if it is gone).
             let Some(guard) = self.arm_click_guard(&ctx, &guard_at, timeout).await? else {
                 continue;

@@ -64,17 +64,29 @@ impl Page {
         tab: Tab,
         config: Arc<EngineConfig>,
     ) -> Result<Page> {
-        let reservation = tab.busy.clone().try_lock_owned().map_err(|_| {
-            let held_by = browser
-                .tab_by_target(&tab.target_id)
-                .and_then(|t| t.holder.clone())
-                .filter(|h| h.abandoned.load(std::sync::atomic::Ordering::Acquire))
-                .map(|h| h.operation_id);
-            EngineError::TargetBusy {
-                tab: browser.handle(&tab),
-                held_by,
+        let reservation = match tab.busy.clone().try_lock_owned() {
+            Ok(reservation) => reservation,
+            Err(_) => {
+                let holder = browser
+                    .tab_by_target(&tab.target_id)
+                    .and_then(|t| t.holder.clone());
+                let busy = || EngineError::TargetBusy {
+                    tab: browser.handle(&tab),
+                    held_by: holder
+                        .as_ref()
+                        .filter(|h| h.stop.is_abandoned())
+                        .map(|h| h.operation_id.clone()),
+                };
+                // A script told to stop (its call was cancelled) lets go within a
+                // round trip: the next call waits for that instead of failing.
+                if !holder.as_ref().is_some_and(|h| h.stop.is_asked()) {
+                    return Err(busy());
+                }
+                tokio::time::timeout(crate::browser::HOUSEKEEPING, tab.busy.clone().lock_owned())
+                    .await
+                    .map_err(|_| busy())?
             }
-        })?;
+        };
         Page::attach(browser, tab, reservation, config).await
     }
 
@@ -393,15 +405,21 @@ impl Page {
             .update_tab(&self.tab.target_id, |tab| tab.holder = holder);
     }
 
-    /// Stops whatever script runs in the page now (a synchronous loop included).
-    pub(crate) async fn terminate_script(&self) {
-        let _ = self
+    /// Stops whatever script runs in the page now (a synchronous loop included). False
+    /// when the link may not: Chrome refuses `Runtime.terminateExecution` to extensions,
+    /// so over the extension link a script spinning synchronously runs on until it yields.
+    pub(crate) async fn terminate_script(&self) -> bool {
+        let stopped = self
             .cdp(
                 "Runtime.terminateExecution",
                 json!({}),
                 crate::browser::HOUSEKEEPING,
             )
             .await;
+        if let Err(error) = &stopped {
+            tracing::debug!(%error, "cannot terminate the page's script");
+        }
+        stopped.is_ok()
     }
 
     /// Sets how dialogs opened from now on are answered; returns those answered so far.

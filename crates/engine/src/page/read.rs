@@ -5,7 +5,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Page;
-use crate::browser::exception_text;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 pub struct ScanRequest {
@@ -28,16 +27,17 @@ impl Page {
         let ctx = self.frame_context(&request.frame, timeout).await?;
         let mut extra = Value::Null;
         if let Some(code) = &request.extra_js {
-            let reply = self
-                .cdp(
-                    "Runtime.evaluate",
-                    json!({"expression": code, "awaitPromise": true, "returnByValue": true, "replMode": true}),
-                    timeout,
-                )
-                .await?;
-            extra = match reply.get("exceptionDetails") {
-                Some(details) => json!({"error": exception_text(details)}),
-                None => reply["result"]["value"].clone(),
+            // Evaluated as execute_js evaluates (its values converted the same way: a
+            // DOM node, a Map or a cycle is described, not refused); a script that throws
+            // is reported beside the scan, which still happens.
+            extra = match super::user_script::evaluate_user_script(self, code).await {
+                Ok(value) => value,
+                Err(EngineError::Page {
+                    code: ErrorCode::ScriptError,
+                    message,
+                    ..
+                }) => json!({ "error": message }),
+                Err(error) => return Err(error),
             };
         }
         let mut result = self

@@ -74,7 +74,7 @@ pub async fn run_script(
 /// top-level `return` does not compile there, so it is compiled again as an async
 /// function body. A script that did not compile never ran, so nothing runs twice; if
 /// neither form compiles, the REPL form's error is the one reported.
-async fn evaluate_user_script(page: &Page, script: &str) -> Result<Value> {
+pub(crate) async fn evaluate_user_script(page: &Page, script: &str) -> Result<Value> {
     let mut reply = evaluate(page, script, true).await?;
     if did_not_compile(&reply) {
         let wrapped = format!("(async () => {{\n{script}\n}})()");

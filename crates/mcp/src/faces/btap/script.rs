@@ -67,6 +67,7 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         dialog_policy,
         timeout: params::seconds(p.timeout),
         wait: p.wait,
+        cancelled: call.cancelled.clone(),
     };
     let (tab, data) = call
         .session

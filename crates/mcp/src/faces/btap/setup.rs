@@ -18,11 +18,14 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
     let browser = engine.browsers.current();
     let config = &engine.config;
     let lost = engine.browsers.last_loss();
+    // A linked browser whose worker stopped relinks by itself within seconds.
+    let waiting = engine.browsers.dropped_links();
     let (link_state, product) = match (&browser, &lost) {
         (Some(b), _) => (
             "connected",
             Some(b.product.lock().map(|p| p.clone()).unwrap_or_default()),
         ),
+        (None, _) if !waiting.is_empty() => ("waiting_for_worker", None),
         (None, Some(_)) => ("lost", None),
         (None, None) => ("not_started", None),
     };
@@ -52,6 +55,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "browser_pid": browser.as_ref().and_then(|b| b.pid()),
         "browser_lost": lost,
         "linked_browsers": engine.browsers.linked_browsers(),
+        "waiting_for_worker": waiting,
         "output_dir": config.output_dir,
         "download_roots": config.download_roots,
         "upload_roots": config.upload_roots,

@@ -1,0 +1,161 @@
+//! MCP's own machinery as a client meets it: cancelling a call, progress on long calls,
+//! and log messages at the level the client chose.
+// MCP logging is deprecated by SEP-2577 but still what clients use; tabwire offers it.
+#![allow(deprecated)]
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, LoggingLevel, ProgressNotificationParam,
+    SetLevelRequestParams,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Map, Value, json};
+
+use crate::support::{Client, Heard, HttpServer, Site, Tabwire, call_on};
+
+fn call_request(tool: &str, arguments: Value) -> ClientRequest {
+    let arguments: Map<String, Value> = arguments.as_object().cloned().unwrap_or_default();
+    ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments),
+    ))
+}
+
+/// Sends a call, waits for the server's first progress notification on it (so it is
+/// surely running), and cancels it.
+async fn cancel_once_running(
+    client: &Client,
+    tool: &str,
+    arguments: Value,
+) -> ProgressNotificationParam {
+    let handle = client
+        .send_cancellable_request(
+            call_request(tool, arguments),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("send the call");
+    let token = handle.progress_token.clone();
+    let heard = client
+        .service()
+        .wait_for(
+            "progress on the call",
+            |heard| matches!(heard, Heard::Progress(p) if p.progress_token == token),
+        )
+        .await;
+    handle
+        .cancel(Some("the test moved on".into()))
+        .await
+        .expect("cancel");
+    match heard {
+        Heard::Progress(progress) => progress,
+        Heard::Log(_) => unreachable!(),
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_call_stops_its_script_and_frees_the_tab_at_once() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("cancel-script").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    // A script awaiting a request nobody answers, then one spinning synchronously (only
+    // terminating the page's script stops that one).
+    let awaiting = format!("await fetch('{}'); 'finished'", site.url("hold/cancelled"));
+    for script in [awaiting.as_str(), "while (true) {}"] {
+        let progress = cancel_once_running(
+            &tw.client,
+            "execute_js",
+            json!({ "script": script, "timeout": 300 }),
+        )
+        .await;
+        assert_eq!(progress.total, Some(300.0), "{progress:?}");
+        assert!(
+            progress
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .contains("execute_js"),
+            "{progress:?}"
+        );
+        // The very next call on the tab is served, and the page is responsive.
+        let title = tw
+            .ok("execute_js", json!({ "script": "document.title" }))
+            .await;
+        assert_eq!(title["js_return"], "Form", "after cancelling {script}");
+    }
+    let scan = tw.ok("scan_page", json!({})).await;
+    assert!(scan.to_string().contains("Email"), "{scan}");
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_frees_its_tab_over_http() {
+    let site = Site::start().await;
+    let server = HttpServer::start("cancel-wait", &[]).await;
+    let client = server.client().await;
+    call_on(&client, "open_url", json!({ "url": site.url("form.html") }))
+        .await
+        .ok();
+    cancel_once_running(
+        &client,
+        "wait_for",
+        json!({ "selector": "#never-there", "timeout": 300 }),
+    )
+    .await;
+    let scan = call_on(&client, "scan_page", json!({})).await.ok();
+    assert!(scan.to_string().contains("Email"), "{scan}");
+}
+
+#[tokio::test]
+async fn a_client_that_sets_a_level_reads_why_a_call_took_its_time() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("logging").await;
+    tw.client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Debug))
+        .await
+        .expect("logging/setLevel");
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let listener = tw.client.service();
+    // The engine's own account of the browser it started for this call.
+    listener
+        .wait_for("the engine's connect log", |heard| {
+            matches!(heard, Heard::Log(log) if log.data["message"] == "browser connected"
+                && log.data["elapsed_ms"].is_u64())
+        })
+        .await;
+    // And each call's end, with its time and outcome.
+    listener
+        .wait_for("open_url's finish log", |heard| {
+            matches!(heard, Heard::Log(log) if log.data["call"] == "open_url"
+                && log.data["state"] == "finished" && log.data["ok"] == true
+                && log.data["elapsed_ms"].is_u64())
+        })
+        .await;
+
+    // Raised to warning, only failures are told.
+    tw.client
+        .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
+        .await
+        .expect("logging/setLevel");
+    tw.ok("scan_page", json!({})).await;
+    tw.call(
+        "page_click",
+        json!({ "selector": "#no-such-thing", "timeout": 0.2 }),
+    )
+    .await;
+    let failed = listener
+        .wait_for(
+            "page_click failure log",
+            |heard| matches!(heard, Heard::Log(log) if log.data["call"] == "page_click"),
+        )
+        .await;
+    let Heard::Log(failed) = failed else {
+        unreachable!()
+    };
+    assert_eq!(failed.level, LoggingLevel::Warning, "{failed:?}");
+    assert_eq!(failed.data["ok"], false);
+    let told_scan = listener
+        .all()
+        .iter()
+        .any(|heard| matches!(heard, Heard::Log(log) if log.data["call"] == "scan_page"));
+    assert!(!told_scan, "a successful call is below the warning level");
+}
