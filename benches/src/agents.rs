@@ -1,6 +1,8 @@
 //! `bench agents`: N agents at once, each on its own tab, each running a click-and-read
 //! loop: N MCP sessions on one `tabwire --http`, and N stdio processes sharing one browser
-//! through the broker.
+//! through the broker. Every reply is checked: a call that fails or never answers is
+//! *lost*; a reply that carries another agent's tab or count is *misrouted*. The load
+//! check of issue 13 is `bench agents --loops 100` (16 agents × 200 calls per mode).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -13,16 +15,16 @@ use tokio::io::AsyncBufReadExt;
 use crate::stats::Samples;
 use crate::{Client, call, tabwire_binary};
 
-/// Iterations of click-then-read per agent.
-const LOOPS: usize = 20;
+/// Iterations of click-then-read per agent, unless `--loops` says otherwise.
+pub const LOOPS: usize = 20;
 
-pub async fn run(counts: &[usize]) -> anyhow::Result<()> {
+pub async fn run(counts: &[usize], loops: usize) -> anyhow::Result<()> {
     let site = crate::pages::serve().await?;
     let url = format!("{site}/small");
-    println!("N agents, each on its own tab, {LOOPS} × (page_click + execute_js read) per agent");
+    println!("N agents, each on its own tab, {loops} × (page_click + execute_js read) per agent");
     println!(
-        "{:<7} {:>4} {:>12} {:>10} {:>22}",
-        "mode", "N", "wall (s)", "ops/s", "per-op latency"
+        "{:<7} {:>4} {:>7} {:>5} {:>10} {:>9} {:>8}   per-call latency",
+        "mode", "N", "calls", "lost", "misrouted", "wall (s)", "calls/s"
     );
     for mode in ["http", "stdio"] {
         for &n in counts {
@@ -30,53 +32,115 @@ pub async fn run(counts: &[usize]) -> anyhow::Result<()> {
                 "http" => http_clients(n).await?,
                 _ => stdio_clients(n).await?,
             };
-            let (wall, latency) = drive(&clients, &url).await?;
-            let ops = (n * LOOPS * 2) as f64;
+            let tally = drive(&clients, &url, loops).await?;
             println!(
-                "{mode:<7} {n:>4} {:>12.2} {:>10.1}   {}",
-                wall.as_secs_f64(),
-                ops / wall.as_secs_f64(),
-                latency.summary()
+                "{mode:<7} {n:>4} {:>7} {:>5} {:>10} {:>9.2} {:>8.1}   {}",
+                tally.calls,
+                tally.lost,
+                tally.misrouted,
+                tally.wall.as_secs_f64(),
+                tally.calls as f64 / tally.wall.as_secs_f64(),
+                tally.latency.tail_summary()
             );
         }
     }
     Ok(())
 }
 
-/// Each client opens the page in its own tab, then loops; returns wall time and latencies.
-async fn drive(clients: &[Client], url: &str) -> anyhow::Result<(Duration, Samples)> {
+/// What one run of N agents came to.
+struct Tally {
+    calls: usize,
+    lost: usize,
+    misrouted: usize,
+    wall: Duration,
+    latency: Samples,
+}
+
+/// One agent's account of its own loop.
+#[derive(Default)]
+struct AgentTally {
+    lost: usize,
+    misrouted: usize,
+    latencies: Vec<Duration>,
+}
+
+/// Each client opens the page in its own tab, then loops, checking every reply against
+/// what only it can know: its tab and its own click count.
+async fn drive(clients: &[Client], url: &str, loops: usize) -> anyhow::Result<Tally> {
+    let mut tabs = Vec::with_capacity(clients.len());
     for client in clients {
-        call(client, "open_url", json!({ "url": url })).await?;
+        let (opened, _) = call(client, "open_url", json!({ "url": url })).await?;
+        let (listed, _) = call(client, "list_tabs", json!({})).await?;
+        tabs.push(
+            listed["default_session_id"]
+                .as_str()
+                .context("no default tab")?
+                .to_owned(),
+        );
+        anyhow::ensure!(opened["status"] == "ok", "open_url: {opened}");
     }
     let started = Instant::now();
-    let runs = clients.iter().map(|client| async move {
-        let mut latencies = Vec::with_capacity(LOOPS * 2);
-        for i in 0..LOOPS {
+    let runs = clients.iter().zip(&tabs).map(|(client, tab)| async move {
+        let mut tally = AgentTally::default();
+        let mut clicks = 0;
+        for _ in 0..loops {
             let t = Instant::now();
-            call(client, "page_click", json!({ "selector": "#go" })).await?;
-            latencies.push(t.elapsed());
+            match call_with_target(client, "page_click", json!({ "selector": "#go" })).await {
+                Ok((_, target)) if target.as_deref() == Some(tab.as_str()) => clicks += 1,
+                Ok(_) => {
+                    clicks += 1;
+                    tally.misrouted += 1;
+                }
+                Err(_) => tally.lost += 1,
+            }
+            tally.latencies.push(t.elapsed());
             let t = Instant::now();
-            let (read, _) =
-                call(client, "execute_js", json!({ "script": "window.clicks" })).await?;
-            latencies.push(t.elapsed());
-            anyhow::ensure!(
-                read["js_return"] == json!(i + 1),
-                "agent saw {} clicks, expected {}",
-                read["js_return"],
-                i + 1
-            );
+            match call_with_target(client, "execute_js", json!({ "script": "window.clicks" })).await
+            {
+                Ok((read, target))
+                    if read["js_return"] == json!(clicks)
+                        && target.as_deref() == Some(tab.as_str()) => {}
+                Ok(_) => tally.misrouted += 1,
+                Err(_) => tally.lost += 1,
+            }
+            tally.latencies.push(t.elapsed());
         }
-        Ok::<_, anyhow::Error>(latencies)
+        tally
     });
     let results = futures_join_all(runs).await;
     let wall = started.elapsed();
-    let mut samples = Samples::default();
-    for result in results {
-        for latency in result? {
-            samples.push(latency);
+    let mut tally = Tally {
+        calls: clients.len() * loops * 2,
+        lost: 0,
+        misrouted: 0,
+        wall,
+        latency: Samples::default(),
+    };
+    for agent in results {
+        tally.lost += agent.lost;
+        tally.misrouted += agent.misrouted;
+        for latency in agent.latencies {
+            tally.latency.push(latency);
         }
     }
-    Ok((wall, samples))
+    Ok(tally)
+}
+
+/// A call's data and the tab its reply says it acted on (`target.session_id`).
+async fn call_with_target(
+    client: &Client,
+    tool: &str,
+    args: serde_json::Value,
+) -> anyhow::Result<(serde_json::Value, Option<String>)> {
+    let reply = tokio::time::timeout(
+        Duration::from_secs(60),
+        crate::call_envelope(client, tool, args),
+    )
+    .await
+    .context("no reply within 60 s")??;
+    anyhow::ensure!(reply["ok"] == true, "{tool} failed: {}", reply["error"]);
+    let target = reply["target"]["session_id"].as_str().map(str::to_owned);
+    Ok((reply["data"].clone(), target))
 }
 
 /// Runs futures concurrently on this task (no extra dependency for join_all).

@@ -1,5 +1,5 @@
 //! `cargo run -p bench --release -- page [--runs N]`
-//! `cargo run -p bench --release -- agents`
+//! `cargo run -p bench --release -- agents [--loops N]`
 //! `cargo run -p bench --release -- link [--runs N]`
 //! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
 //!
@@ -34,20 +34,27 @@ type Client = RunningService<RoleClient, ()>;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runs = args
-        .iter()
-        .position(|a| a == "--runs")
-        .and_then(|i| args.get(i + 1))
-        .map(|n| n.parse::<usize>())
-        .transpose()
-        .context("--runs takes a number")?;
+    let runs = flag_number(&args, "--runs")?;
     match args.first().map(String::as_str) {
         Some("page") | None => page(runs.unwrap_or(30)).await,
-        Some("agents") => agents::run(&[1, 4, 16]).await,
+        Some("agents") => {
+            let loops = flag_number(&args, "--loops")?.unwrap_or(agents::LOOPS);
+            agents::run(&[1, 4, 16], loops).await
+        }
         Some("link") => link::run(runs.unwrap_or(20)).await,
         Some("peers") => peers(runs.unwrap_or(15), &args).await,
         Some(other) => bail!("unknown benchmark '{other}'; available: page, agents, link, peers"),
     }
+}
+
+/// The number after `flag`, if the flag is given.
+fn flag_number(args: &[String], flag: &str) -> anyhow::Result<Option<usize>> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(|n| n.parse::<usize>())
+        .transpose()
+        .with_context(|| format!("{flag} takes a number"))
 }
 
 /// The workspace root (this crate sits in `benches/`).
@@ -326,6 +333,19 @@ async fn start_tabwire() -> anyhow::Result<(Client, tokio::process::Child)> {
 
 /// Calls a tool; returns the envelope's data and the reply's text length.
 async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<(Value, usize)> {
+    let (envelope, chars) = call_text(client, tool, args).await?;
+    if envelope["ok"] != true {
+        bail!("{tool} failed: {}", envelope["error"]);
+    }
+    Ok((envelope["data"].clone(), chars))
+}
+
+/// A call's whole envelope, whether it succeeded or not.
+async fn call_envelope(client: &Client, tool: &str, args: Value) -> anyhow::Result<Value> {
+    Ok(call_text(client, tool, args).await?.0)
+}
+
+async fn call_text(client: &Client, tool: &str, args: Value) -> anyhow::Result<(Value, usize)> {
     let arguments = args.as_object().cloned().unwrap_or_default();
     let result = client
         .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
@@ -338,11 +358,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> anyhow::Result<(Value
             _ => None,
         })
         .unwrap_or_default();
-    let envelope: Value = serde_json::from_str(&text)?;
-    if envelope["ok"] != true {
-        bail!("{tool} failed: {}", envelope["error"]);
-    }
-    Ok((envelope["data"].clone(), text.len()))
+    Ok((serde_json::from_str(&text)?, text.len()))
 }
 
 async fn page(runs: usize) -> anyhow::Result<()> {

@@ -31,4 +31,15 @@ impl Samples {
             self.percentile(0.9)
         )
     }
+
+    /// "p50 12.3 ms, p90 15.0, p99 30.2, max 41.0"
+    pub fn tail_summary(&self) -> String {
+        format!(
+            "p50 {:.1} ms, p90 {:.1}, p99 {:.1}, max {:.1}",
+            self.median(),
+            self.percentile(0.9),
+            self.percentile(0.99),
+            self.percentile(1.0)
+        )
+    }
 }

@@ -12,6 +12,7 @@ mod contract;
 mod envelope;
 mod extension;
 mod fidelity;
+mod fuzz;
 mod hostile;
 mod input;
 mod lifecycle;

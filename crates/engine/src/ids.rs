@@ -34,6 +34,14 @@ fn process_nonce() -> u64 {
     })
 }
 
+/// Wall-clock milliseconds since the Unix epoch, as records and reports give times.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -43,12 +51,4 @@ mod tests {
         assert_eq!(ids.len(), 1000);
         assert!(ids.iter().all(|id| id.starts_with("lease-")));
     }
-}
-
-/// Wall-clock milliseconds since the Unix epoch, as records and reports give times.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
 }

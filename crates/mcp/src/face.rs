@@ -61,6 +61,9 @@ pub struct ToolDef {
     pub hints: Hints,
     /// Callable but left out of `tools/list` (as the original does).
     pub listed: bool,
+    /// Reads checked arguments into the tool's parameter struct (what `run` does first);
+    /// on its own for the parameter layer's property tests.
+    pub parses: fn(&Args) -> Result<(), ToolError>,
     pub run: fn(Call) -> ToolFuture,
 }
 
@@ -82,6 +85,7 @@ macro_rules! tool {
             params: <$params as $crate::params::Params>::params,
             hints: $hints,
             listed: $listed,
+            parses: |args| <$params as $crate::params::Params>::parse(args).map(drop),
             run: |call| {
                 Box::pin(async move {
                     let params = <$params as $crate::params::Params>::parse(&call.args)?;

@@ -11,6 +11,8 @@ mod http;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577; clients still use it.
 pub mod logging;
 mod params;
+#[cfg(test)]
+mod params_fuzz;
 #[allow(deprecated)]
 mod server;
 mod stream;

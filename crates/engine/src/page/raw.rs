@@ -5,7 +5,8 @@
 //!   change the browser for everyone are refused (`HIGH_RISK`, every `Browser.*` but the
 //!   reads, `Storage.clear*`);
 //! - a URL a method would load must pass the same scheme allow-list as navigation
-//!   (`URL_PARAMS`: `Page.navigate`, `Target.createTarget`, `Network.loadNetworkResource`);
+//!   (`URL_PARAMS`: `Page.navigate`, `Target.createTarget`, `Network.loadNetworkResource`,
+//!   and the interception replies that send a request on to another URL);
 //! - files a method would hand to the page must lie under the upload roots, links
 //!   resolved (`DOM.setFileInputFiles`, `Input.dispatchDragEvent`);
 //! - a download path can only be set through `Page.setDownloadBehavior` and
@@ -46,6 +47,8 @@ const HIGH_RISK: &[&str] = &[
     "Target.exposeDevToolsProtocol",
     "Target.attachToBrowserTarget",
     "Target.setRemoteLocations",
+    // Browser-wide: every agent's TLS checks would go.
+    "Security.setIgnoreCertificateErrors",
 ];
 
 /// Methods that load a URL, and the parameter that names it.
@@ -53,6 +56,9 @@ const URL_PARAMS: &[(&str, &str)] = &[
     ("Page.navigate", "url"),
     ("Target.createTarget", "url"),
     ("Network.loadNetworkResource", "url"),
+    // An intercepted request sent on to another URL loads that URL instead.
+    ("Fetch.continueRequest", "url"),
+    ("Network.continueInterceptedRequest", "url"),
 ];
 
 /// What the operator allows of raw CDP.
@@ -192,6 +198,7 @@ mod tests {
             "Storage.clearDataForOrigin",
             "Page.close",
             "Target.closeTarget",
+            "Security.setIgnoreCertificateErrors",
         ] {
             assert_eq!(
                 refused(method, json!({}), false),
@@ -218,6 +225,8 @@ mod tests {
             ("Page.navigate", "chrome://settings"),
             ("Target.createTarget", "file:///etc/passwd"),
             ("Network.loadNetworkResource", "file:///etc/shadow"),
+            ("Fetch.continueRequest", "file:///etc/passwd"),
+            ("Network.continueInterceptedRequest", "chrome://settings"),
         ] {
             assert_eq!(
                 refused(method, json!({ "url": url }), false),
