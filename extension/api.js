@@ -18,6 +18,8 @@ const API = {
   'contentSettings.get': ({ type, url }) => chrome.contentSettings[type].get({ primaryUrl: url }),
   'contentSettings.set': ({ type, pattern, setting }) => chrome.contentSettings[type].set({ primaryPattern: pattern, setting }),
   'downloads.fetch': ({ url, timeoutMs }) => fetchDownload(url, timeoutMs),
+  'downloads.waitNext': (args) => waitNextDownload(args),
+  'bookmarks.search': ({ query }) => chrome.bookmarks.search(query || {}),
   'runtime.sendMessage': ({ id, message }) => chrome.runtime.sendMessage(id, message),
   'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version, build_stamp: BUILD_STAMP }),
 };
@@ -58,6 +60,54 @@ function fetchDownload(url, timeoutMs) {
       stop();
       reject(error);
     });
+  });
+}
+
+// Downloads an earlier wait already handed out (this worker's life; ids are the browser's).
+const claimedDownloads = new Set();
+// How far back a wait looks for a download that started before it.
+const RECENT_DOWNLOAD_MS = 60000;
+
+// Resolves with the oldest download not handed out yet whose file name or URL contains
+// `filenameContains` (started in the last minute, or from now on), once it has finished
+// when `waitForComplete`; null at the deadline if none started.
+function waitNextDownload({ filenameContains, timeoutMs, waitForComplete }) {
+  const part = (filenameContains || '').toLowerCase();
+  const matches = (item) => !claimedDownloads.has(item.id) &&
+    (!part || (item.filename || '').toLowerCase().includes(part) || (item.url || '').toLowerCase().includes(part));
+  const report = (item) => ({
+    id: item.id, url: item.url, filename: item.filename, mime: item.mime, fileSize: item.fileSize,
+    bytesReceived: item.bytesReceived, exists: item.exists,
+    state: item.state === 'complete' ? 'complete' : item.state === 'interrupted' ? 'interrupted' : 'in_progress',
+    startMs: Date.parse(item.startTime) || null, endMs: item.endTime ? Date.parse(item.endTime) : null,
+  });
+  return new Promise((resolve) => {
+    let chosen = null;
+    const done = async (id) => {
+      cleanup();
+      const [item] = await chrome.downloads.search({ id });
+      resolve(item ? report(item) : null);
+    };
+    const take = (item) => {
+      chosen = item.id;
+      claimedDownloads.add(item.id);
+      if (!waitForComplete || item.state !== 'in_progress') done(item.id);
+    };
+    const onCreated = (item) => { if (chosen === null && matches(item)) take(item); };
+    const onChanged = (delta) => {
+      const state = delta.state && delta.state.current;
+      if (delta.id === chosen && (state === 'complete' || state === 'interrupted')) done(chosen);
+    };
+    const timer = setTimeout(() => (chosen === null ? (cleanup(), resolve(null)) : done(chosen)), timeoutMs || 60000);
+    const cleanup = () => {
+      clearTimeout(timer);
+      chrome.downloads.onCreated.removeListener(onCreated);
+      chrome.downloads.onChanged.removeListener(onChanged);
+    };
+    chrome.downloads.onCreated.addListener(onCreated);
+    chrome.downloads.onChanged.addListener(onChanged);
+    chrome.downloads.search({ startedAfter: new Date(Date.now() - RECENT_DOWNLOAD_MS).toISOString(), orderBy: ['startTime'] })
+      .then((items) => { const item = items.find(matches); if (item && chosen === null) take(item); });
   });
 }
 

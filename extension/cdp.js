@@ -36,9 +36,10 @@ const browserCommands = {
   'Target.setDiscoverTargets': async ({ discover }) => { discovering = !!discover; return {}; },
   'Target.getTargets': async () => ({ targetInfos: (await chrome.tabs.query({})).map(targetInfo) }),
   'Target.getTargetInfo': async ({ targetId }) => ({ targetInfo: targetInfo(await chrome.tabs.get(tabOfTarget(targetId))) }),
-  'Target.createTarget': async ({ url, background, newWindow }) => {
+  'Target.createTarget': async ({ url, background, newWindow, width, height }) => {
     if (newWindow) {
-      const win = await chrome.windows.create({ url: url || 'about:blank', focused: !background });
+      const size = width && height ? { width, height } : {};
+      const win = await chrome.windows.create({ url: url || 'about:blank', focused: !background, ...size });
       return { targetId: targetOfTab(win.tabs[0].id) };
     }
     const tab = await chrome.tabs.create({ url: url || 'about:blank', active: !background });
@@ -62,6 +63,17 @@ const browserCommands = {
       attached.add(tabId);
     }
     return { sessionId: tabSession(tabId) };
+  },
+  // The window a tab is in; `active` (tabwire's addition) says whether it is the
+  // window's selected tab, which CDP has no word for.
+  'Browser.getWindowForTarget': async ({ targetId }) => {
+    const tab = await chrome.tabs.get(tabOfTarget(targetId));
+    return { windowId: tab.windowId, bounds: {}, active: tab.active };
+  },
+  'Browser.setWindowBounds': async ({ windowId, bounds }) => {
+    const { width, height, left, top } = bounds || {};
+    await chrome.windows.update(windowId, { width, height, left, top, state: 'normal' });
+    return {};
   },
   'Tabwire.call': async ({ name, args }) => ({ result: await api.call(name, args) }),
   'Browser.getVersion': async () => ({

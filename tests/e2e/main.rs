@@ -8,6 +8,7 @@ mod agents;
 mod basics;
 mod browser_data;
 mod capture;
+mod chrome;
 mod contract;
 mod envelope;
 mod extension;

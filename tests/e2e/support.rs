@@ -77,6 +77,7 @@ fn routes() -> Router {
         )
         .route("/cookies", get(echo_cookies))
         .route("/hold/{key}", get(hold))
+        .route("/echo-request", axum::routing::any(echo_request))
         .route("/report", get(report))
         .route("/report.html", get(html_report))
         .route(
@@ -144,6 +145,26 @@ impl Site {
     pub fn release(&self, key: &str) {
         gate(key).released.notify_one();
     }
+}
+
+/// Says what request came: its method, body, cookies and one custom header.
+async fn echo_request(
+    method: axum::http::Method,
+    headers: axum::http::HeaderMap,
+    body: String,
+) -> Response {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned()
+    };
+    axum::Json(json!({
+        "method": method.as_str(), "body": body, "cookie": header("cookie"),
+        "x_test": header("x-test"), "content_type": header("content-type"),
+    }))
+    .into_response()
 }
 
 /// Shows the Cookie header the server received.
@@ -513,13 +534,32 @@ impl Tabwire {
     /// tabwire over stdio with a throw-away profile.
     /// tabwire over stdio on the suite's link (see `over_extension`).
     pub async fn stdio(name: &str) -> Tabwire {
+        Tabwire::on_link(name, &[]).await
+    }
+
+    /// tabwire over stdio on the suite's link, with more flags (`--face chrome`).
+    pub async fn on_link(name: &str, extra: &[&str]) -> Tabwire {
         if !over_extension() {
-            return Tabwire::managed(name).await;
+            return Tabwire::stdio_with(name, extra).await;
         }
         let work = scratch(name);
-        let mut tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+        let mut args = vec!["--extension", "--broker-grace", "0"];
+        args.extend_from_slice(extra);
+        let mut tw = Tabwire::stdio_in(work.clone(), &args).await;
         tw.linked_browser = Some(start_linked_browser(&work, "browser-profile", &[]).await);
         tw
+    }
+
+    /// Calls a tool of the chrome face; returns its reply as the Chrome MCP Server gives it.
+    pub async fn chrome(&self, tool: &str, arguments: Value) -> ChromeReply {
+        chrome_call(&self.client, tool, arguments).await
+    }
+
+    /// Calls a chrome-face tool that must succeed; its payload.
+    pub async fn chrome_ok(&self, tool: &str, arguments: Value) -> Value {
+        let reply = self.chrome(tool, arguments.clone()).await;
+        assert!(!reply.is_error, "{tool} {arguments} failed: {}", reply.text);
+        reply.payload
     }
 
     /// tabwire over stdio with a browser it launches, whatever the suite's link.
@@ -727,6 +767,52 @@ pub async fn call_on(client: &Client, tool: &str, arguments: Value) -> Reply {
     .unwrap_or_else(|_| panic!("{tool} did not answer within {PATIENCE:?}"))
     .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"));
     read_reply(tool, result)
+}
+
+/// A chrome-face reply: the text (the payload JSON, or a plain error message), the
+/// payload parsed, images, and whether MCP flagged an error.
+#[derive(Debug)]
+pub struct ChromeReply {
+    pub is_error: bool,
+    pub text: String,
+    pub payload: Value,
+    pub images: Vec<(String, String)>,
+}
+
+pub async fn chrome_call(client: &Client, tool: &str, arguments: Value) -> ChromeReply {
+    let arguments: Map<String, Value> = arguments
+        .as_object()
+        .cloned()
+        .expect("arguments must be an object");
+    let result: CallToolResult = tokio::time::timeout(
+        PATIENCE,
+        client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{tool} did not answer within {PATIENCE:?}"))
+    .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"));
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => text = t.text.clone(),
+            ContentBlock::Image(image) => {
+                images.push((image.data.clone(), image.mime_type.clone()))
+            }
+            _ => {}
+        }
+    }
+    // Never base64 inside the text.
+    assert!(
+        !text.contains("iVBORw0KGgo"),
+        "{tool}: base64 image data in the text"
+    );
+    ChromeReply {
+        is_error: result.is_error == Some(true),
+        payload: serde_json::from_str(&text).unwrap_or(Value::Null),
+        text,
+        images,
+    }
 }
 
 /// Reads a tool's result as its envelope, checking what every reply must carry.

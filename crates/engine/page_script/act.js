@@ -419,3 +419,66 @@ TW.permission_state = function (args) {
     (e) => ({ status: 'unsupported', message: String(e && e.message || e) })
   );
 };
+
+// What kind of field a locator names, for filling it: a drop-down or list <select>, a
+// checkbox or radio (with its state), a text field, or something else.
+TW.field_kind = function (args) {
+  const r = resolveLocator(args && args.locator);
+  if (!r.el) return r;
+  const el = typingTarget(r.el);
+  const tag = el.localName;
+  const out = { status: 'ok', tag, element: redacted(el) };
+  if (tag === 'select') out.kind = 'select';
+  else if (tag === 'input' && (el.type === 'checkbox' || el.type === 'radio')) {
+    out.kind = el.type;
+    out.checked = el.checked;
+  } else if (computeRole(el) === 'checkbox' || computeRole(el) === 'switch') {
+    out.kind = 'checkbox';
+    out.checked = el.getAttribute('aria-checked') === 'true';
+  } else if (isTextField(el)) out.kind = 'text';
+  else out.kind = 'other';
+  if (isDisabled(el)) out.disabled = true;
+  return out;
+};
+
+// Chooses the option of a <select> whose value or text is `value` (exactly, then
+// ignoring case and spacing), as a user choosing it would: the page gets input and change.
+TW.choose_option = function (args) {
+  const a = args || {};
+  const r = resolveLocator(a.locator);
+  if (!r.el) return r;
+  const el = r.el;
+  if (el.localName !== 'select') {
+    return { status: 'not_interactable', message: '<' + el.localName + '> is not a <select>', element: describe(el) };
+  }
+  if (isDisabled(el)) return { status: 'read_only', message: 'the select is disabled', element: describe(el) };
+  const want = String(a.value);
+  const loose = collapse(want).toLowerCase();
+  const options = [...el.options];
+  const option = options.find(o => o.value === want) || options.find(o => collapse(o.textContent) === collapse(want)) ||
+    options.find(o => collapse(o.textContent).toLowerCase() === loose || o.value.toLowerCase() === loose);
+  if (!option) {
+    return {
+      status: 'no_option',
+      message: 'no option of the select has the value or text ' + JSON.stringify(want),
+      options: options.slice(0, 50).map(o => ({ value: o.value, text: collapse(o.textContent) })),
+    };
+  }
+  if (option.disabled) return { status: 'read_only', message: 'that option is disabled' };
+  if (el.multiple) option.selected = true; else el.value = option.value;
+  el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { status: 'ok', value: option.value, text: collapse(option.textContent), element: redacted(el) };
+};
+
+// An element's box in document coordinates (CSS px), for capturing just it.
+TW.element_box = function (args) {
+  const r = resolveLocator(args && args.locator);
+  if (!r.el) return r;
+  const rect = r.el.getBoundingClientRect();
+  if (!rect.width || !rect.height) return { status: 'not_interactable', message: 'the element has no size', element: describe(r.el) };
+  return {
+    status: 'ok', x: rect.left + window.scrollX, y: rect.top + window.scrollY,
+    width: rect.width, height: rect.height,
+  };
+};

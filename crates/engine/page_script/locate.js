@@ -1,6 +1,7 @@
 // locate.js: roles, accessible names, and locator resolution.
 // A locator is a CSS string, or an object with exactly one of css/selector,
-// role (+name), text, label; options: exact, shadow (open host path).
+// role (+name), text, label, ref (from a snapshot, refs.js), xpath; options: exact, shadow
+// (open host path).
 
 // ---------- roles ----------
 
@@ -222,7 +223,7 @@ function labelTexts(el) {
 
 // ---------- locator parsing and resolution ----------
 
-const PRIMARY_KEYS = ['css', 'selector', 'role', 'text', 'label'];
+const PRIMARY_KEYS = ['css', 'selector', 'role', 'text', 'label', 'ref', 'xpath'];
 
 function invalid(message) {
   return { status: 'invalid_selector', message };
@@ -236,7 +237,7 @@ function parseLocator(loc) {
   const keys = PRIMARY_KEYS.filter(k => loc[k] != null);
   if (keys.length !== 1) {
     return invalid(keys.length ? 'locator has more than one primary key (' + keys.join(', ') + ')'
-      : 'locator needs one of css, role, text, label (got ' + (Object.keys(loc).join(', ') || 'nothing') + ')');
+      : 'locator needs one of css, role, text, label, ref (got ' + (Object.keys(loc).join(', ') || 'nothing') + ')');
   }
   const kind = keys[0] === 'selector' ? 'css' : keys[0];
   const value = loc[keys[0]];
@@ -266,6 +267,25 @@ function resolveRoot(shadow) {
 
 // All elements a parsed locator matches, or {error}.
 function queryAll(p) {
+  if (p.kind === 'ref') {
+    const el = elementOfRef(p.value.trim());
+    if (el) return { els: [el] };
+    return { error: { status: 'stale_ref', message: p.value + ' is not on the page now (the page navigated or re-rendered, or the element was removed); read the page again for fresh refs' } };
+  }
+  if (p.kind === 'xpath') {
+    let found;
+    try {
+      found = document.evaluate(p.value, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    } catch (e) {
+      return { error: invalid("invalid XPath '" + p.value + "'") };
+    }
+    const els = [];
+    for (let i = 0; i < found.snapshotLength; i++) {
+      const n = found.snapshotItem(i);
+      if (n.nodeType === 1) els.push(n);
+    }
+    return { els };
+  }
   const r = resolveRoot(p.shadow);
   if (r.error) return r;
   const root = r.root;

@@ -69,6 +69,11 @@ named_enum! {
         NotPersisted => "not_persisted",
         // Page and browser operations.
         NavigationFailed => "navigation_failed",
+        NoHistory => "no_history",
+        StaleRef => "stale_ref",
+        NoOption => "no_option",
+        NoDownload => "no_download",
+        RequestFailed => "request_failed",
         ClickNotConfirmed => "click_not_confirmed",
         ClickNotDelivered => "click_not_delivered",
         CookieRejected => "cookie_rejected",
@@ -131,6 +136,12 @@ named_enum! {
         Method => "method",
         Params => "params",
         Condition => "condition",
+        Ref => "ref",
+        Value => "value",
+        Date => "date",
+        Folder => "folder",
+        Window => "window",
+        Request => "request",
     }
 }
 

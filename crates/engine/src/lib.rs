@@ -27,7 +27,7 @@ mod layering;
 // The names faces use most, at the top.
 pub use agents::{
     AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
-    ScriptRequest, TabList, outcome_reply,
+    ScriptRequest, TabList, Window, WindowTab, outcome_reply,
 };
 pub use browser::launch::{find_browser, running_as_root};
 pub use browser::{
@@ -35,15 +35,20 @@ pub use browser::{
     Tab, TabInfo, parse_tab_handle, tab_handle,
 };
 pub use config::{EngineConfig, LaunchOptions, LinkConfig};
-pub use data::downloads::DownloadRequest;
+pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
 pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use data::storage::StoragePage;
 pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
+pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
+pub use page::forms::Filled;
+pub use page::inject::ScriptWorld;
 pub use page::input::ClickTarget;
+pub use page::navigation::Navigated;
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
+pub use page::tree::{Control, Snapshot, TreeRequest, Viewport};
 pub use page::user_script::INLINE_LIMIT;
-pub use page::{FrameContext, Page, check_url_scheme};
+pub use page::{Acted, FrameContext, Page, check_url_scheme};
 pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};
 
 /// The deadline helper every page operation uses: seconds from a tool's `timeout`.

@@ -9,6 +9,7 @@ mod receipts;
 mod scripts;
 mod services;
 mod tabs;
+mod windows;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +25,7 @@ use crate::recordings::Recordings;
 pub use receipts::{Completer, MAX_COMPLETED, Outcome, RETENTION, ReceiptState, Receipts};
 pub use scripts::{ScriptRequest, outcome_reply};
 pub use tabs::{CloseResult, CloseScope, OpenTabRequest, Opened, TabList};
+pub use windows::{Window, WindowTab};
 
 pub struct Engine {
     pub config: Arc<EngineConfig>,
@@ -51,7 +53,20 @@ impl Engine {
         // Leases a previous run left are restored as soon as a browser is there to take
         // them, whatever the first call is.
         let for_leftovers = Arc::downgrade(&leases);
+        // A browser tabwire launched saves what pages download where a wait finds it.
+        let catches_downloads =
+            matches!(config.link, crate::config::LinkConfig::Managed(_)).then(|| config.clone());
         browsers.on_connect(Box::new(move |browser: Arc<Browser>| {
+            if let Some(config) = catches_downloads.clone() {
+                let browser = browser.clone();
+                tokio::spawn(async move {
+                    if let Err(error) =
+                        crate::data::downloads::catch_downloads(&browser, &config).await
+                    {
+                        tracing::warn!(%error, "downloads will not be caught");
+                    }
+                });
+            }
             let Some(leases) = for_leftovers.upgrade() else {
                 return;
             };
@@ -96,6 +111,7 @@ impl Engine {
             engine: self.clone(),
             switched: Mutex::new(None),
             seen_loss: AtomicU64::new(self.browsers.last_loss().map_or(0, |l| l.seq)),
+            injections: Mutex::new(HashMap::new()),
         }
     }
 
@@ -113,9 +129,21 @@ pub struct AgentSession {
     switched: Mutex<Option<Switch>>,
     /// The last browser loss this session was told of.
     seen_loss: AtomicU64,
+    /// Tabs this session left a script in, and in which world (`MAIN`, `ISOLATED`).
+    injections: Mutex<HashMap<u64, String>>,
 }
 
 impl AgentSession {
+    /// Records that this session left a script in a tab, in a world.
+    pub fn remember_injection(&self, tab_id: u64, world: &str) {
+        lock(&self.injections).insert(tab_id, world.to_owned());
+    }
+
+    /// The world this session left a script in, in a tab, if it did.
+    pub fn injection(&self, tab_id: u64) -> Option<String> {
+        lock(&self.injections).get(&tab_id).cloned()
+    }
+
     /// The tab a call addresses: the explicit handle, else this session's default.
     ///
     /// The default is chosen on first use: the tab this session last brought to the front

@@ -30,6 +30,9 @@ pub struct ScriptRequest {
     /// The client's cancellation of the call: the script is stopped if it fires while
     /// the call waits.
     pub cancelled: tokio_util::sync::CancellationToken,
+    /// At the deadline, stop the script (its receipt says `timeout`) instead of letting
+    /// it finish in the background.
+    pub stop_at_deadline: bool,
 }
 
 impl AgentSession {
@@ -53,6 +56,7 @@ impl AgentSession {
             timeout,
             wait,
             cancelled,
+            stop_at_deadline,
         } = request;
         let result_name = operation_id.clone();
         let stop = Arc::new(Stop::linked(&cancelled));
@@ -111,6 +115,15 @@ impl AgentSession {
                     Ok(value) => Ok(value.clone()),
                     Err(error) => Err(error.duplicate()),
                 },
+                ReceiptState::Pending { .. } if stop_at_deadline => {
+                    stop.ask(ErrorCode::Timeout);
+                    Err(EngineError::page(
+                        ErrorCode::Timeout,
+                        format!("the script did not finish within {} s and was stopped", timeout.as_secs_f64()),
+                        json!({ "operation_id": operation_id }),
+                    )
+                    .may_have_run())
+                }
                 ReceiptState::Pending { .. } => Ok(pending("timeout", json!({
                     "message": format!("the script is still running after {} s; collect its result later with its operation id", timeout.as_secs_f64()),
                 }))),
@@ -132,6 +145,7 @@ impl AgentSession {
 fn stopped(why: ErrorCode, terminated: bool) -> EngineError {
     let cause = match why {
         ErrorCode::Superseded => "a navigation of its tab superseded the script",
+        ErrorCode::Timeout => "its deadline passed",
         _ => "the call was cancelled",
     };
     let message = if terminated {

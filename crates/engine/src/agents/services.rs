@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::AgentSession;
-use crate::data::downloads::{self, DownloadRequest};
+use crate::data::downloads::{self, DownloadRequest, DownloadWait, FoundDownload};
 use crate::data::permissions::LeaseRequest;
 use crate::error::Result;
 use crate::recordings::{ConsolePage, NetworkFilter, NetworkOptions};
@@ -91,5 +91,29 @@ impl AgentSession {
     pub async fn download(&self, handle: Option<&str>, request: DownloadRequest) -> Result<Value> {
         let browser = self.browser_for(handle).await?;
         downloads::download(browser, self.engine.config.clone(), request).await
+    }
+
+    /// The console output the page has logged so far (see `Recordings::console_snapshot`).
+    pub async fn console_snapshot(
+        &self,
+        handle: Option<&str>,
+        max: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Value>> {
+        let page = self.page(handle).await?;
+        self.engine
+            .recordings
+            .console_snapshot(&page, max, timeout)
+            .await
+    }
+
+    /// Waits for a download a page of this session's browser started.
+    pub async fn wait_for_download(
+        &self,
+        handle: Option<&str>,
+        wait: DownloadWait,
+    ) -> Result<FoundDownload> {
+        let browser = self.browser_for(handle).await?;
+        downloads::wait_for_download(&browser, &self.engine.config, wait).await
     }
 }

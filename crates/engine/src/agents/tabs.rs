@@ -84,6 +84,8 @@ pub struct OpenTabRequest {
     /// Recovers an earlier creation instead of making one.
     pub operation_id: Option<String>,
     pub timeout: Duration,
+    /// Open it in a new window of this size (CSS px).
+    pub window: Option<(u32, u32)>,
 }
 
 /// Every tab of every connected browser, and which is the caller's default.
@@ -279,7 +281,12 @@ impl AgentSession {
         let created = async {
             let browser = self.browser_named(request.browser.as_deref()).await?;
             let tab = browser
-                .open_tab("about:blank", request.active, Some(&owner_id))
+                .open_tab_in(
+                    "about:blank",
+                    request.active,
+                    Some(&owner_id),
+                    request.window,
+                )
                 .await?;
             Ok::<_, EngineError>((browser, tab))
         }
@@ -314,13 +321,19 @@ impl AgentSession {
             Err(error) => Err(error),
         };
         let load_status = match &navigation {
-            Ok(nav) => nav["load_status"].as_str().unwrap_or("complete").to_owned(),
+            Ok(nav) => nav.load_status().to_owned(),
             Err(error) => format!("failed: {error}"),
         };
         let current = browser.tab_by_id(tab.tab_id).unwrap_or(tab);
+        let mut info = browser.info(&current, self.default_in(&browser));
+        // Where it landed, as the page says (the tab table learns the title a moment later).
+        if let Ok(landed) = &navigation {
+            info.url = landed.url.clone();
+            info.title = landed.title.clone();
+        }
         Ok(Opened::Created {
             operation_id,
-            tab: browser.info(&current, self.default_in(&browser)),
+            tab: info,
             owner_id,
             opener: current.opener.clone(),
             load_status,

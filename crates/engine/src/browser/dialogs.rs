@@ -33,7 +33,7 @@ pub struct Dialog {
 }
 
 impl Dialog {
-    fn from_event(params: &Value) -> Dialog {
+    pub(crate) fn from_event(params: &Value) -> Dialog {
         Dialog {
             kind: params["type"].as_str().unwrap_or("alert").to_owned(),
             message: params["message"].as_str().unwrap_or_default().to_owned(),
@@ -137,7 +137,12 @@ impl Browser {
                 timeout,
             )
             .await?;
-        self.update_tab(&tab.target_id, |t| t.open_dialog = None);
+        self.update_tab(&tab.target_id, |t| {
+            t.open_dialog = None;
+            if std::mem::take(&mut t.dialog_left_open) {
+                t.dialog_policy = DialogPolicy::Dismiss;
+            }
+        });
         Ok(if accept {
             DialogOutcome::Accepted {
                 dialog,

@@ -62,6 +62,9 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 });
             }
         }
+        "Browser.downloadWillBegin" | "Browser.downloadProgress" => {
+            browser.downloads.on_event(&event.method, params);
+        }
         "Page.javascriptDialogOpening" => {
             if let Some(session) = event.session_id.as_deref() {
                 dialogs::on_dialog_opening(browser, session, params);

@@ -81,6 +81,15 @@ impl Browser {
             .call(None, "Target.getTargets", json!({}), HOUSEKEEPING)
             .await?;
         let mut target = find(&targets);
+        // A browser reached over a CDP endpoint was not started with the extension: no
+        // worker will come.
+        if target.is_none() && self.process.is_none() {
+            return Err(EngineError::page(
+                ErrorCode::Unsupported,
+                "this needs the tabwire extension's browser APIs, which a browser reached over --cdp-endpoint lacks; the browser tabwire launches (the default) and the extension link (--extension) have them",
+                json!({ "api": "extension" }),
+            ));
+        }
         let deadline = tokio::time::Instant::now() + WORKER_WAIT;
         while target.is_none() {
             let event = match tokio::time::timeout_at(deadline, events.recv()).await {

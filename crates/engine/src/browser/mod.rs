@@ -1,7 +1,7 @@
 //! The browser and its link: finding and launching one (`launch`), reaching it over a
 //! pipe, a CDP endpoint or the extension link (`connector`, `link`), the tab table kept
 //! current from target events (`tabs`, `events`), dialogs, and browser-API calls through
-//! the tabwire extension (`extension_api`).
+//! the tabwire extension (`extension_api`), and the downloads it reports (`download_log`).
 //!
 //! This is the lowest room above the CDP wire: it imports only the base modules (config,
 //! error, files, ids). It knows nothing of agents, page operations or faces; what it needs
@@ -10,6 +10,7 @@
 
 mod connector;
 pub(crate) mod dialogs;
+pub mod download_log;
 mod events;
 mod extension_api;
 pub mod launch;
@@ -81,6 +82,8 @@ pub struct Browser {
     pub(crate) extension_session: Mutex<Option<String>>,
     /// The tab tabwire last brought to the front (opened active, or activated).
     front: Mutex<Option<String>>,
+    /// Downloads the browser has reported.
+    pub downloads: download_log::DownloadLog,
 }
 
 impl Browser {
@@ -112,6 +115,7 @@ impl Browser {
             link_info: Mutex::new(Value::Null),
             extension_session: Mutex::new(None),
             front: Mutex::new(None),
+            downloads: download_log::DownloadLog::default(),
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();
@@ -278,14 +282,28 @@ impl Browser {
         active: bool,
         owner_id: Option<&str>,
     ) -> Result<Tab> {
+        self.open_tab_in(url, active, owner_id, None).await
+    }
+
+    /// Opens a tab; with `window`, in a new window of that size (CSS px).
+    pub(crate) async fn open_tab_in(
+        &self,
+        url: &str,
+        active: bool,
+        owner_id: Option<&str>,
+        window: Option<(u32, u32)>,
+    ) -> Result<Tab> {
+        let mut create = json!({
+            "url": url, "background": !active,
+            "newWindow": self.own_windows || window.is_some(),
+        });
+        if let Some((width, height)) = window {
+            create["width"] = json!(width);
+            create["height"] = json!(height);
+        }
         let created = self
             .conn
-            .call(
-                None,
-                "Target.createTarget",
-                json!({"url": url, "background": !active, "newWindow": self.own_windows}),
-                HOUSEKEEPING,
-            )
+            .call(None, "Target.createTarget", create, HOUSEKEEPING)
             .await?;
         let target_id = created["targetId"].as_str().unwrap_or_default().to_owned();
         let info = self.target_info(&target_id).await?;
@@ -318,6 +336,38 @@ impl Browser {
             Err(cdp::CdpError::Protocol { .. }) => Ok(false),
             Err(other) => Err(other.into()),
         }
+    }
+
+    /// The window a tab is in, and whether it is that window's selected tab when the
+    /// link knows (the extension does; CDP does not: None).
+    pub async fn window_of(&self, tab: &Tab) -> Result<(u64, Option<bool>)> {
+        let reply = self
+            .conn
+            .call(
+                None,
+                "Browser.getWindowForTarget",
+                json!({ "targetId": tab.target_id }),
+                HOUSEKEEPING,
+            )
+            .await?;
+        Ok((
+            reply["windowId"].as_u64().unwrap_or_default(),
+            reply["active"].as_bool(),
+        ))
+    }
+
+    /// Resizes the window a tab is in (CSS px).
+    pub async fn set_window_size(&self, tab: &Tab, width: u32, height: u32) -> Result<()> {
+        let (window_id, _) = self.window_of(tab).await?;
+        self.conn
+            .call(
+                None,
+                "Browser.setWindowBounds",
+                json!({ "windowId": window_id, "bounds": { "width": width, "height": height, "windowState": "normal" } }),
+                HOUSEKEEPING,
+            )
+            .await?;
+        Ok(())
     }
 
     /// Brings a tab to the front.

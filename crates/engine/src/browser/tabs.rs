@@ -47,6 +47,28 @@ pub struct TabState {
     pub(crate) document_seq: u64,
     /// What holds the reservation beyond one call, if anything does.
     pub(crate) holder: Option<Holder>,
+    /// Element refs handed out in this tab (`ref_N`): the next number, unique across the
+    /// tab's documents, and the frame path of each ref that lives in an iframe.
+    pub(crate) refs: RefBook,
+    /// A dialog an input left open for the agent: answering it puts the usual (dismiss)
+    /// policy back.
+    pub(crate) dialog_left_open: bool,
+}
+
+/// A tab's element refs (see `page::tree`).
+#[derive(Debug, Clone)]
+pub(crate) struct RefBook {
+    pub next: u64,
+    pub framed: HashMap<String, Vec<Value>>,
+}
+
+impl Default for RefBook {
+    fn default() -> Self {
+        RefBook {
+            next: 1,
+            framed: HashMap::new(),
+        }
+    }
 }
 
 /// An operation that holds a tab's reservation after its call returned (an agent's
@@ -118,6 +140,8 @@ impl TabState {
     pub(crate) fn new_document(&mut self) {
         self.document_seq += 1;
         self.top_world = None;
+        // Refs of the old document's frames name nothing now; numbers go on rising.
+        self.refs.framed.clear();
     }
 }
 
@@ -198,6 +222,8 @@ impl TabTable {
                 top_world: None,
                 document_seq: 0,
                 holder: None,
+                refs: RefBook::default(),
+                dialog_left_open: false,
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

@@ -1,4 +1,4 @@
-//! Bookmarks and history through the tabwire extension's browser APIs. Removing
+//! Bookmarks through the tabwire extension's browser APIs. Removing
 //! bookmarks saves the subtree first; a failed backup means nothing is removed.
 
 use std::path::{Path, PathBuf};
@@ -59,6 +59,169 @@ pub async fn create(
             json!({ "title": title, "url": url, "parentId": parent_id }),
         )
         .await
+}
+
+/// A bookmark with the path of folders it sits in.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Bookmark {
+    pub id: String,
+    pub title: String,
+    pub url: String,
+    pub date_added: Option<f64>,
+    /// Its folders from the root, e.g. `["Bookmarks bar", "Work"]`.
+    pub folders: Vec<String>,
+}
+
+/// Every bookmark (not folder) under `node`, with its folder path.
+fn bookmarks_under(node: &Value, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
+    if let Some(url) = node["url"].as_str() {
+        out.push(Bookmark {
+            id: node["id"].as_str().unwrap_or_default().to_owned(),
+            title: node["title"].as_str().unwrap_or_default().to_owned(),
+            url: url.to_owned(),
+            date_added: node["dateAdded"].as_f64(),
+            folders: folders.clone(),
+        });
+        return;
+    }
+    let title = node["title"].as_str().unwrap_or_default().to_owned();
+    let named = !title.is_empty();
+    if named {
+        folders.push(title);
+    }
+    for child in node["children"].as_array().into_iter().flatten() {
+        bookmarks_under(child, folders, out);
+    }
+    if named {
+        folders.pop();
+    }
+}
+
+/// A folder by id, or by path of titles (`Work/Resources`, separated by `/` or ` > `),
+/// from a root folder named first (`Bookmarks bar/Work`) or else from the bookmarks bar.
+/// With `create`, missing folders on the path are made. Returns the folder node and
+/// whether any folder was created.
+pub async fn folder(browser: &Browser, path_or_id: &str, create: bool) -> Result<(Value, bool)> {
+    let tree = tree(browser).await?;
+    let root = tree.get(0).cloned().unwrap_or(Value::Null);
+    if let Some(node) = find_node(&root, &|n| n["id"] == path_or_id && n["url"].is_null()) {
+        return Ok((node, false));
+    }
+    let parts: Vec<&str> = path_or_id
+        .split(['/', '>'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return Err(EngineError::invalid(
+            Input::Folder,
+            "the folder path is empty",
+        ));
+    }
+    let roots: Vec<Value> = root["children"].as_array().cloned().unwrap_or_default();
+    let same = |node: &Value, title: &str| {
+        node["title"]
+            .as_str()
+            .is_some_and(|t| t.eq_ignore_ascii_case(title))
+            && node["url"].is_null()
+    };
+    let (mut current, rest) = match roots.iter().find(|r| same(r, parts[0])) {
+        Some(top) => (top.clone(), &parts[1..]),
+        None => (roots.first().cloned().unwrap_or(Value::Null), &parts[..]),
+    };
+    let mut created = false;
+    for part in rest {
+        let child = current["children"]
+            .as_array()
+            .and_then(|kids| kids.iter().find(|k| same(k, part)).cloned());
+        current = match child {
+            Some(child) => child,
+            None if create => {
+                created = true;
+                let parent = current["id"].as_str().unwrap_or_default().to_owned();
+                let mut made = self::create(browser, part, None, Some(&parent)).await?;
+                made["children"] = json!([]);
+                made
+            }
+            None => {
+                return Err(EngineError::page(
+                    ErrorCode::NotFound,
+                    format!(
+                        "no bookmark folder '{part}' on the path '{path_or_id}' (createFolder makes it)"
+                    ),
+                    json!({ "folder": path_or_id }),
+                ));
+            }
+        };
+    }
+    Ok((current, created))
+}
+
+fn find_node(node: &Value, wanted: &dyn Fn(&Value) -> bool) -> Option<Value> {
+    if wanted(node) {
+        return Some(node.clone());
+    }
+    node["children"]
+        .as_array()?
+        .iter()
+        .find_map(|child| find_node(child, wanted))
+}
+
+/// Bookmarks whose title or URL holds every word of `query` (any, when empty), within a
+/// folder if one is named, at most `max`.
+pub async fn search(
+    browser: &Browser,
+    query: &str,
+    folder_path: Option<&str>,
+    max: usize,
+) -> Result<Vec<Bookmark>> {
+    let (start, mut prefix) = match folder_path {
+        Some(path) => {
+            let (node, _) = folder(browser, path, false).await?;
+            let mut folders = folder_titles(browser, &node).await?;
+            folders.pop();
+            (node, folders)
+        }
+        None => (
+            tree(browser).await?.get(0).cloned().unwrap_or(Value::Null),
+            Vec::new(),
+        ),
+    };
+    let mut all = Vec::new();
+    bookmarks_under(&start, &mut prefix, &mut all);
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    Ok(all
+        .into_iter()
+        .filter(|b| {
+            let hay = format!("{} {}", b.title, b.url).to_lowercase();
+            words.iter().all(|w| hay.contains(w))
+        })
+        .take(max)
+        .collect())
+}
+
+/// The titles of a node's folders from the root, the node's own last.
+async fn folder_titles(browser: &Browser, node: &Value) -> Result<Vec<String>> {
+    let mut titles = Vec::new();
+    let mut id = node["id"].as_str().map(str::to_owned);
+    while let Some(current) = id {
+        let this = subtree(browser, &current).await?;
+        if let Some(title) = this["title"].as_str().filter(|t| !t.is_empty()) {
+            titles.push(title.to_owned());
+        }
+        id = this["parentId"].as_str().map(str::to_owned);
+    }
+    titles.reverse();
+    Ok(titles)
+}
+
+/// The folder path of a bookmark or folder by id.
+pub async fn path_of(browser: &Browser, node: &Value) -> Result<Vec<String>> {
+    let mut titles = folder_titles(browser, node).await?;
+    if node["url"].is_string() {
+        titles.pop();
+    }
+    Ok(titles)
 }
 
 /// Saves the subtree under the backup dir, then removes it.
@@ -140,22 +303,6 @@ async fn save_backup(dir: PathBuf, id: &str, node: Value) -> Result<files::Writt
     })
     .await
     .map_err(|e| EngineError::Io(format!("backup task failed: {e}")))?
-}
-
-/// History items matching `text`, visited between `start` and `end` (ms since the epoch).
-pub async fn history(
-    browser: &Browser,
-    text: &str,
-    start: Option<f64>,
-    end: Option<f64>,
-    max: u64,
-) -> Result<Value> {
-    browser
-        .extension_call(
-            "history.search",
-            json!({ "text": text, "startTime": start, "endTime": end, "maxResults": max }),
-        )
-        .await
 }
 
 /// How many bookmarks and folders a node holds, itself included.

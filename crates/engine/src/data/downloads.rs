@@ -76,7 +76,7 @@ pub async fn download(
         session = Some(page.session.clone());
         let landed = page.navigate(&request.url, request.timeout).await;
         match landed {
-            Ok(reply) if reply["type"] == "download" => Ok(None),
+            Ok(landed) if landed.download => Ok(None),
             // The browser showed the URL instead: an image, text or JSON is saved from
             // the tab itself; a web page is refused.
             Ok(_) => save_shown_resource(&page, &request).await.map(Some),
@@ -129,6 +129,219 @@ pub async fn download(
         &request.url,
         progress.mime.as_deref(),
     ))
+}
+
+/// Which download a wait is for.
+pub struct DownloadWait {
+    /// A part of its file name or URL.
+    pub name_contains: Option<String>,
+    pub timeout: Duration,
+    /// Wait for it to finish (else: for it to start).
+    pub wait_complete: bool,
+}
+
+/// A download a page started, as a wait found it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FoundDownload {
+    pub id: String,
+    pub url: String,
+    /// Where the file is (inside the output dir for a browser tabwire drives by CDP; the
+    /// browser's own download folder over the extension link).
+    pub path: Option<PathBuf>,
+    pub filename: String,
+    pub mime: Option<String>,
+    pub size: u64,
+    /// `in_progress`, `complete` or `interrupted`.
+    pub state: String,
+    pub started_ms: u64,
+    pub ended_ms: Option<u64>,
+    pub exists: bool,
+    pub sha256: Option<String>,
+}
+
+/// Lets the browser save what pages download into the staging folder and say so, so a
+/// wait can find a download the page started before it. (A browser tabwire launched has
+/// this from the start; an attached one from the first wait or download.)
+pub async fn catch_downloads(browser: &Browser, config: &EngineConfig) -> Result<()> {
+    if browser.is_linked() {
+        return Ok(());
+    }
+    let staging = config.output_dir.join(".staging");
+    tokio::fs::create_dir_all(&staging)
+        .await
+        .map_err(|e| EngineError::io(format!("cannot create {}", staging.display()), e))?;
+    browser
+        .conn
+        .call(
+            None,
+            "Browser.setDownloadBehavior",
+            json!({ "behavior": "allowAndName", "downloadPath": staging, "eventsEnabled": true }),
+            HOUSEKEEPING,
+        )
+        .await?;
+    Ok(())
+}
+
+/// Waits for a download a page started (the oldest one no earlier wait took, matching
+/// the name) and, once it is done, moves it into the output dir under its own name.
+pub async fn wait_for_download(
+    browser: &Browser,
+    config: &EngineConfig,
+    wait: DownloadWait,
+) -> Result<FoundDownload> {
+    if browser.is_linked() {
+        return wait_linked(browser, &wait).await;
+    }
+    catch_downloads(browser, config).await?;
+    let deadline = Instant::now() + wait.timeout;
+    let wanted = |r: &crate::browser::download_log::DownloadRecord| {
+        wait.name_contains.as_deref().is_none_or(|part| {
+            let part = part.to_lowercase();
+            r.suggested_filename.to_lowercase().contains(&part)
+                || r.url.to_lowercase().contains(&part)
+        })
+    };
+    let log = &browser.downloads;
+    let mut guid: Option<String> = None;
+    loop {
+        let changed = log.changed.notified();
+        let record = match &guid {
+            None => log.find(wanted, true),
+            Some(guid) => log.get(guid),
+        };
+        if let Some(record) = record {
+            guid = Some(record.guid.clone());
+            if record.state != "inProgress" || !wait.wait_complete {
+                return settle(config, record).await;
+            }
+        }
+        if tokio::time::timeout_at(deadline, changed).await.is_err() {
+            return match guid.and_then(|g| log.get(&g)) {
+                Some(record) => settle(config, record).await,
+                None => Err(EngineError::page(
+                    ErrorCode::NoDownload,
+                    format!(
+                        "no download{} started within {} s",
+                        wait.name_contains
+                            .as_deref()
+                            .map(|p| format!(" matching '{p}'"))
+                            .unwrap_or_default(),
+                        wait.timeout.as_secs_f64()
+                    ),
+                    Value::Null,
+                )),
+            };
+        }
+    }
+}
+
+/// A finished download moved from the staging folder into the output dir (under a free
+/// name: an existing file is never replaced).
+async fn settle(
+    config: &EngineConfig,
+    record: crate::browser::download_log::DownloadRecord,
+) -> Result<FoundDownload> {
+    let state = match record.state.as_str() {
+        "completed" => "complete",
+        "canceled" => "interrupted",
+        _ => "in_progress",
+    };
+    let mut found = FoundDownload {
+        id: record.guid.clone(),
+        url: record.url.clone(),
+        path: None,
+        filename: sanitize(&record.suggested_filename),
+        mime: None,
+        size: record.received_bytes,
+        state: state.to_owned(),
+        started_ms: record.started_ms,
+        ended_ms: record.ended_ms,
+        exists: false,
+        sha256: None,
+    };
+    if state != "complete" {
+        return Ok(found);
+    }
+    let staged = config.output_dir.join(".staging").join(&record.guid);
+    if !staged.exists() {
+        // Moved by an earlier wait for the same download.
+        return Ok(found);
+    }
+    let root = ConfinedDir::root(&config.output_dir);
+    let (stem, extension) = match found.filename.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() => (stem.to_owned(), format!(".{extension}")),
+        _ => (found.filename.clone(), String::new()),
+    };
+    for n in 0..100 {
+        let name = if n == 0 {
+            found.filename.clone()
+        } else {
+            format!("{stem} ({n}){extension}")
+        };
+        let target = root.file(&name, Input::Filename)?;
+        match files::move_into(staged.clone(), target, false).await {
+            Ok(written) => {
+                found.filename = name;
+                found.size = written.bytes;
+                found.sha256 = Some(written.sha256);
+                found.exists = true;
+                found.path = Some(written.path);
+                return Ok(found);
+            }
+            Err(error) if error.code() == ErrorCode::FileExists => continue,
+            Err(error) => return Err(error),
+        }
+    }
+    Err(EngineError::page(
+        ErrorCode::FileExists,
+        format!(
+            "too many files named like {} in the output dir",
+            found.filename
+        ),
+        Value::Null,
+    ))
+}
+
+/// Over the extension link: the browser's own download list (chrome.downloads).
+async fn wait_linked(browser: &Browser, wait: &DownloadWait) -> Result<FoundDownload> {
+    let item = browser
+        .extension_call(
+            "downloads.waitNext",
+            json!({
+                "filenameContains": wait.name_contains,
+                "timeoutMs": wait.timeout.as_millis() as u64,
+                "waitForComplete": wait.wait_complete,
+            }),
+        )
+        .await?;
+    if item.is_null() {
+        return Err(EngineError::page(
+            ErrorCode::NoDownload,
+            format!(
+                "no download started within {} s",
+                wait.timeout.as_secs_f64()
+            ),
+            Value::Null,
+        ));
+    }
+    let filename = item["filename"].as_str().unwrap_or_default().to_owned();
+    let parse_time = |v: &Value| v.as_f64().map(|t| t as u64);
+    Ok(FoundDownload {
+        id: item["id"].to_string(),
+        url: item["url"].as_str().unwrap_or_default().to_owned(),
+        path: Some(PathBuf::from(&filename)).filter(|p| !p.as_os_str().is_empty()),
+        filename: sanitize(&filename),
+        mime: item["mime"].as_str().map(str::to_owned),
+        size: item["fileSize"]
+            .as_u64()
+            .or(item["bytesReceived"].as_u64())
+            .unwrap_or_default(),
+        state: item["state"].as_str().unwrap_or("in_progress").to_owned(),
+        started_ms: parse_time(&item["startMs"]).unwrap_or_default(),
+        ended_ms: parse_time(&item["endMs"]),
+        exists: item["exists"] == true,
+        sha256: None,
+    })
 }
 
 /// What the browser's download events said before the deadline.

@@ -7,6 +7,7 @@
 pub mod bookmarks;
 pub mod cookies;
 pub mod downloads;
+pub mod history;
 pub mod permissions;
 pub mod storage;
 pub mod uploads;

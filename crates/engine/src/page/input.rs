@@ -39,6 +39,20 @@ impl Page {
         clicks: u32,
         timeout: Duration,
     ) -> Result<Value> {
+        self.click_with(target, button, clicks, 0, timeout).await
+    }
+
+    /// A click with modifier keys held (CDP's bit mask: Alt 1, Ctrl 2, Meta 4, Shift 8).
+    pub async fn click_with(
+        &self,
+        target: ClickTarget,
+        button: &str,
+        clicks: u32,
+        modifiers: u32,
+        timeout: Duration,
+    ) -> Result<Value> {
+        self.modifiers
+            .store(modifiers, std::sync::atomic::Ordering::Relaxed);
         let button = match button {
             "left" | "right" | "middle" => button,
             other => {
@@ -68,6 +82,8 @@ impl Page {
                 self.click_element(&aim, button, clicks, timeout).await?
             }
         };
+        self.modifiers
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         report["button"] = json!(button);
         report["clicks"] = json!(clicks);
         Ok(report)
@@ -254,6 +270,77 @@ impl Page {
         Ok(())
     }
 
+    /// Where a target is in the top viewport now: an element is aimed at as a click
+    /// would be (scrolled into view, hit-tested), a point is taken as given.
+    pub async fn point_of(&self, target: &ClickTarget, timeout: Duration) -> Result<(f64, f64)> {
+        match target {
+            ClickTarget::Point { x, y, frame } => {
+                let ctx = self.frame_context(frame, timeout).await?;
+                Ok((x + ctx.offset.0, y + ctx.offset.1))
+            }
+            ClickTarget::Element {
+                locator,
+                frame,
+                offset,
+            } => {
+                let ctx = self.frame_context(frame, timeout).await?;
+                let aimed = self
+                    .run_ok(
+                        &ctx,
+                        "click_point",
+                        json!({
+                            "locator": locator, "offset_x": offset.0, "offset_y": offset.1,
+                            "scroll": !ctx.framed,
+                        }),
+                        timeout,
+                    )
+                    .await?;
+                Ok((
+                    aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0,
+                    aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1,
+                ))
+            }
+        }
+    }
+
+    /// Moves the pointer onto a target (the page sees it hover there).
+    pub async fn hover(&self, target: &ClickTarget, timeout: Duration) -> Result<(f64, f64)> {
+        let (x, y) = self.point_of(target, timeout).await?;
+        self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
+        Ok((x, y))
+    }
+
+    /// Turns the mouse wheel at a point: `dx`, `dy` in CSS pixels (positive: right, down).
+    /// The page scrolls after the event, on its own frames: this returns once it has (or
+    /// after a second, when whatever is under the point does not scroll).
+    pub async fn wheel(&self, x: f64, y: f64, dx: f64, dy: f64, timeout: Duration) -> Result<()> {
+        self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
+        let before = self.scroll_offset(timeout).await?;
+        self.cdp(
+            "Input.dispatchMouseEvent",
+            json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy }),
+            timeout,
+        )
+        .await?;
+        let settled = self
+            .cdp(
+                "Runtime.evaluate",
+                json!({
+                    "expression": format!(
+                        "new Promise(done => {{ const start = performance.now();                          const check = () => (window.scrollX !== {} || window.scrollY !== {} || performance.now() - start > 1000)                            ? done(true) : requestAnimationFrame(check); requestAnimationFrame(check);                            setTimeout(() => done(false), 1000); }})",
+                        before.0, before.1
+                    ),
+                    "awaitPromise": true, "returnByValue": true,
+                }),
+                timeout,
+            )
+            .await;
+        if let Err(error) = settled {
+            tracing::debug!(%error, "could not watch the scroll settle");
+        }
+        Ok(())
+    }
+
     pub async fn mouse_click(
         &self,
         x: f64,
@@ -287,11 +374,12 @@ impl Page {
             (_, "right") => 2,
             _ => 4,
         };
+        let modifiers = self.modifiers.load(std::sync::atomic::Ordering::Relaxed);
         self.cdp(
             "Input.dispatchMouseEvent",
             json!({
                 "type": kind, "x": x, "y": y, "button": button,
-                "buttons": buttons, "clickCount": click_count,
+                "buttons": buttons, "clickCount": click_count, "modifiers": modifiers,
             }),
             timeout,
         )

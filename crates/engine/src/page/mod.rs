@@ -5,6 +5,9 @@
 //!
 //! May import the browser room and the base modules; never agents, data or recordings.
 
+pub mod content;
+pub mod forms;
+pub mod inject;
 pub mod input;
 pub mod keys;
 pub mod navigation;
@@ -12,6 +15,7 @@ pub mod raw;
 pub mod read;
 pub mod screenshot;
 pub mod script;
+pub mod tree;
 pub mod user_script;
 
 use std::sync::Arc;
@@ -26,6 +30,14 @@ use crate::error::{EngineError, ErrorCode, Result};
 
 pub use navigation::check_url_scheme;
 
+/// What an input did that may have opened a dialog.
+#[derive(Debug)]
+pub enum Acted<T> {
+    Done(T),
+    /// A dialog opened (and is open): the input reached the page, which now waits on it.
+    DialogOpened(Dialog),
+}
+
 /// A tab reserved for one operation. Dropping it releases the reservation.
 pub struct Page {
     pub browser: Arc<Browser>,
@@ -33,6 +45,8 @@ pub struct Page {
     pub(crate) session: String,
     _reservation: OwnedMutexGuard<()>,
     pub(crate) config: Arc<EngineConfig>,
+    /// Modifier keys held for the mouse events of the operation running now.
+    modifiers: std::sync::atomic::AtomicU32,
 }
 
 /// Where a script runs: a CDP session (the page's, or an out-of-process frame's) and an
@@ -134,6 +148,7 @@ impl Page {
             session,
             _reservation: reservation,
             config,
+            modifiers: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -432,6 +447,51 @@ impl Page {
         answered
     }
 
+    /// Runs an input that may open a JavaScript dialog, leaving any dialog it opens for
+    /// the agent to answer: the input is done when the page has handled it, or as soon as
+    /// a dialog opens (the page waits on the dialog then; `answer_dialog` resumes it).
+    pub async fn leaving_dialogs_open<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<Acted<T>> {
+        let mut events = self.browser.conn.subscribe();
+        let previous = self.set_dialog_policy(DialogPolicy::Manual);
+        let session = self.session.clone();
+        let opened = async {
+            loop {
+                match events.recv().await {
+                    Ok(event)
+                        if event.method == "Page.javascriptDialogOpening"
+                            && event.session_id.as_deref() == Some(session.as_str()) =>
+                    {
+                        return Some(crate::browser::Dialog::from_event(&event.params));
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(_) => return None,
+                }
+            }
+        };
+        let acted = tokio::select! {
+            done = work => done.map(Acted::Done),
+            Some(dialog) = opened => Ok(Acted::DialogOpened(dialog)),
+        };
+        match &acted {
+            // Open until answered (answering puts the usual policy back).
+            Ok(Acted::DialogOpened(dialog)) => {
+                let dialog = dialog.clone();
+                self.browser.update_tab(&self.tab.target_id, |tab| {
+                    tab.open_dialog = Some(dialog);
+                    tab.dialog_left_open = true;
+                });
+            }
+            _ => {
+                self.set_dialog_policy(DialogPolicy::Dismiss);
+            }
+        }
+        drop(previous);
+        acted
+    }
+
     pub fn take_answered_dialogs(&self) -> Vec<Dialog> {
         let mut answered = Vec::new();
         self.browser.update_tab(&self.tab.target_id, |tab| {
@@ -509,5 +569,62 @@ fn frame_error(error: EngineError, depth: usize) -> EngineError {
             delivery,
         },
         other => other,
+    }
+}
+
+/// Which of `texts` a JavaScript RegExp matches, compiled by the page's own engine (so an
+/// agent's pattern means what it means in JavaScript). An invalid pattern is refused.
+pub async fn regex_matches(
+    browser: &Browser,
+    session: &str,
+    pattern: &str,
+    flags: &str,
+    texts: &[&Value],
+    timeout: Duration,
+) -> Result<Vec<bool>> {
+    let expression = format!(
+        "(function (p, f, texts) {{ let r; try {{ r = new RegExp(p, f); }} catch (e) {{ return {{ error: String(e.message) }}; }} return texts.map(t => r.test(String(t))); }})({}, {}, {})",
+        json!(pattern),
+        json!(flags),
+        json!(texts)
+    );
+    let reply = browser
+        .conn
+        .call(
+            Some(session),
+            "Runtime.evaluate",
+            json!({ "expression": expression, "returnByValue": true }),
+            timeout,
+        )
+        .await?;
+    let value = &reply["result"]["value"];
+    if let Some(error) = value["error"].as_str() {
+        return Err(EngineError::invalid(
+            crate::error::Input::Pattern,
+            format!("invalid JavaScript RegExp: {error}"),
+        ));
+    }
+    Ok(value
+        .as_array()
+        .map(|a| a.iter().map(|v| v == true).collect())
+        .unwrap_or_default())
+}
+
+impl Page {
+    /// Which of `texts` a JavaScript RegExp (`pattern`, or `/pattern/flags`) matches.
+    pub async fn regex_filter(
+        &self,
+        pattern: &str,
+        texts: &[&Value],
+        timeout: Duration,
+    ) -> Result<Vec<bool>> {
+        let (body, flags) = match pattern
+            .strip_prefix('/')
+            .and_then(|rest| rest.rsplit_once('/'))
+        {
+            Some((body, flags)) if flags.chars().all(|c| "dgimsuvy".contains(c)) => (body, flags),
+            _ => (pattern, ""),
+        };
+        regex_matches(&self.browser, &self.session, body, flags, texts, timeout).await
     }
 }

@@ -14,17 +14,85 @@ use crate::error::{EngineError, ErrorCode, Input, Result};
 /// How often condition waits re-check the page. The check itself is one round trip.
 const POLL: Duration = Duration::from_millis(40);
 
+/// Where a navigation landed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Navigated {
+    pub url: String,
+    pub title: String,
+    /// Whether the load event came before the deadline (false: still loading).
+    pub loaded: bool,
+    /// The URL was a download, not a page: nothing was shown.
+    pub download: bool,
+}
+
+impl Navigated {
+    /// BrowserTap's words for the load state (`complete`, `loading`).
+    pub fn load_status(&self) -> &'static str {
+        if self.loaded { "complete" } else { "loading" }
+    }
+}
+
 impl Page {
     /// Navigates and waits for the load event (or the deadline).
-    pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<Value> {
+    pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<Navigated> {
         check_url_scheme(url)?;
+        self.load_with("Page.navigate", json!({ "url": url }), url, timeout)
+            .await
+    }
+
+    /// Reloads the page and waits for its load event (or the deadline).
+    pub async fn reload(&self, timeout: Duration) -> Result<Navigated> {
+        let (url, _) = self.current_url().await?;
+        self.load_with("Page.reload", json!({}), &url, timeout)
+            .await
+    }
+
+    /// Goes `steps` entries back (negative) or forward in the tab's history and waits for
+    /// the page to be shown (a load, a restore from the back-forward cache, or a
+    /// same-document move).
+    pub async fn go_history(&self, steps: i64, timeout: Duration) -> Result<Navigated> {
+        let history = self
+            .cdp("Page.getNavigationHistory", json!({}), timeout)
+            .await?;
+        let current = history["currentIndex"].as_i64().unwrap_or_default();
+        let entries = history["entries"].as_array().cloned().unwrap_or_default();
+        let wanted = current + steps;
+        let Some(entry) = usize::try_from(wanted).ok().and_then(|i| entries.get(i)) else {
+            let way = if steps < 0 { "back" } else { "forward" };
+            return Err(EngineError::page(
+                ErrorCode::NoHistory,
+                format!("the tab has no page to go {way} to"),
+                json!({ "current_index": current, "entries": entries.len() }),
+            ));
+        };
+        let url = entry["url"].as_str().unwrap_or_default().to_owned();
+        self.load_with(
+            "Page.navigateToHistoryEntry",
+            json!({ "entryId": entry["id"] }),
+            &url,
+            timeout,
+        )
+        .await
+    }
+
+    /// Sends a command that loads a document and waits until it is shown.
+    async fn load_with(
+        &self,
+        method: &str,
+        params: Value,
+        url: &str,
+        timeout: Duration,
+    ) -> Result<Navigated> {
         let deadline = Instant::now() + timeout;
         let mut events = self.browser.conn.subscribe();
-        let reply = self
-            .cdp("Page.navigate", json!({ "url": url }), timeout)
-            .await?;
+        let reply = self.cdp(method, params, timeout).await?;
         if reply["isDownload"] == true {
-            return Ok(json!({"type": "download", "status": "triggered", "url": url}));
+            return Ok(Navigated {
+                url: url.to_owned(),
+                title: String::new(),
+                loaded: true,
+                download: true,
+            });
         }
         if let Some(error) = reply["errorText"].as_str().filter(|e| !e.is_empty()) {
             return Err(EngineError::page(
@@ -33,25 +101,99 @@ impl Page {
                 json!({ "url": url, "error_text": error }),
             ));
         }
-        let same_document = reply.get("loaderId").is_none();
-        let mut load_status = "complete";
+        // Page.navigate names the new document's loader; a same-document move has none.
+        let same_document = method == "Page.navigate" && reply.get("loaderId").is_none();
+        let mut loaded = true;
         if !same_document {
-            let loaded = wait_event(&mut events, deadline, |event| {
+            let main_frame = self
+                .browser
+                .tab_by_target(&self.tab.target_id)
+                .and_then(|tab| tab.main_frame.clone())
+                .unwrap_or_else(|| self.tab.target_id.clone());
+            loaded = wait_event(&mut events, deadline, |event| {
                 event.session_id.as_deref() == Some(&self.session)
-                    && event.method == "Page.loadEventFired"
+                    && (event.method == "Page.loadEventFired"
+                        || event.method == "Page.navigatedWithinDocument"
+                        || (event.method == "Page.frameNavigated"
+                            && event.params["type"] == "BackForwardCacheRestore"
+                            && event.params["frame"]["id"] == main_frame.as_str()))
             })
             .await;
-            if !loaded {
-                load_status = "loading";
-            }
         }
-        let (landed, title) = self.current_url().await?;
+        let (landed, mut title) = self.current_url().await?;
         if !same_document {
             // A new document: do not wait for the event tracker to notice.
             self.browser
                 .update_tab(&self.tab.target_id, |tab| tab.new_document());
         }
-        Ok(json!({ "url": landed, "title": title, "load_status": load_status }))
+        if let Ok((_, page_title)) = self.url_and_title().await {
+            title = page_title;
+        }
+        Ok(Navigated {
+            url: landed,
+            title,
+            loaded,
+            download: false,
+        })
+    }
+
+    /// The page's URL and title as the page has them now (the browser learns a new title
+    /// a moment after the page does).
+    pub async fn url_and_title(&self) -> Result<(String, String)> {
+        let reply = self
+            .cdp(
+                "Runtime.evaluate",
+                json!({ "expression": "[location.href, document.title]", "returnByValue": true }),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await?;
+        let value = &reply["result"]["value"];
+        Ok((
+            value[0].as_str().unwrap_or_default().to_owned(),
+            value[1].as_str().unwrap_or_default().to_owned(),
+        ))
+    }
+
+    /// How many top documents the tab has had (a navigation adds one).
+    pub fn document_seq(&self) -> u64 {
+        self.browser
+            .tab_by_target(&self.tab.target_id)
+            .map_or(0, |tab| tab.document_seq)
+    }
+
+    /// Whether a new top document came since `before` (a `document_seq`); with `wait`,
+    /// waits up to `timeout` for one to come and finish loading.
+    pub async fn navigation_since(&self, before: u64, wait: bool, timeout: Duration) -> bool {
+        if !wait {
+            return self.document_seq() != before;
+        }
+        let top = self.top();
+        poll(timeout, "waiting for the navigation", || async {
+            if self.document_seq() == before {
+                return Ok(false);
+            }
+            let state = self.run(&top, "readiness", json!({}), timeout).await?;
+            Ok(state["ready_state"] == "complete")
+        })
+        .await
+        .is_ok()
+            || self.document_seq() != before
+    }
+
+    /// How far the page is scrolled (CSS px).
+    pub async fn scroll_offset(&self, timeout: Duration) -> Result<(f64, f64)> {
+        let reply = self
+            .cdp(
+                "Runtime.evaluate",
+                json!({ "expression": "[window.scrollX, window.scrollY]", "returnByValue": true }),
+                timeout,
+            )
+            .await?;
+        let value = &reply["result"]["value"];
+        Ok((
+            value[0].as_f64().unwrap_or_default(),
+            value[1].as_f64().unwrap_or_default(),
+        ))
     }
 
     /// Polls a page-script probe until it matches (or stops matching, with `gone`).

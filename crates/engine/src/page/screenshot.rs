@@ -131,6 +131,26 @@ impl Page {
         })
     }
 
+    /// An element's box in document coordinates (CSS px), as a screenshot clip takes it.
+    pub async fn element_box(
+        &self,
+        locator: &Value,
+        frame: &[Value],
+        timeout: Duration,
+    ) -> Result<(f64, f64, f64, f64)> {
+        let ctx = self.frame_context(frame, timeout).await?;
+        let r = self
+            .run_ok(&ctx, "element_box", json!({ "locator": locator }), timeout)
+            .await?;
+        let n = |key: &str| r[key].as_f64().unwrap_or_default();
+        Ok((
+            n("x") + ctx.offset.0,
+            n("y") + ctx.offset.1,
+            n("width"),
+            n("height"),
+        ))
+    }
+
     /// Prints to PDF and writes it atomically under the output dir.
     pub async fn save_pdf(
         &self,

@@ -12,7 +12,11 @@ use std::sync::OnceLock;
 const FILES: &[&str] = &[
     include_str!("../../page_script/dom.js"),
     include_str!("../../page_script/locate.js"),
+    include_str!("../../page_script/refs.js"),
     include_str!("../../page_script/scan.js"),
+    include_str!("../../page_script/tree.js"),
+    include_str!("../../page_script/content.js"),
+    include_str!("../../page_script/net.js"),
     include_str!("../../page_script/act.js"),
     include_str!("../../page_script/value.js"),
     include_str!("../../page_script/storage.js"),

@@ -102,47 +102,105 @@ async fn collect_console(
     ring: Arc<Mutex<Ring>>,
 ) {
     while let Some(event) = next_event(&mut events, &session, &ring).await {
-        let p = &event.params;
-        let mut ring = lock(&ring);
-        match event.method.as_str() {
-            "Runtime.executionContextCreated" => {
-                if p["context"]["auxData"]["isDefault"] == true
-                    && let Some(id) = p["context"]["id"].as_i64()
-                {
-                    ring.main_contexts.insert(id);
+        record_console_event(&mut lock(&ring), &event);
+    }
+}
+
+/// Adds a console message or an exception to the ring (execution contexts are noted, to
+/// tell the page's own output from tabwire's isolated world).
+fn record_console_event(ring: &mut Ring, event: &cdp::Event) {
+    let p = &event.params;
+    match event.method.as_str() {
+        "Runtime.executionContextCreated" => {
+            if p["context"]["auxData"]["isDefault"] == true
+                && let Some(id) = p["context"]["id"].as_i64()
+            {
+                ring.main_contexts.insert(id);
+            }
+        }
+        "Runtime.consoleAPICalled" => {
+            let text: Vec<String> = p["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(remote_text)
+                .collect();
+            let context = p["executionContextId"]
+                .as_i64()
+                .map(|id| ring.main_contexts.contains(&id));
+            let frame = &p["stackTrace"]["callFrames"][0];
+            ring.push(json!({
+                "kind": "console", "level": p["type"], "text": text.join(" "),
+                "context": if context == Some(false) { "isolated" } else { "main" },
+                "url": frame["url"], "line": frame["lineNumber"], "timestamp": p["timestamp"],
+            }));
+        }
+        "Runtime.exceptionThrown" => {
+            let details = &p["exceptionDetails"];
+            let text = details["exception"]["description"]
+                .as_str()
+                .or(details["text"].as_str())
+                .unwrap_or("exception");
+            ring.push(json!({
+                "kind": "exception", "level": "error", "text": text, "context": "main",
+                "url": details["url"], "line": details["lineNumber"], "column": details["columnNumber"],
+                "timestamp": p["timestamp"],
+            }));
+        }
+        _ => {}
+    }
+}
+
+impl Recordings {
+    /// The console output the page has logged so far (the browser keeps it and replays
+    /// it when the console is enabled), at once: no waiting for more. Up to `max`
+    /// entries, the latest kept; the page's own output only.
+    pub async fn console_snapshot(
+        &self,
+        page: &Page,
+        max: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Value>> {
+        let running = lock(&self.running)
+            .get(&(page.tab.target_id.clone(), Kind::Console))
+            .map(|capture| capture.ring.clone());
+        if let Some(ring) = running {
+            // A recording runs already: its buffer is the page's output since it started.
+            let ring = lock(&ring);
+            return Ok(newest(
+                ring.records.iter().filter(|r| r["context"] != "isolated"),
+                max,
+            ));
+        }
+        let mut events = page.browser.connection().subscribe();
+        page.cdp("Runtime.enable", json!({}), timeout).await?;
+        let _ = page
+            .browser
+            .connection()
+            .settle_events(&page.session, timeout)
+            .await;
+        let ring = Ring::new(max.max(1));
+        {
+            let mut ring = lock(&ring);
+            while let Ok(event) = events.try_recv() {
+                if event.session_id.as_deref() == Some(page.session.as_str()) {
+                    record_console_event(&mut ring, &event);
                 }
             }
-            "Runtime.consoleAPICalled" => {
-                let text: Vec<String> = p["args"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(remote_text)
-                    .collect();
-                let context = p["executionContextId"]
-                    .as_i64()
-                    .map(|id| ring.main_contexts.contains(&id));
-                let frame = &p["stackTrace"]["callFrames"][0];
-                ring.push(json!({
-                    "kind": "console", "level": p["type"], "text": text.join(" "),
-                    "context": if context == Some(false) { "isolated" } else { "main" },
-                    "url": frame["url"], "line": frame["lineNumber"], "timestamp": p["timestamp"],
-                }));
-            }
-            "Runtime.exceptionThrown" => {
-                let details = &p["exceptionDetails"];
-                let text = details["exception"]["description"]
-                    .as_str()
-                    .or(details["text"].as_str())
-                    .unwrap_or("exception");
-                ring.push(json!({
-                    "kind": "exception", "level": "error", "text": text, "context": "main",
-                    "url": details["url"], "line": details["lineNumber"], "timestamp": p["timestamp"],
-                }));
-            }
-            _ => {}
         }
+        let _ = page.cdp("Runtime.disable", json!({}), HOUSEKEEPING).await;
+        let ring = lock(&ring);
+        Ok(newest(
+            ring.records.iter().filter(|r| r["context"] != "isolated"),
+            max,
+        ))
     }
+}
+
+fn newest<'a>(records: impl DoubleEndedIterator<Item = &'a Value>, max: usize) -> Vec<Value> {
+    let mut kept: Vec<Value> = records.rev().take(max).cloned().collect();
+    kept.reverse();
+    kept
 }
 
 /// A console argument as the DevTools console would print it, briefly.

@@ -73,12 +73,17 @@ struct Ring {
     /// Console: which execution contexts are pages' main worlds.
     main_contexts: std::collections::HashSet<i64>,
     first_seq: u64,
+    /// Why the recording stopped by itself (its time was up, the page went quiet).
+    ended: Option<&'static str>,
+    /// When it started (ms since the epoch).
+    started_ms: u64,
 }
 
 impl Ring {
     fn new(max: usize) -> Arc<Mutex<Ring>> {
         Arc::new(Mutex::new(Ring {
             max,
+            started_ms: crate::ids::now_ms(),
             ..Ring::default()
         }))
     }

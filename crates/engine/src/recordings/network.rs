@@ -16,6 +16,12 @@ pub struct NetworkOptions {
     pub max_entries: usize,
     pub max_body_bytes: usize,
     pub body_timeout: Duration,
+    /// The recording stops by itself this long after it started…
+    pub stop_after: Option<Duration>,
+    /// …or once no request has been seen for this long.
+    pub stop_when_idle: Option<Duration>,
+    /// Leave out images, styles, scripts, fonts and media as they come.
+    pub exclude_static: bool,
 }
 
 pub struct NetworkFilter {
@@ -24,7 +30,24 @@ pub struct NetworkFilter {
     pub status_min: Option<u16>,
     pub status_max: Option<u16>,
     pub include_bodies: bool,
+    /// Leave out images, styles, scripts, fonts and media.
+    pub exclude_static: bool,
 }
+
+/// The cap for bodies read as a capture stops (those read while it ran have the
+/// capture's own).
+const BODY_CAP_AT_STOP: usize = 1 << 20;
+
+/// Resource types of a page's static assets.
+const STATIC_TYPES: &[&str] = &[
+    "Image",
+    "Stylesheet",
+    "Script",
+    "Font",
+    "Media",
+    "Manifest",
+    "TextTrack",
+];
 
 impl Recordings {
     pub async fn start_network(
@@ -65,6 +88,31 @@ impl Recordings {
         timeout: Duration,
     ) -> Result<Value> {
         let (session, ring) = self.owned(tab, Kind::Network, owner)?;
+        if filter.include_bodies {
+            // Bodies still being read as the capture stops are read now, so none is
+            // missing for being the last.
+            let unread: Vec<String> = lock(&ring)
+                .records
+                .iter()
+                .filter(|r| {
+                    r.get("encoded_bytes").is_some()
+                        && r.get("body").is_none()
+                        && r.get("body_error").is_none()
+                })
+                .filter_map(|r| r["request_id"].as_str().map(str::to_owned))
+                .collect();
+            for request_id in unread {
+                fetch_body_on(
+                    browser,
+                    &session,
+                    &request_id,
+                    &ring,
+                    BODY_CAP_AT_STOP,
+                    timeout,
+                )
+                .await;
+            }
+        }
         let (records, dropped, lagged) = {
             let ring = lock(&ring);
             (
@@ -78,7 +126,16 @@ impl Recordings {
         let keep = match &filter.url_pattern {
             Some(pattern) => {
                 let urls: Vec<&Value> = records.iter().map(|r| &r["url"]).collect();
-                Some(regex_matches(browser, &session, pattern, &urls, timeout).await?)
+                Some(
+                    crate::page::regex_matches(browser, &session, pattern, "", &urls, timeout)
+                        .await
+                        .map_err(|e| {
+                            EngineError::invalid(
+                                Input::Pattern,
+                                format!("{}; the capture is still running", e.bare_message()),
+                            )
+                        })?,
+                )
             }
             None => None,
         };
@@ -106,10 +163,15 @@ impl Recordings {
                 r
             })
             .collect();
+        let (ended, started_ms) = {
+            let ring = lock(&ring);
+            (ring.ended, ring.started_ms)
+        };
         Ok(json!({
             "status": "stopped", "target": browser.handle(tab),
             "total_captured": total, "returned": filtered.len(), "dropped": dropped,
-            "events_lost": lagged, "records": filtered,
+            "events_lost": lagged, "records": filtered, "ended_by_itself": ended,
+            "started_ms": started_ms, "stopped_ms": crate::ids::now_ms(),
         }))
     }
 }
@@ -129,42 +191,12 @@ impl NetworkFilter {
         let max_ok = self
             .status_max
             .is_none_or(|max| status.is_some_and(|s| s <= u64::from(max)));
-        type_ok && min_ok && max_ok
+        let static_ok = !self.exclude_static
+            || !record["resource_type"]
+                .as_str()
+                .is_some_and(|t| STATIC_TYPES.contains(&t));
+        type_ok && min_ok && max_ok && static_ok
     }
-}
-
-async fn regex_matches(
-    browser: &Browser,
-    session: &str,
-    pattern: &str,
-    urls: &[&Value],
-    timeout: Duration,
-) -> Result<Vec<bool>> {
-    let expression = format!(
-        "(function (p, urls) {{ let r; try {{ r = new RegExp(p); }} catch (e) {{ return {{ error: String(e.message) }}; }} return urls.map(u => r.test(String(u))); }})({}, {})",
-        json!(pattern),
-        json!(urls)
-    );
-    let reply = browser
-        .conn
-        .call(
-            Some(session),
-            "Runtime.evaluate",
-            json!({ "expression": expression, "returnByValue": true }),
-            timeout,
-        )
-        .await?;
-    let value = &reply["result"]["value"];
-    if let Some(error) = value["error"].as_str() {
-        return Err(EngineError::invalid(
-            Input::Pattern,
-            format!("invalid JavaScript RegExp: {error}; the capture is still running"),
-        ));
-    }
-    Ok(value
-        .as_array()
-        .map(|a| a.iter().map(|v| v == true).collect())
-        .unwrap_or_default())
 }
 
 async fn collect_network(
@@ -176,15 +208,47 @@ async fn collect_network(
 ) {
     let weak = Arc::downgrade(&browser);
     drop(browser);
-    while let Some(event) = next_event(&mut events, &session, &ring).await {
+    let started = tokio::time::Instant::now();
+    let mut last_seen = started;
+    loop {
+        let mut deadline = options
+            .stop_after
+            .map(|d| (started + d, "max_capture_time"));
+        if let Some(idle) = options.stop_when_idle {
+            let quiet = (last_seen + idle, "inactivity_timeout");
+            deadline = Some(deadline.map_or(quiet, |d| if quiet.0 < d.0 { quiet } else { d }));
+        }
+        let next = match deadline {
+            Some((at, why)) => {
+                match tokio::time::timeout_at(at, next_event(&mut events, &session, &ring)).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        lock(&ring).ended = Some(why);
+                        return;
+                    }
+                }
+            }
+            None => next_event(&mut events, &session, &ring).await,
+        };
+        let Some(event) = next else { return };
+        if event.method.starts_with("Network.") {
+            last_seen = tokio::time::Instant::now();
+        }
         let p = &event.params;
         let request_id = p["requestId"].as_str().unwrap_or_default().to_owned();
         let mut ring_guard = lock(&ring);
         match event.method.as_str() {
+            "Network.requestWillBeSent"
+                if options.exclude_static
+                    && p["type"]
+                        .as_str()
+                        .is_some_and(|t| STATIC_TYPES.contains(&t)) => {}
             "Network.requestWillBeSent" => {
                 let record = json!({
                     "request_id": request_id, "url": p["request"]["url"], "method": p["request"]["method"],
                     "resource_type": p["type"], "started": p["wallTime"],
+                    "request_headers": p["request"]["headers"], "post_data": p["request"]["postData"],
+                    "sent_at": p["timestamp"],
                 });
                 let seq = ring_guard.push(record);
                 let at = (seq - ring_guard.first_seq) as usize;
@@ -202,6 +266,12 @@ async fn collect_network(
                         r["remotePort"]
                     ));
                     record["from_cache"] = r["fromDiskCache"].clone();
+                    record["response_headers"] = r["headers"].clone();
+                    if let (Some(sent), Some(at)) =
+                        (record["sent_at"].as_f64(), p["timestamp"].as_f64())
+                    {
+                        record["response_ms"] = json!(((at - sent) * 1000.0).round());
+                    }
                 }
             }
             "Network.loadingFailed" => {
@@ -243,21 +313,33 @@ async fn fetch_body(
     max: usize,
     wait: Duration,
 ) {
+    fetch_body_on(&browser, &session, &request_id, &ring, max, wait).await;
+}
+
+/// Reads a finished request's body into its record (capped at `max` bytes).
+async fn fetch_body_on(
+    browser: &Browser,
+    session: &str,
+    request_id: &str,
+    ring: &Mutex<Ring>,
+    max: usize,
+    wait: Duration,
+) {
     let body = browser
         .conn
         .call(
-            Some(&session),
+            Some(session),
             "Network.getResponseBody",
             json!({ "requestId": request_id }),
             wait,
         )
         .await;
-    let mut ring = lock(&ring);
+    let mut ring = lock(ring);
     let Some(record) = ring
         .records
         .iter_mut()
         .rev()
-        .find(|r| r["request_id"] == request_id.as_str())
+        .find(|r| r["request_id"] == request_id)
     else {
         return;
     };

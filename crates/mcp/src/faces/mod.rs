@@ -1,11 +1,12 @@
 //! The faces this server can serve, by name.
 
 pub mod btap;
+pub mod chrome;
 
 use crate::face::Face;
 
 /// Every face, by name.
-pub const ALL: &[&Face] = &[&btap::FACE];
+pub const ALL: &[&Face] = &[&btap::FACE, &chrome::FACE];
 
 /// Faces from a comma-separated list (`btap,chrome`), each once, in order.
 pub fn by_names(list: &str) -> Result<Vec<&'static Face>, String> {

@@ -337,6 +337,9 @@ pub async fn network_capture_start(call: Call, p: NetworkStart) -> Result<Reply,
         max_entries: p.max_entries as usize,
         max_body_bytes: p.max_body_bytes as usize,
         body_timeout: params::seconds(p.body_timeout),
+        stop_after: None,
+        stop_when_idle: None,
+        exclude_static: false,
     };
     let data = call
         .session
@@ -365,8 +368,9 @@ pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, T
         status_min: p.status_min.map(|s| s as u16),
         status_max: p.status_max.map(|s| s as u16),
         include_bodies: p.include_response_bodies,
+        exclude_static: false,
     };
-    let data = call
+    let mut data = call
         .session
         .network_capture_stop(
             named(&p.session_id, &None).as_deref(),
@@ -374,6 +378,25 @@ pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, T
             params::seconds(p.timeout),
         )
         .await?;
+    // BrowserTap's records carry no headers: they would cost an agent more than they
+    // tell it here.
+    if let Some(records) = data["records"].as_array_mut() {
+        for record in records.iter_mut().filter_map(Value::as_object_mut) {
+            for key in [
+                "request_headers",
+                "response_headers",
+                "post_data",
+                "sent_at",
+            ] {
+                record.remove(key);
+            }
+        }
+    }
+    if let Some(data) = data.as_object_mut() {
+        for key in ["ended_by_itself", "started_ms", "stopped_ms"] {
+            data.remove(key);
+        }
+    }
     Ok(Reply::data(data))
 }
 

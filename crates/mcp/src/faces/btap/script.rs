@@ -68,6 +68,7 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         timeout: params::seconds(p.timeout),
         wait: p.wait,
         cancelled: call.cancelled.clone(),
+        stop_at_deadline: false,
     };
     let (tab, data) = call
         .session

@@ -152,7 +152,15 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
     page.set_dialog_policy(policy);
     let navigated = page.navigate(&p.url, params::seconds(p.timeout)).await;
     let dialogs = page.set_dialog_policy(DialogPolicy::Dismiss);
-    let mut data = navigated?;
+    let navigated = navigated?;
+    let mut data = if navigated.download {
+        json!({ "type": "download", "url": navigated.url })
+    } else {
+        json!({
+            "url": navigated.url, "title": navigated.title,
+            "load_status": navigated.load_status(),
+        })
+    };
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);
     }
@@ -171,6 +179,7 @@ pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError>
         owner_id: p.owner_id.filter(|o| !o.is_empty()),
         operation_id: p.operation_id.filter(|o| !o.is_empty()),
         timeout: params::seconds(p.timeout),
+        window: None,
     };
     let opened = call.session.open_new_tab(request).await?;
     let target = match &opened {

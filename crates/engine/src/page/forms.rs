@@ -1,0 +1,134 @@
+//! Filling a form field as a user would: a text field is typed into (its old content
+//! replaced), a checkbox or radio is clicked until it has the wanted state, a <select>
+//! gets the option whose value or text matches.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::Page;
+use super::input::ClickTarget;
+use crate::error::{EngineError, ErrorCode, Input, Result};
+
+/// What a fill did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Filled {
+    /// `text`, `select`, `checkbox` or `radio`.
+    pub kind: String,
+    /// The field's value afterwards (a select's chosen value; "true"/"false" for a box).
+    pub value: String,
+    /// The field, described without its content.
+    pub element: Value,
+}
+
+impl Page {
+    /// Fills the field a locator names with `value` (a string, a number or a boolean).
+    pub async fn fill(
+        &self,
+        locator: Value,
+        frame: Vec<Value>,
+        value: &Value,
+        timeout: Duration,
+    ) -> Result<Filled> {
+        let ctx = self.frame_context(&frame, timeout).await?;
+        let field = self
+            .run_ok(&ctx, "field_kind", json!({ "locator": locator }), timeout)
+            .await?;
+        let kind = field["kind"].as_str().unwrap_or("other").to_owned();
+        let element = field["element"].clone();
+        if field["disabled"] == true {
+            return Err(EngineError::page(
+                ErrorCode::ReadOnly,
+                "the field is disabled",
+                json!({ "element": element }),
+            ));
+        }
+        let text = match value {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        match kind.as_str() {
+            "select" => {
+                let chosen = self
+                    .run_ok(
+                        &ctx,
+                        "choose_option",
+                        json!({ "locator": locator, "value": text }),
+                        timeout,
+                    )
+                    .await?;
+                Ok(Filled {
+                    kind,
+                    value: chosen["value"].as_str().unwrap_or_default().to_owned(),
+                    element,
+                })
+            }
+            "checkbox" | "radio" => {
+                let wanted = wanted_state(value)?;
+                let checked = field["checked"] == true;
+                if kind == "radio" && !wanted && checked {
+                    return Err(EngineError::invalid(
+                        Input::Value,
+                        "a radio button is unchecked by choosing another of its group",
+                    ));
+                }
+                if checked != wanted {
+                    let target = ClickTarget::Element {
+                        locator: locator.clone(),
+                        frame: frame.clone(),
+                        offset: (None, None),
+                    };
+                    self.click(target, "left", 1, timeout).await?;
+                }
+                let now = self
+                    .run_ok(&ctx, "field_kind", json!({ "locator": locator }), timeout)
+                    .await?;
+                Ok(Filled {
+                    kind,
+                    value: (now["checked"] == true).to_string(),
+                    element,
+                })
+            }
+            "text" => {
+                self.type_text(Some(locator.clone()), &frame, &text, true, None, timeout)
+                    .await?;
+                let now = self
+                    .run_ok(&ctx, "field_value", json!({ "locator": locator }), timeout)
+                    .await?;
+                Ok(Filled {
+                    kind,
+                    value: now["value"].as_str().unwrap_or_default().to_owned(),
+                    element,
+                })
+            }
+            _ => Err(EngineError::page(
+                ErrorCode::NotEditable,
+                "the element is not a text field, checkbox, radio or select",
+                json!({ "element": element }),
+            )),
+        }
+    }
+}
+
+/// The state a checkbox should get from a fill value: true/false, "true"/"false",
+/// "on"/"off", "checked"/"unchecked", 1/0.
+fn wanted_state(value: &Value) -> Result<bool> {
+    let state = match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => n.as_f64().map(|n| n != 0.0),
+        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" | "on" | "checked" | "yes" | "1" => Some(true),
+            "false" | "off" | "unchecked" | "no" | "0" | "" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    };
+    state.ok_or_else(|| {
+        EngineError::invalid(
+            Input::Value,
+            format!("a checkbox takes true or false, not {value}"),
+        )
+    })
+}

@@ -1,0 +1,352 @@
+//! The lean snapshot: the page as an outline of roles, names and refs (`tree.js`), with
+//! every iframe read in its own document (out-of-process ones through their own
+//! session) and spliced in below it, coordinates moved into the top viewport.
+//!
+//! Refs are the tab's: numbers rise across documents (the tab keeps the next one), so a
+//! ref from a page that has since navigated is told apart from a typo, and a ref that
+//! lives in an iframe is remembered with its frame path, so any operation that takes a
+//! locator acts on the same element (`Page::ref_target`).
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{FrameContext, Page};
+use crate::error::{EngineError, ErrorCode, Input, Result};
+
+/// How deep frames inside frames are read, and how many frames at most.
+const MAX_FRAME_DEPTH: usize = 4;
+const MAX_FRAMES: usize = 30;
+
+#[derive(Debug, Clone, Default)]
+pub struct TreeRequest {
+    /// Controls only (and iframes), unindented.
+    pub interactive_only: bool,
+    /// Only what is in the viewport now (the default); false: the whole page.
+    pub viewport_only: bool,
+    /// How many levels of the outline to show.
+    pub depth: Option<u32>,
+    /// Only the subtree of this ref.
+    pub focus_ref: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Viewport {
+    pub width: f64,
+    pub height: f64,
+    pub dpr: f64,
+}
+
+/// One read of the page.
+#[derive(Debug, Clone, Serialize)]
+pub struct Snapshot {
+    pub url: String,
+    pub title: String,
+    /// The outline, one node a line.
+    pub text: String,
+    pub lines: usize,
+    /// Refs in this snapshot.
+    pub refs: usize,
+    pub viewport: Viewport,
+    /// Elements looked at.
+    pub processed: u64,
+    /// Controls left out because they are outside the viewport.
+    pub offscreen: u64,
+    /// Frames read into the snapshot.
+    pub frames: usize,
+    /// Lines left out past the limit.
+    pub truncated: bool,
+    /// The controls among the lines, with their refs.
+    pub controls: Vec<Control>,
+}
+
+/// One control of a snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct Control {
+    pub reference: String,
+    pub role: String,
+    pub name: String,
+    /// Its centre in the top viewport.
+    pub x: f64,
+    pub y: f64,
+    pub disabled: bool,
+}
+
+/// One line of a document's outline as the page script gives it.
+struct Line {
+    depth: usize,
+    text: String,
+    point: Option<(f64, f64)>,
+    tail: String,
+    is_ref: bool,
+    control: Option<Control>,
+}
+
+impl Page {
+    pub async fn read_tree(&self, request: &TreeRequest, timeout: Duration) -> Result<Snapshot> {
+        let top = self.top();
+        let (mut focus_frame, mut focus) = (Vec::new(), request.focus_ref.clone());
+        if let Some(reference) = &request.focus_ref {
+            // A ref inside a frame: read that frame, from that element.
+            let (_, frame) = self.ref_target(reference)?;
+            focus_frame = frame;
+            focus = Some(reference.clone());
+        }
+        let ctx = if focus_frame.is_empty() {
+            top
+        } else {
+            self.frame_context(&focus_frame, timeout).await?
+        };
+        let first = self
+            .read_document(&ctx, request, focus.as_deref(), timeout)
+            .await?;
+        let viewport = Viewport {
+            width: first.reply["viewport"]["width"]
+                .as_f64()
+                .unwrap_or_default(),
+            height: first.reply["viewport"]["height"]
+                .as_f64()
+                .unwrap_or_default(),
+            dpr: first.reply["viewport"]["dpr"].as_f64().unwrap_or(1.0),
+        };
+        let mut snapshot = Snapshot {
+            url: first.reply["url"].as_str().unwrap_or_default().to_owned(),
+            title: first.reply["title"].as_str().unwrap_or_default().to_owned(),
+            text: String::new(),
+            lines: 0,
+            refs: 0,
+            viewport,
+            processed: first.reply["processed"].as_u64().unwrap_or_default(),
+            offscreen: first.reply["offscreen"].as_u64().unwrap_or_default(),
+            frames: 0,
+            truncated: first.reply["truncated"] == true,
+            controls: Vec::new(),
+        };
+        let mut lines = Vec::new();
+        self.splice(
+            first,
+            focus_frame,
+            request,
+            timeout,
+            &mut lines,
+            &mut snapshot,
+        )
+        .await;
+        snapshot.lines = lines.len();
+        snapshot.refs = lines.iter().filter(|l| l.is_ref).count();
+        snapshot.text = render(&lines);
+        snapshot.controls = lines.into_iter().filter_map(|l| l.control).collect();
+        Ok(snapshot)
+    }
+
+    /// Adds a document's lines, reading each iframe it lists into place (depth first).
+    fn splice<'a>(
+        &'a self,
+        document: Document,
+        path: Vec<Value>,
+        request: &'a TreeRequest,
+        timeout: Duration,
+        out: &'a mut Vec<Line>,
+        snapshot: &'a mut Snapshot,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            let frames = document.frames;
+            let mut next_frame = frames.into_iter().peekable();
+            for (index, line) in document.lines.into_iter().enumerate() {
+                out.push(line);
+                while let Some(frame) = next_frame.next_if(|f| f.index == index) {
+                    if path.len() >= MAX_FRAME_DEPTH || snapshot.frames >= MAX_FRAMES {
+                        continue;
+                    }
+                    let mut inner_path = path.clone();
+                    inner_path.push(json!({ "ref": frame.reference }));
+                    let Ok(ctx) = self.frame_context(&inner_path, timeout).await else {
+                        continue;
+                    };
+                    let Ok(mut inner) = self.read_document(&ctx, request, None, timeout).await
+                    else {
+                        continue;
+                    };
+                    snapshot.frames += 1;
+                    snapshot.processed += inner.reply["processed"].as_u64().unwrap_or_default();
+                    snapshot.offscreen += inner.reply["offscreen"].as_u64().unwrap_or_default();
+                    snapshot.truncated |= inner.reply["truncated"] == true;
+                    for line in &mut inner.lines {
+                        if !request.interactive_only {
+                            line.depth += frame.depth;
+                        }
+                    }
+                    self.remember_framed(&inner.lines, &inner_path);
+                    self.splice(inner, inner_path, request, timeout, out, snapshot)
+                        .await;
+                }
+            }
+        })
+    }
+
+    /// Reads one document's outline; its lines' points are in the top viewport.
+    async fn read_document(
+        &self,
+        ctx: &FrameContext,
+        request: &TreeRequest,
+        focus: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Document> {
+        let ref_base = self
+            .browser
+            .tab_by_target(&self.tab.target_id)
+            .map_or(1, |tab| tab.refs.next);
+        let reply = self
+            .run_ok(
+                ctx,
+                "read_tree",
+                json!({
+                    "filter": if request.interactive_only { "interactive" } else { "all" },
+                    "viewport_only": request.viewport_only,
+                    "depth": request.depth,
+                    "focus_ref": focus,
+                    "ref_base": ref_base,
+                }),
+                timeout,
+            )
+            .await?;
+        let next = reply["ref_next"].as_u64().unwrap_or(ref_base);
+        self.browser.update_tab(&self.tab.target_id, |tab| {
+            tab.refs.next = tab.refs.next.max(next);
+        });
+        let lines = reply["nodes"]
+            .as_array()
+            .map(|nodes| {
+                nodes
+                    .iter()
+                    .map(|node| {
+                        let point = node["x"]
+                            .as_f64()
+                            .zip(node["y"].as_f64())
+                            .map(|(x, y)| (x + ctx.offset.0, y + ctx.offset.1));
+                        let control = node["r"].as_str().map(|reference| Control {
+                            reference: reference.to_owned(),
+                            role: node["role"].as_str().unwrap_or_default().to_owned(),
+                            name: node["name"].as_str().unwrap_or_default().to_owned(),
+                            x: point.map_or(0.0, |p| p.0),
+                            y: point.map_or(0.0, |p| p.1),
+                            disabled: node["off"] == true,
+                        });
+                        Line {
+                            depth: node["d"].as_u64().unwrap_or_default() as usize,
+                            text: node["s"].as_str().unwrap_or_default().to_owned(),
+                            point,
+                            tail: node["t"].as_str().unwrap_or_default().to_owned(),
+                            is_ref: control.is_some(),
+                            control,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let frames = reply["frames"]
+            .as_array()
+            .map(|frames| {
+                frames
+                    .iter()
+                    .filter_map(|f| {
+                        Some(FrameMark {
+                            reference: f["ref"].as_str()?.to_owned(),
+                            index: f["index"].as_u64()? as usize,
+                            depth: f["depth"].as_u64().unwrap_or_default() as usize,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Document {
+            reply,
+            lines,
+            frames,
+        })
+    }
+
+    /// Records the frame path of every ref a framed document handed out.
+    fn remember_framed(&self, lines: &[Line], path: &[Value]) {
+        self.browser.update_tab(&self.tab.target_id, |tab| {
+            for control in lines.iter().filter_map(|l| l.control.as_ref()) {
+                tab.refs
+                    .framed
+                    .insert(control.reference.clone(), path.to_vec());
+            }
+        });
+    }
+
+    /// The refs (handed out by earlier reads) of the top document's elements that match
+    /// a CSS selector.
+    pub async fn refs_matching(&self, css: &str, timeout: Duration) -> Result<Vec<String>> {
+        let reply = self
+            .run_ok(&self.top(), "refs_matching", json!({ "css": css }), timeout)
+            .await?;
+        Ok(reply["refs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str().map(str::to_owned))
+            .collect())
+    }
+
+    /// The locator and frame path a ref stands for. A ref this tab never handed out is
+    /// refused here; one from a document that has gone is told by the page (`stale_ref`).
+    pub fn ref_target(&self, reference: &str) -> Result<(Value, Vec<Value>)> {
+        let reference = reference.trim();
+        let number = reference
+            .strip_prefix("ref_")
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| {
+                EngineError::invalid(
+                    Input::Ref,
+                    format!(
+                        "'{reference}' is not a ref like ref_12 (refs come from chrome_read_page)"
+                    ),
+                )
+            })?;
+        let tab = self.browser.tab_by_target(&self.tab.target_id);
+        let issued = tab.as_ref().map_or(1, |t| t.refs.next);
+        if number >= issued {
+            return Err(EngineError::page(
+                ErrorCode::StaleRef,
+                format!("{reference} was never handed out in this tab; read the page for refs"),
+                json!({ "ref": reference }),
+            ));
+        }
+        let frame = tab
+            .and_then(|t| t.refs.framed.get(reference).cloned())
+            .unwrap_or_default();
+        Ok((json!({ "ref": reference }), frame))
+    }
+}
+
+struct Document {
+    reply: Value,
+    lines: Vec<Line>,
+    frames: Vec<FrameMark>,
+}
+
+struct FrameMark {
+    reference: String,
+    index: usize,
+    depth: usize,
+}
+
+fn render(lines: &[Line]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        for _ in 0..line.depth {
+            out.push_str("  ");
+        }
+        out.push_str(&line.text);
+        if let Some((x, y)) = line.point {
+            out.push_str(&format!(" ({},{})", x.round() as i64, y.round() as i64));
+        }
+        out.push_str(&line.tail);
+        out.push('\n');
+    }
+    out
+}

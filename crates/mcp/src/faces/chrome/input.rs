@@ -1,0 +1,654 @@
+//! Input: clicks, fills, keys, the all-in-one `chrome_computer`, and file uploads. Every
+//! element is named by a ref from `chrome_read_page` (which acts on the very element the
+//! read listed, frames included) or by a CSS selector or XPath; every input is trusted
+//! CDP input, hit-tested where it aims at an element.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use engine::{Acted, ClickTarget, Page};
+
+use super::tabs::ms;
+use super::{element, tab_arg};
+use crate::face::{Call, Reply, ToolError};
+use crate::server::base64;
+use crate::tool_params;
+
+const COORDINATE: crate::params::Kind = crate::params::Kind::Point;
+
+/// What a click that opened a dialog says.
+const DIALOG_OPENED: &str =
+    "The click opened a dialog, which is open now: answer it with chrome_handle_dialog";
+
+tool_params! {
+    /// `frameId` is the original's: refs reach into frames by themselves.
+    #[allow(dead_code)]
+    pub struct ClickElement {
+        selector: Option<String> = Str, optional, "CSS selector (or XPath with selectorType: xpath)";
+        selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
+        r#ref: Option<String> = Str, optional, "a ref from chrome_read_page (takes precedence over selector)";
+        coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y} to click instead";
+        double: bool = Bool, default(false), "double-click";
+        button: String = Choice(&["left", "right", "middle"]), default("left"), "";
+        modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey} held during the click";
+        waitForNavigation: bool = Bool, default(false), "wait for a navigation the click starts to load";
+        timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(5000.0), "ms for the element and any navigation";
+        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored: refs reach into frames by themselves";
+    }
+}
+
+tool_params! {
+    /// `frameId` is the original's: refs reach into frames by themselves.
+    #[allow(dead_code)]
+    pub struct FillOrSelect {
+        selector: Option<String> = Str, optional, "CSS selector (or XPath with selectorType: xpath)";
+        selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
+        r#ref: Option<String> = Str, optional, "a ref from chrome_read_page (takes precedence over selector)";
+        value: Value = Any, required, "text for a field, an option's value or text for a select, true/false for a checkbox";
+        tabId: Option<Value> = NativeTabId, optional, "";
+        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored: refs reach into frames by themselves";
+    }
+}
+
+tool_params! {
+    /// `frameId` is the original's: refs reach into frames by themselves.
+    #[allow(dead_code)]
+    pub struct Keyboard {
+        keys: String = Str, required, "keys or chords, comma-separated: \"Enter\", \"Ctrl+A\", \"A,B,C\"; other text is typed";
+        selector: Option<String> = Str, optional, "focus this element first (default: the focused element)";
+        selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
+        delay: f64 = Num { min: 0.0, max: 10_000.0 }, default(0.0), "ms between key sequences";
+        tabId: Option<Value> = NativeTabId, optional, "";
+        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+    }
+}
+
+tool_params! {
+    /// `background` is the original's: tabwire's input never brings a window forward.
+    #[allow(dead_code)]
+    pub struct Computer {
+        action: String = Choice(&["left_click", "right_click", "double_click", "triple_click", "left_click_drag",
+            "scroll", "scroll_to", "type", "key", "fill", "fill_form", "hover", "wait", "resize_page", "zoom",
+            "screenshot"]), required, "what to do";
+        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        background: bool = Bool, default(false), "tabwire never brings the window forward for input";
+        r#ref: Option<String> = Str, optional, "element ref from chrome_read_page (click, scroll, type target, drag end)";
+        coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y}";
+        startRef: Option<String> = Str, optional, "drag start ref";
+        startCoordinates: Option<Value> = COORDINATE, optional, "drag start point";
+        scrollDirection: Option<String> = Choice(&["up", "down", "left", "right"]), optional, "";
+        scrollAmount: i64 = Int { min: 1, max: 10 }, default(3), "scroll ticks";
+        text: Option<String> = Str, optional, "text to type, or keys for action key (space-separated: \"cmd+a Backspace\")";
+        repeat: i64 = Int { min: 1, max: 100 }, default(1), "action key: times to repeat";
+        modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey} for clicks";
+        region: Option<Value> = Object, optional, "action zoom: {x0, y0, x1, y1} in viewport px";
+        selector: Option<String> = Str, optional, "action fill: CSS selector (instead of ref)";
+        value: Option<Value> = Any, optional, "action fill: the value";
+        elements: Option<Value> = List, optional, "action fill_form: [{ref, value}]";
+        width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "action resize_page";
+        height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "action resize_page";
+        appear: bool = Bool, default(true), "action wait with text: wait for it to appear (false: to go)";
+        timeout: f64 = Num { min: 0.0, max: 120_000.0 }, default(10_000.0), "ms for action wait with text";
+        duration: Option<f64> = Num { min: 0.0, max: 30.0 }, optional, "seconds for action wait";
+    }
+}
+
+tool_params! {
+    pub struct UploadFile {
+        selector: String = Str, required, "CSS selector of the <input type=file>";
+        filePath: Option<String> = Str, optional, "a file under an allowed upload root";
+        fileUrl: Option<String> = Str, optional, "not taken: upload from a file under an upload root";
+        base64Data: Option<String> = Str, optional, "not taken: upload from a file under an upload root";
+        fileName: String = Str, default("uploaded-file"), "";
+        multiple: bool = Bool, default(false), "";
+        tabId: Option<Value> = NativeTabId, optional, "";
+        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+    }
+}
+
+/// `{altKey, ctrlKey, metaKey, shiftKey}` → CDP's modifier bits.
+fn modifier_bits(modifiers: &Option<Value>) -> u32 {
+    let Some(m) = modifiers else { return 0 };
+    [
+        ("altKey", 1),
+        ("ctrlKey", 2),
+        ("metaKey", 4),
+        ("shiftKey", 8),
+    ]
+    .iter()
+    .filter(|(key, _)| m[*key] == true)
+    .map(|(_, bit)| bit)
+    .sum()
+}
+
+fn point(value: &Value, name: &str) -> Result<(f64, f64), ToolError> {
+    match (value["x"].as_f64(), value["y"].as_f64()) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        _ => Err(ToolError::param(name, "needs numbers x and y")),
+    }
+}
+
+/// What a call aims at: a ref or selector (hit-tested) or a point.
+fn aim(
+    page: &Page,
+    reference: Option<&str>,
+    selector: Option<&str>,
+    selector_type: &str,
+    coordinates: &Option<Value>,
+    coordinates_name: &str,
+) -> Result<Option<ClickTarget>, ToolError> {
+    if let Some((locator, frame)) = element(page, reference, selector, selector_type)? {
+        return Ok(Some(ClickTarget::Element {
+            locator,
+            frame,
+            offset: (None, None),
+        }));
+    }
+    match coordinates {
+        Some(c) => {
+            let (x, y) = point(c, coordinates_name)?;
+            Ok(Some(ClickTarget::Point {
+                x,
+                y,
+                frame: Vec::new(),
+            }))
+        }
+        None => Ok(None),
+    }
+}
+
+pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolError> {
+    let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
+    let page = call.session.page(tab.as_deref()).await?;
+    let method = if p.r#ref.is_some() {
+        "ref"
+    } else if p.selector.is_some() {
+        "selector"
+    } else {
+        "coordinates"
+    };
+    let Some(target) = aim(
+        &page,
+        p.r#ref.as_deref(),
+        p.selector.as_deref(),
+        &p.selectorType,
+        &p.coordinates,
+        "coordinates",
+    )?
+    else {
+        return Err(ToolError::param(
+            "selector",
+            "give a ref, a selector or coordinates",
+        ));
+    };
+    let timeout = ms(p.timeout);
+    let before = page.document_seq();
+    let clicks = if p.double { 2 } else { 1 };
+    let clicked = page
+        .leaving_dialogs_open(page.click_with(
+            target,
+            &p.button,
+            clicks,
+            modifier_bits(&p.modifiers),
+            timeout,
+        ))
+        .await?;
+    let report = match clicked {
+        Acted::Done(report) => report,
+        Acted::DialogOpened(dialog) => {
+            return Ok(Reply::data(json!({
+                "success": true, "message": DIALOG_OPENED, "dialog": dialog,
+                "navigationOccurred": false, "clickMethod": method,
+            }))
+            .on(page.info()));
+        }
+    };
+    let navigated = page
+        .navigation_since(before, p.waitForNavigation, timeout)
+        .await;
+    let mut info = report.get("element").cloned().unwrap_or(json!({}));
+    info["clickMethod"] = json!(method);
+    info["clickPosition"] = json!({ "x": report["x"], "y": report["y"] });
+    Ok(Reply::data(json!({
+        "success": true, "message": "Element clicked successfully", "elementInfo": info,
+        "navigationOccurred": navigated, "clickMethod": method,
+    }))
+    .on(page.info()))
+}
+
+pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolError> {
+    let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
+    let page = call.session.page(tab.as_deref()).await?;
+    let Some((locator, frame)) = element(
+        &page,
+        p.r#ref.as_deref(),
+        p.selector.as_deref(),
+        &p.selectorType,
+    )?
+    else {
+        return Err(ToolError::param("selector", "give a ref or a selector"));
+    };
+    let filled = page.fill(locator, frame, &p.value, ms(15_000.0)).await?;
+    Ok(Reply::data(json!({
+        "success": true,
+        "message": if filled.kind == "select" { "Option selected successfully" } else { "Element filled successfully" },
+        "elementInfo": element_info(&filled.element, &filled.value),
+    }))
+    .on(page.info()))
+}
+
+fn element_info(element: &Value, value: &str) -> Value {
+    json!({
+        "tagName": element["tag"], "id": element["id"], "type": element["type"], "name": element["name"],
+        "label": element["label"], "isVisible": true, "value": value,
+    })
+}
+
+pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
+    let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
+    let page = call.session.page(tab.as_deref()).await?;
+    let timeout = ms(15_000.0);
+    let mut target = Value::Null;
+    if let Some((locator, frame)) = element(&page, None, p.selector.as_deref(), &p.selectorType)? {
+        let focused = page
+            .type_text(Some(locator), &frame, "", false, None, timeout)
+            .await?;
+        target = focused["active_element"].clone();
+    }
+    let mut results = Vec::new();
+    let sequences: Vec<&str> = p.keys.split(',').filter(|s| !s.is_empty()).collect();
+    for (i, sequence) in sequences.iter().enumerate() {
+        if i > 0 && p.delay > 0.0 {
+            // The caller's pacing between keystrokes, not a wait for the page.
+            tokio::time::sleep(Duration::from_secs_f64(p.delay / 1000.0)).await;
+        }
+        results.push(press_or_type(&page, sequence.trim(), timeout).await);
+    }
+    let failed = results.iter().find(|r| r["success"] == false).cloned();
+    if let Some(failed) = failed {
+        return Err(ToolError::param(
+            "keys",
+            failed["error"].as_str().unwrap_or("a key was not sent"),
+        ));
+    }
+    Ok(Reply::data(json!({
+        "success": true, "message": format!("Keyboard events simulated successfully: {}", p.keys),
+        "targetElement": target, "results": results,
+    }))
+    .on(page.info()))
+}
+
+/// One chord (`Ctrl+Shift+K`, `Enter`) pressed, or text that names no key typed.
+async fn press_or_type(page: &Page, sequence: &str, timeout: Duration) -> Value {
+    let chord = chord_of(sequence);
+    match page.press(&chord, timeout).await {
+        Ok(_) => json!({ "keyCombination": sequence, "success": true }),
+        Err(_) if !sequence.contains('+') || sequence.len() == 1 => {
+            match page
+                .type_text(None, &[], sequence, false, None, timeout)
+                .await
+            {
+                Ok(_) => json!({ "keyCombination": sequence, "success": true, "typed": true }),
+                Err(error) => {
+                    json!({ "keyCombination": sequence, "success": false, "error": error.to_string() })
+                }
+            }
+        }
+        Err(error) => {
+            json!({ "keyCombination": sequence, "success": false, "error": error.to_string() })
+        }
+    }
+}
+
+/// `Ctrl+Shift+K` → the engine's `ctrl,shift,k`; `+` alone, or a final `+`, is the key.
+fn chord_of(sequence: &str) -> String {
+    if sequence == "+" {
+        return "+".into();
+    }
+    let (body, plus) = match sequence.strip_suffix("++") {
+        Some(body) => (body, true),
+        None => (sequence, false),
+    };
+    let mut parts: Vec<String> = body.split('+').map(|p| p.trim().to_owned()).collect();
+    if plus {
+        parts.push("+".into());
+    }
+    // Ctrl+A is the a key with Control held (as a keyboard sends it), not a capital A.
+    let shifted = parts[..parts.len() - 1]
+        .iter()
+        .any(|m| m.eq_ignore_ascii_case("shift"));
+    if parts.len() > 1
+        && !shifted
+        && let Some(last) = parts.last_mut()
+        && last.len() == 1
+        && last.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        *last = last.to_ascii_lowercase();
+    }
+    parts.join(",")
+}
+
+pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
+    let page = call.session.page(tab_arg(&p.tabId).as_deref()).await?;
+    let timeout = ms(15_000.0);
+    let reference = p.r#ref.as_deref();
+    let target = || {
+        aim(
+            &page,
+            reference,
+            p.selector.as_deref(),
+            "css",
+            &p.coordinates,
+            "coordinates",
+        )
+    };
+    let resolved_by = if reference.is_some() {
+        "ref"
+    } else {
+        "coordinates"
+    };
+    let done = |extra: Value| {
+        let mut data = json!({ "success": true, "action": p.action });
+        if let Value::Object(extra) = extra
+            && let Some(object) = data.as_object_mut()
+        {
+            object.extend(extra);
+        }
+        data
+    };
+    let data = match p.action.as_str() {
+        "left_click" | "right_click" | "double_click" | "triple_click" => {
+            let Some(target) = target()? else {
+                return Err(ToolError::param(
+                    "coordinates",
+                    "give a ref or coordinates to click",
+                ));
+            };
+            let (button, clicks) = match p.action.as_str() {
+                "right_click" => ("right", 1),
+                "double_click" => ("left", 2),
+                "triple_click" => ("left", 3),
+                _ => ("left", 1),
+            };
+            let clicked = page
+                .leaving_dialogs_open(page.click_with(
+                    target,
+                    button,
+                    clicks,
+                    modifier_bits(&p.modifiers),
+                    timeout,
+                ))
+                .await?;
+            match clicked {
+                Acted::Done(report) => done(
+                    json!({ "coordinates": { "x": report["x"], "y": report["y"] }, "resolvedBy": resolved_by }),
+                ),
+                Acted::DialogOpened(dialog) => {
+                    done(json!({ "message": DIALOG_OPENED, "dialog": dialog }))
+                }
+            }
+        }
+        "left_click_drag" => {
+            let start = aim(
+                &page,
+                p.startRef.as_deref(),
+                None,
+                "css",
+                &p.startCoordinates,
+                "startCoordinates",
+            )?
+            .ok_or_else(|| {
+                ToolError::param("startCoordinates", "give startRef or startCoordinates")
+            })?;
+            let end = target()?.ok_or_else(|| {
+                ToolError::param("coordinates", "give ref or coordinates for the drop")
+            })?;
+            let from = page.point_of(&start, timeout).await?;
+            let to = page.point_of(&end, timeout).await?;
+            page.drag(from, to, Duration::from_millis(300), "left", timeout)
+                .await?;
+            done(
+                json!({ "startCoordinates": { "x": from.0, "y": from.1 }, "coordinates": { "x": to.0, "y": to.1 } }),
+            )
+        }
+        "scroll" => {
+            let at = match target()? {
+                Some(target) => page.point_of(&target, timeout).await?,
+                None => {
+                    let snapshot = page
+                        .read_tree(
+                            &engine::TreeRequest {
+                                interactive_only: true,
+                                viewport_only: true,
+                                ..Default::default()
+                            },
+                            timeout,
+                        )
+                        .await?;
+                    (
+                        snapshot.viewport.width / 2.0,
+                        snapshot.viewport.height / 2.0,
+                    )
+                }
+            };
+            let ticks = p.scrollAmount as f64 * 100.0;
+            let (dx, dy) = match p.scrollDirection.as_deref().unwrap_or("down") {
+                "up" => (0.0, -ticks),
+                "left" => (-ticks, 0.0),
+                "right" => (ticks, 0.0),
+                _ => (0.0, ticks),
+            };
+            page.wheel(at.0, at.1, dx, dy, timeout).await?;
+            done(
+                json!({ "coordinates": { "x": at.0, "y": at.1 }, "scrollDirection": p.scrollDirection, "scrollAmount": p.scrollAmount }),
+            )
+        }
+        "scroll_to" => {
+            let target = target()?
+                .ok_or_else(|| ToolError::param("ref", "give the ref to scroll into view"))?;
+            let at = page.point_of(&target, timeout).await?;
+            done(json!({ "coordinates": { "x": at.0, "y": at.1 } }))
+        }
+        "hover" => {
+            let target = target()?
+                .ok_or_else(|| ToolError::param("ref", "give a ref or coordinates to hover"))?;
+            let at = page.hover(&target, timeout).await?;
+            done(
+                json!({ "coordinates": { "x": at.0, "y": at.1 }, "resolvedBy": resolved_by, "transport": "cdp" }),
+            )
+        }
+        "type" => {
+            let text = p
+                .text
+                .clone()
+                .ok_or_else(|| ToolError::param("text", "is required for action type"))?;
+            let field = element(&page, reference, p.selector.as_deref(), "css")?;
+            let (locator, frame) = field.map_or((None, Vec::new()), |(l, f)| (Some(l), f));
+            page.type_text(locator, &frame, &text, false, None, timeout)
+                .await?;
+            done(json!({ "text": text }))
+        }
+        "key" => {
+            let keys = p.text.clone().ok_or_else(|| {
+                ToolError::param(
+                    "text",
+                    "is required for action key: keys like \"Enter\" or \"cmd+a\"",
+                )
+            })?;
+            for _ in 0..p.repeat {
+                for chord in keys.split_whitespace() {
+                    let result = press_or_type(&page, chord, timeout).await;
+                    if result["success"] == false {
+                        return Err(ToolError::param(
+                            "text",
+                            result["error"].as_str().unwrap_or("a key was not sent"),
+                        ));
+                    }
+                }
+            }
+            done(json!({ "text": keys, "repeat": p.repeat }))
+        }
+        "fill" => {
+            let (locator, frame) = element(&page, reference, p.selector.as_deref(), "css")?
+                .ok_or_else(|| {
+                    ToolError::param("ref", "give the ref (or selector) of the field to fill")
+                })?;
+            let value = p
+                .value
+                .clone()
+                .ok_or_else(|| ToolError::param("value", "is required for action fill"))?;
+            let filled = page.fill(locator, frame, &value, timeout).await?;
+            done(
+                json!({ "value": filled.value, "elementInfo": element_info(&filled.element, &filled.value) }),
+            )
+        }
+        "fill_form" => {
+            let items = p
+                .elements
+                .clone()
+                .and_then(|e| e.as_array().cloned())
+                .ok_or_else(|| {
+                    ToolError::param(
+                        "elements",
+                        "is required for action fill_form: [{ref, value}]",
+                    )
+                })?;
+            let mut filled = Vec::new();
+            for item in items {
+                let reference = item["ref"]
+                    .as_str()
+                    .ok_or_else(|| ToolError::param("elements", "each needs a ref"))?;
+                let (locator, frame) =
+                    element(&page, Some(reference), None, "css")?.unwrap_or_default();
+                let done = page.fill(locator, frame, &item["value"], timeout).await?;
+                filled.push(json!({ "ref": reference, "value": done.value }));
+            }
+            done(json!({ "filled": filled }))
+        }
+        "wait" => {
+            if let Some(text) = &p.text {
+                page.wait_until(
+                    &page.top(),
+                    json!({ "text": text }),
+                    !p.appear,
+                    ms(p.timeout),
+                )
+                .await?;
+                done(json!({ "text": text, "appear": p.appear }))
+            } else {
+                let seconds = p.duration.ok_or_else(|| {
+                    ToolError::param(
+                        "duration",
+                        "give seconds to wait (at most 30), or text to wait for",
+                    )
+                })?;
+                // The agent asked for a pause of this length; nothing to wait on.
+                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+                done(json!({ "duration": seconds }))
+            }
+        }
+        "resize_page" => {
+            let (Some(width), Some(height)) = (p.width, p.height) else {
+                return Err(ToolError::param("width", "give width and height"));
+            };
+            page.browser
+                .set_window_size(&page.tab, width as u32, height as u32)
+                .await?;
+            done(json!({ "width": width, "height": height }))
+        }
+        "zoom" | "screenshot" => {
+            let clip = match (p.action.as_str(), &p.region) {
+                ("zoom", Some(r)) => {
+                    let n = |k: &str| r[k].as_f64();
+                    let (Some(x0), Some(y0), Some(x1), Some(y1)) =
+                        (n("x0"), n("y0"), n("x1"), n("y1"))
+                    else {
+                        return Err(ToolError::param("region", "needs x0, y0, x1, y1"));
+                    };
+                    if x1 <= x0 || y1 <= y0 {
+                        return Err(ToolError::param(
+                            "region",
+                            "x1 and y1 must be past x0 and y0",
+                        ));
+                    }
+                    let (sx, sy) = page.scroll_offset(timeout).await?;
+                    Some((x0 + sx, y0 + sy, x1 - x0, y1 - y0, 2.0))
+                }
+                ("zoom", None) => {
+                    return Err(ToolError::param("region", "is required for action zoom"));
+                }
+                _ => None,
+            };
+            let shot = page
+                .screenshot(
+                    &engine::ScreenshotRequest {
+                        format: engine::ImageFormat::Png,
+                        quality: None,
+                        full_page: false,
+                        clip,
+                    },
+                    timeout,
+                )
+                .await?;
+            let mut data = done(json!({
+                "mimeType": shot.format.mime(),
+                "dimensions": { "width": shot.dimensions.map(|d| d.0), "height": shot.dimensions.map(|d| d.1) },
+                "image_attached": true,
+            }));
+            if let Some(r) = &p.region {
+                data["region"] = r.clone();
+            }
+            let mut reply = Reply::data(data).on(page.info());
+            reply.images.push((base64(&shot.bytes), shot.format.mime()));
+            return Ok(reply);
+        }
+        other => {
+            return Err(ToolError::param(
+                "action",
+                format!("'{other}' is not an action"),
+            ));
+        }
+    };
+    Ok(Reply::data(data).on(page.info()))
+}
+
+pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> {
+    if p.fileUrl.is_some() || p.base64Data.is_some() {
+        return Err(ToolError::param(
+            if p.fileUrl.is_some() {
+                "fileUrl"
+            } else {
+                "base64Data"
+            },
+            "tabwire uploads only files that already lie under an upload root (--upload-root); save the file there and pass filePath",
+        ));
+    }
+    let Some(path) = p.filePath else {
+        return Err(ToolError::param(
+            "filePath",
+            "is required: a file under an upload root",
+        ));
+    };
+    let _ = (p.fileName, p.multiple);
+    let roots = call.engine().config.upload_roots.clone();
+    let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
+    let page = call.session.page(tab.as_deref()).await?;
+    let data = page
+        .upload(
+            &json!(p.selector),
+            std::slice::from_ref(&path),
+            &roots,
+            ms(30_000.0),
+        )
+        .await?;
+    Ok(Reply::data(json!({
+        "success": true, "message": "File(s) uploaded successfully", "files": data["files"],
+        "selector": p.selector, "fileCount": data["files"].as_array().map_or(1, Vec::len),
+    }))
+    .on(page.info()))
+}

@@ -1,0 +1,394 @@
+//! The `chrome` face: the Chrome MCP Server's tools with its names, parameters and
+//! defaults (the legacy surface and the newer tools), answering as it does: the payload
+//! JSON as text (`reply.rs`). Tab and window ids are integers, stable for a tab's life
+//! (over the extension link, Chrome's own). Each MCP session has its own current tab:
+//! a tool without `tabId` acts there, so agents sharing a browser stay out of each
+//! other's tabs.
+
+mod capture;
+mod data;
+mod input;
+mod network;
+mod read;
+mod reply;
+mod script;
+mod tabs;
+
+use serde_json::Value;
+
+use engine::{OpenTabRequest, Opened, Page};
+
+use crate::face::{Call, Face, Hints, ToolDef, ToolError};
+use crate::params::NoParams;
+use crate::tool;
+
+/// The original declares no hints; these say what each kind of tool does.
+mod hints {
+    use super::Hints;
+
+    const fn hints(read_only: bool, destructive: bool, idempotent: bool) -> Hints {
+        Hints {
+            read_only,
+            destructive,
+            idempotent,
+            open_world: true,
+        }
+    }
+
+    pub const READ: Hints = hints(true, false, true);
+    pub const ACT: Hints = hints(false, true, false);
+    pub const WRITE: Hints = hints(false, false, false);
+}
+
+use hints::{ACT, READ, WRITE};
+
+pub const FACE: Face = Face {
+    name: "chrome",
+    tools: TOOLS,
+    instructions: "tabwire drives a Chromium browser with the Chrome MCP Server's tools. Each MCP session has its \
+        own current tab: tools without tabId act there. Read a page with chrome_read_page and act on its refs \
+        with chrome_click_element, chrome_fill_or_select or chrome_computer.",
+    render: reply::render,
+    output_schema: |_| None,
+};
+
+pub const TOOLS: &[ToolDef] = &[
+    // Windows and tabs.
+    tool!(
+        "get_windows_and_tabs",
+        "browser",
+        READ,
+        NoParams,
+        tabs::get_windows_and_tabs,
+        "Get all currently open browser windows and tabs"
+    ),
+    tool!(
+        "chrome_navigate",
+        "browser",
+        ACT,
+        tabs::Navigate,
+        tabs::navigate,
+        "Navigate to a URL (in a new tab unless tabId is given; an open tab of this session on that URL is brought forward), refresh the tab, or go back/forward (url: \"back\"/\"forward\"). Waits for the page to load and reports where it landed."
+    ),
+    tool!(
+        "chrome_close_tabs",
+        "browser",
+        ACT,
+        tabs::CloseTabs,
+        tabs::close_tabs,
+        "Close tabs by id, by window, or by URL; default: this session's tab"
+    ),
+    tool!(
+        "chrome_switch_tab",
+        "browser",
+        WRITE,
+        tabs::SwitchTab,
+        tabs::switch_tab,
+        "Switch to a tab: it becomes this session's tab and comes to the front"
+    ),
+    tool!(
+        "chrome_go_back_or_forward",
+        "browser",
+        ACT,
+        tabs::BackOrForward,
+        tabs::go_back_or_forward,
+        "Navigate back or forward in the tab's history"
+    ),
+    // Screenshots.
+    tool!(
+        "chrome_screenshot",
+        "capture",
+        WRITE,
+        capture::Screenshot,
+        capture::screenshot,
+        "Screenshot the page (full page by default), an element, or the viewport: saved as PNG under the output dir, and returned as an image with storeBase64"
+    ),
+    // Network.
+    tool!(
+        "chrome_network_capture_start",
+        "network",
+        WRITE,
+        network::CaptureStart,
+        network::capture_start,
+        "Start capturing the tab's requests (headers, no bodies); url opens a page once capturing"
+    ),
+    tool!(
+        "chrome_network_capture_stop",
+        "network",
+        WRITE,
+        network::CaptureStop,
+        network::capture_stop,
+        "Stop capturing and return the requests, headers common to all of them said once"
+    ),
+    tool!(
+        "chrome_network_debugger_start",
+        "network",
+        WRITE,
+        network::CaptureStart,
+        network::debugger_start,
+        "Start capturing the tab's requests with response bodies (each kept up to 1 MiB)"
+    ),
+    tool!(
+        "chrome_network_debugger_stop",
+        "network",
+        WRITE,
+        network::CaptureStop,
+        network::debugger_stop,
+        "Stop the capture and return the requests with their response bodies"
+    ),
+    tool!(
+        "chrome_network_capture",
+        "network",
+        WRITE,
+        network::Capture,
+        network::capture,
+        "Start or stop a network capture (needResponseBody keeps bodies)"
+    ),
+    tool!(
+        "chrome_network_request",
+        "network",
+        ACT,
+        network::Request,
+        network::request,
+        "Send an HTTP request from the page (its origin and cookies); the answer's status, headers and body"
+    ),
+    // Reading.
+    tool!(
+        "chrome_read_page",
+        "read",
+        READ,
+        read::ReadPage,
+        read::read_page,
+        "The page as an outline, one node a line: - role \"name\" [ref=ref_N] (x,y). Controls carry refs the input tools take; iframes and shadow DOM included. Only what is in view unless viewportOnly: false."
+    ),
+    tool!(
+        "chrome_get_web_content",
+        "read",
+        READ,
+        read::WebContent,
+        read::get_web_content,
+        "The page's main content as text with its title, byline and metadata (not menus and footers), or cleaned HTML with format: html; selector narrows both"
+    ),
+    tool!(hidden "chrome_get_interactive_elements", "read", READ, read::InteractiveElements, read::get_interactive_elements,
+        "The page's controls with refs and coordinates (chrome_read_page is the better tool)"),
+    tool!(
+        "search_tabs_content",
+        "read",
+        READ,
+        read::SearchTabs,
+        read::search_tabs_content,
+        "Search the content of the open tabs (not built yet: answers an error)"
+    ),
+    // Input.
+    tool!(
+        "chrome_computer",
+        "input",
+        ACT,
+        input::Computer,
+        input::computer,
+        "Mouse and keyboard: click, drag, scroll, hover, type, key chords, fill, wait, resize, zoom, screenshot. Aim with a ref from chrome_read_page (preferred) or viewport coordinates."
+    ),
+    tool!(
+        "chrome_click_element",
+        "input",
+        ACT,
+        input::ClickElement,
+        input::click_element,
+        "Click an element by ref, CSS selector or XPath (hit-tested: the click lands on it), or a point"
+    ),
+    tool!(
+        "chrome_fill_or_select",
+        "input",
+        ACT,
+        input::FillOrSelect,
+        input::fill_or_select,
+        "Fill a field, choose a select's option (by value or text), or set a checkbox/radio, by ref or selector"
+    ),
+    tool!(
+        "chrome_keyboard",
+        "input",
+        ACT,
+        input::Keyboard,
+        input::keyboard,
+        "Press keys and chords (\"Enter\", \"Ctrl+A\", \"A,B,C\"); text that names no key is typed"
+    ),
+    tool!(
+        "chrome_upload_file",
+        "input",
+        ACT,
+        input::UploadFile,
+        input::upload_file,
+        "Put a file (under an allowed upload root) on a file input"
+    ),
+    // Data.
+    tool!(
+        "chrome_history",
+        "data",
+        READ,
+        data::History,
+        data::history,
+        "Search history by text and time (ISO dates, \"3 days ago\", today, yesterday, now)"
+    ),
+    tool!(
+        "chrome_bookmark_search",
+        "data",
+        READ,
+        data::BookmarkSearch,
+        data::bookmark_search,
+        "Search bookmarks by title and URL, in a folder path if given"
+    ),
+    tool!(
+        "chrome_bookmark_add",
+        "data",
+        WRITE,
+        data::BookmarkAdd,
+        data::bookmark_add,
+        "Add a bookmark (default: this session's page) to a folder path, creating it with createFolder"
+    ),
+    tool!(
+        "chrome_bookmark_delete",
+        "data",
+        ACT,
+        data::BookmarkDelete,
+        data::bookmark_delete,
+        "Delete bookmarks by id or URL (each saved to a backup first)"
+    ),
+    tool!(
+        "chrome_handle_download",
+        "data",
+        READ,
+        data::HandleDownload,
+        data::handle_download,
+        "Wait for a download the page started (even one that began before this call) and say where the file is"
+    ),
+    // Scripts.
+    tool!(
+        "chrome_javascript",
+        "script",
+        ACT,
+        script::Javascript,
+        script::javascript,
+        "Run JavaScript in the tab (an async function body: await and return work) and return its result"
+    ),
+    tool!(
+        "chrome_console",
+        "script",
+        READ,
+        script::Console,
+        script::console,
+        "The page's console output: what it logged so far (snapshot, at once), or a buffer kept from now on (mode: buffer)"
+    ),
+    tool!(
+        "chrome_handle_dialog",
+        "script",
+        ACT,
+        script::HandleDialog,
+        script::handle_dialog,
+        "Accept or dismiss an open alert, confirm or prompt"
+    ),
+    tool!(hidden "chrome_inject_script", "script", ACT, script::InjectScript, script::inject_script,
+        "Leave a script in the tab (now and on every later page), in the page's world or its own"),
+    tool!(hidden "chrome_send_command_to_inject_script", "script", ACT, script::SendCommand, script::send_command,
+        "Send an injected script a command (a DOM event) and return its answer"),
+];
+
+/// A `tabId` argument as the engine's tab handle ("3", or a full handle).
+pub fn tab_arg(tab: &Option<Value>) -> Option<String> {
+    match tab.as_ref()? {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// The tab a call names: its `tabId`, else the selected tab of its `windowId`, else
+/// None (this session's tab).
+pub async fn target_tab(
+    call: &Call,
+    tab: &Option<Value>,
+    window: Option<i64>,
+) -> Result<Option<String>, ToolError> {
+    if let Some(tab) = tab_arg(tab) {
+        return Ok(Some(tab));
+    }
+    let Some(window) = window else {
+        return Ok(None);
+    };
+    let windows = call.session.windows().await?;
+    let found = windows
+        .iter()
+        .find(|w| w.window_id == window as u64)
+        .ok_or_else(|| {
+            ToolError::param(
+                "windowId",
+                format!("no window {window}; get_windows_and_tabs lists them"),
+            )
+        })?;
+    let tab = found
+        .tabs
+        .iter()
+        .find(|t| t.active)
+        .or(found.tabs.first())
+        .ok_or_else(|| ToolError::param("windowId", format!("window {window} has no tab")))?;
+    Ok(Some(tab.tab.handle.clone()))
+}
+
+/// The element a call names: a ref from `chrome_read_page` (with the frame it lives in),
+/// else a CSS selector or an XPath. None when neither is given.
+pub fn element(
+    page: &Page,
+    reference: Option<&str>,
+    selector: Option<&str>,
+    selector_type: &str,
+) -> Result<Option<(Value, Vec<Value>)>, ToolError> {
+    if let Some(reference) = reference.filter(|r| !r.trim().is_empty()) {
+        return Ok(Some(page.ref_target(reference)?));
+    }
+    let Some(selector) = selector.filter(|s| !s.trim().is_empty()) else {
+        return Ok(None);
+    };
+    if selector_type == "xpath" {
+        return Ok(Some((serde_json::json!({ "xpath": selector }), Vec::new())));
+    }
+    // A ref given where a selector goes (`ref_12`) means that element.
+    if selector.starts_with("ref_") && selector[4..].chars().all(|c| c.is_ascii_digit()) {
+        return Ok(Some(page.ref_target(selector)?));
+    }
+    Ok(Some((Value::String(selector.to_owned()), Vec::new())))
+}
+
+/// The tab a URL is open in (this session's first), opening it in the background when
+/// none is; its handle.
+pub async fn tab_with_url(call: &Call, url: &str, background: bool) -> Result<String, ToolError> {
+    let trimmed = url.trim_end_matches('/');
+    let list = call.session.list_tabs(false).await?;
+    let mine = list.default.clone();
+    let open = list
+        .tabs
+        .iter()
+        .filter(|t| t.url.trim_end_matches('/') == trimmed)
+        .min_by_key(|t| Some(&t.handle) != mine.as_ref());
+    if let Some(tab) = open {
+        return Ok(tab.handle.clone());
+    }
+    engine::check_url_scheme(url)?;
+    let opened = call
+        .session
+        .open_new_tab(OpenTabRequest {
+            browser: None,
+            url: url.to_owned(),
+            active: !background,
+            owner_id: None,
+            operation_id: None,
+            timeout: tabs::ms(30_000.0),
+            window: None,
+        })
+        .await?;
+    match opened {
+        Opened::Created { tab, .. } => Ok(tab.handle),
+        _ => Err(ToolError::param(
+            "url",
+            "the browser did not confirm a tab for it",
+        )),
+    }
+}
