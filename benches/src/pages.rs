@@ -28,8 +28,30 @@ const SMALL: &str = "<!doctype html><title>Small</title><h1>Small page</h1>\
 <button id=go onclick=\"window.clicks = (window.clicks || 0) + 1; document.getElementById('count').textContent = window.clicks\">Go</button>\
 <label>Name <input id=name></label><p>Clicks: <span id=count>0</span></p>";
 
-/// Serves /big (any path starting so) and everything else as the small page; returns the
-/// base URL.
+/// The snapshot-fidelity corpus the end-to-end tests use, page by page.
+pub const CORPUS: &[&str] = &[
+    "forms.html",
+    "tables.html",
+    "menus.html",
+    "dialogs.html",
+    "modal.html",
+    "shadow.html",
+    "frames.html",
+    "widgets.html",
+    "names.html",
+    "long-list.html",
+];
+
+/// A page of `tests/pages/corpus` (only plain file names are served).
+fn corpus_page(name: &str) -> Option<String> {
+    if name.contains('/') || name.contains("..") || !name.ends_with(".html") {
+        return None;
+    }
+    std::fs::read_to_string(crate::workspace().join("tests/pages/corpus").join(name)).ok()
+}
+
+/// Serves /big (any path starting so), /corpus/NAME (the fidelity corpus) and everything
+/// else as the small page; returns the base URL.
 pub async fn serve() -> anyhow::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
@@ -40,8 +62,14 @@ pub async fn serve() -> anyhow::Result<String> {
             tokio::spawn(async move {
                 let mut request = vec![0u8; 4096];
                 let n = socket.read(&mut request).await.unwrap_or(0);
-                let body = if String::from_utf8_lossy(&request[..n]).starts_with("GET /big") {
+                let request = String::from_utf8_lossy(&request[..n]);
+                let body = if request.starts_with("GET /big") {
                     big
+                } else if let Some(page) = request
+                    .strip_prefix("GET /corpus/")
+                    .and_then(|rest| rest.split([' ', '?']).next())
+                {
+                    corpus_page(page).unwrap_or_else(|| SMALL.to_owned())
                 } else {
                     SMALL.to_owned()
                 };

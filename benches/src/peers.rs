@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::mcp::{Reply, call_ok, tokens};
 use crate::procs::{BrowserSampler, server_peak_kib};
-use crate::servers::{Env, Handle, KINDS, Kind, Server, evaluated_value, find_handle};
+use crate::servers::{Env, Handle, KINDS, Kind, RUN_KINDS, Server, evaluated_value, find_handle};
 
 /// Per-server measurements: every sample of every metric, plus notes (errors, n/a).
 #[derive(Default)]
@@ -55,7 +55,7 @@ impl Results {
     pub fn to_json(&self) -> serde_json::Value {
         let mut samples = serde_json::Map::new();
         let mut notes = serde_json::Map::new();
-        for kind in KINDS {
+        for kind in RUN_KINDS {
             let of_kind = |(k, key): &(Kind, String)| (*k == kind).then(|| key.clone());
             samples.insert(
                 kind.label().into(),
@@ -79,7 +79,7 @@ impl Results {
 
     pub fn from_json(value: &serde_json::Value) -> Results {
         let mut results = Results::default();
-        for kind in KINDS {
+        for kind in RUN_KINDS {
             for (key, v) in value["samples"][kind.label()]
                 .as_object()
                 .into_iter()
@@ -123,7 +123,7 @@ pub async fn run(env: &Env, site: &str, opts: &Options) -> anyhow::Result<Result
     let mut results = Results::default();
     for run in 0..opts.runs {
         let mut line = format!("run {}/{}:", run + 1, opts.runs);
-        for kind in KINDS {
+        for kind in RUN_KINDS {
             let started = Instant::now();
             match one_run(env, site, kind, run, opts.inner, &mut results).await {
                 Ok(()) => {
@@ -225,12 +225,24 @@ async fn one_run(
                 ensure!(typed.contains("hello"), "the field holds {typed:?}");
             }
         }
+        if first {
+            // The fidelity corpus, each page whole, as each server snapshots it.
+            for page in crate::pages::CORPUS {
+                server.navigate(&format!("{site}/corpus/{page}")).await?;
+                let snapshot = server.snapshot_whole().await?;
+                results.push(
+                    kind,
+                    &format!("chars:corpus:{page}"),
+                    snapshot.chars() as f64,
+                );
+            }
+        }
         server.navigate(&format!("{site}/big?run={run}")).await?;
         for i in 0..inner {
             let count_tokens = first && i == 0;
             let snapshot = server.snapshot().await?;
             results.reply(kind, "snapshot_big", &snapshot, count_tokens);
-            if kind == Kind::Tabwire {
+            if matches!(kind, Kind::Tabwire | Kind::TabwireChrome) {
                 let whole = server.snapshot_complete().await?;
                 results.reply(kind, "snapshot_big_complete", &whole, count_tokens);
             }
@@ -262,6 +274,7 @@ async fn agents(
             Kind::Tabwire => agents_tabwire(&server, site, n, loops).await?,
             Kind::Playwright => agents_playwright(&server, site, n, loops).await?,
             Kind::DevTools => agents_devtools(&server, site, n, loops).await?,
+            Kind::TabwireChrome => anyhow::bail!("measured for the btap face only"),
         };
         for l in latencies {
             results.push(kind, &format!("agents{n}"), l);

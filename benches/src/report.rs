@@ -562,6 +562,7 @@ pub fn write(dir: &Path, results: &Results, ctx: &Context) -> anyhow::Result<()>
         )?;
     }
 
+    chrome_face_section(w, results)?;
     fidelity_section(w, ctx)?;
 
     writeln!(w, "## How it was measured\n")?;
@@ -684,6 +685,129 @@ const METHOD: &str = "What each row means:
   while holding the client, serialized by the harness (otherwise agents click each
   other's tabs).
 ";
+
+/// tabwire's chrome face (the Chrome MCP Server's tools) beside Chrome DevTools MCP, the
+/// peer whose snapshot it is measured against: the same operations, the same pages.
+fn chrome_face_section(w: &mut String, results: &Results) -> anyhow::Result<()> {
+    use std::fmt::Write as _;
+    let ours = Kind::TabwireChrome;
+    if results.get(ours, "navigate").is_none() {
+        return Ok(());
+    }
+    writeln!(w, "\n### The chrome face\n")?;
+    writeln!(
+        w,
+        "`tabwire --face chrome` doing the same work with the Chrome MCP Server's tools \
+         (`chrome_read_page` for the snapshot, refs for the click and the fill). Goal: the \
+         snapshot at most 0.6× the characters of Chrome DevTools MCP's `take_snapshot`.\n"
+    )?;
+    writeln!(
+        w,
+        "| | tabwire --face chrome | tabwire (btap) | Chrome DevTools MCP | ÷ DevTools MCP |"
+    )?;
+    writeln!(w, "| --- | ---: | ---: | ---: | ---: |")?;
+    let rows: &[(&str, &str, Unit)] = &[
+        (
+            "snapshot, small page (chars)",
+            "chars:snapshot_small",
+            Unit::Count,
+        ),
+        (
+            "snapshot, 10,000-element page (chars)",
+            "chars:snapshot_big",
+            Unit::Count,
+        ),
+        (
+            "whole-page snapshot, 10,000 elements (chars)",
+            "chars:snapshot_big_complete",
+            Unit::Count,
+        ),
+        ("snapshot, small page (ms)", "snapshot_small", Unit::Ms),
+        (
+            "snapshot, 10,000-element page (ms)",
+            "snapshot_big",
+            Unit::Ms,
+        ),
+        ("navigate (ms)", "navigate", Unit::Ms),
+        ("click (ms)", "click", Unit::Ms),
+        ("fill (ms)", "type", Unit::Ms),
+        ("screenshot (ms)", "screenshot", Unit::Ms),
+    ];
+    for (label, key, unit) in rows {
+        let peer_key = if *key == "chars:snapshot_big_complete" {
+            "chars:snapshot_big"
+        } else {
+            key
+        };
+        let chrome = results.get(ours, key);
+        let devtools = results.get(Kind::DevTools, peer_key);
+        let ratio = match (chrome, devtools) {
+            (Some(a), Some(b)) if median(b) > 0.0 => format!("{:.2}×", median(a) / median(b)),
+            _ => "n/a".into(),
+        };
+        writeln!(
+            w,
+            "| {label} | {} | {} | {} | {ratio} |",
+            cell(*unit, chrome),
+            cell(*unit, results.get(Kind::Tabwire, key)),
+            cell(*unit, devtools),
+        )?;
+    }
+    writeln!(
+        w,
+        "\nThe fidelity corpus (`tests/pages/corpus`), each page whole: the chrome face's \
+         `chrome_read_page {{viewportOnly: false}}` beside each server's default snapshot \
+         (characters of the reply).\n"
+    )?;
+    writeln!(
+        w,
+        "| page | tabwire --face chrome | tabwire (btap) | Playwright MCP | Chrome DevTools MCP | chrome ÷ DevTools MCP |"
+    )?;
+    writeln!(w, "| --- | ---: | ---: | ---: | ---: | ---: |")?;
+    let mut totals = [0.0f64; 4];
+    for page in crate::pages::CORPUS {
+        let key = format!("chars:corpus:{page}");
+        let value = |kind: Kind| results.get(kind, &key).map(|v| median(v));
+        let cells = [
+            Kind::TabwireChrome,
+            Kind::Tabwire,
+            Kind::Playwright,
+            Kind::DevTools,
+        ]
+        .map(value);
+        for (total, cell) in totals.iter_mut().zip(cells) {
+            *total += cell.unwrap_or(0.0);
+        }
+        let shown = |v: Option<f64>| v.map_or("n/a".into(), |v| thousands(v as u64));
+        let ratio = match (cells[0], cells[3]) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+            _ => "n/a".into(),
+        };
+        writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {ratio} |",
+            page.trim_end_matches(".html"),
+            shown(cells[0]),
+            shown(cells[1]),
+            shown(cells[2]),
+            shown(cells[3])
+        )?;
+    }
+    let ratio = if totals[3] > 0.0 {
+        format!("{:.2}×", totals[0] / totals[3])
+    } else {
+        "n/a".into()
+    };
+    writeln!(
+        w,
+        "| **total** | {} | {} | {} | {} | {ratio} |\n",
+        thousands(totals[0] as u64),
+        thousands(totals[1] as u64),
+        thousands(totals[2] as u64),
+        thousands(totals[3] as u64)
+    )?;
+    Ok(())
+}
 
 fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
     writeln!(w, "## Snapshot fidelity\n")?;

@@ -23,9 +23,19 @@ pub enum Kind {
     Tabwire,
     Playwright,
     DevTools,
+    /// tabwire serving the Chrome MCP Server's tools (`--face chrome`).
+    TabwireChrome,
 }
 
+/// tabwire and its two peers: the servers the report compares.
 pub const KINDS: [Kind; 3] = [Kind::Tabwire, Kind::Playwright, Kind::DevTools];
+/// Every server a run measures: the three, and tabwire's chrome face.
+pub const RUN_KINDS: [Kind; 4] = [
+    Kind::Tabwire,
+    Kind::Playwright,
+    Kind::DevTools,
+    Kind::TabwireChrome,
+];
 
 impl Kind {
     pub fn label(self) -> &'static str {
@@ -33,6 +43,7 @@ impl Kind {
             Kind::Tabwire => "tabwire",
             Kind::Playwright => "Playwright MCP",
             Kind::DevTools => "Chrome DevTools MCP",
+            Kind::TabwireChrome => "tabwire --face chrome",
         }
     }
 }
@@ -61,7 +72,7 @@ impl Env {
         let p = |x: &Path| x.display().to_string();
         let out = self.scratch.join("out");
         match kind {
-            Kind::Tabwire => {
+            Kind::Tabwire | Kind::TabwireChrome => {
                 let mut args = vec![
                     p(&self.tabwire),
                     s("--isolated"),
@@ -69,6 +80,9 @@ impl Env {
                     format!("--browser-path={CHROMIUM}"),
                     format!("--output-dir={}", out.display()),
                 ];
+                if kind == Kind::TabwireChrome {
+                    args.extend([s("--face"), s("chrome")]);
+                }
                 if concurrent {
                     args.extend([s("--http"), s("127.0.0.1:0")]);
                 }
@@ -108,6 +122,8 @@ impl Env {
 /// A running server with our client attached.
 pub struct Server {
     pub kind: Kind,
+    /// The chrome face's tab, navigated in place.
+    pub chrome_tab: std::sync::Mutex<Option<u64>>,
     pub client: Option<RunningService<RoleClient, ()>>,
     pub child: tokio::process::Child,
     pub pid: u32,
@@ -123,7 +139,7 @@ impl Server {
             .scratch
             .join(format!("cwd-{}", kind.label().replace(' ', "-")));
         std::fs::create_dir_all(&cwd)?;
-        let http = kind == Kind::Tabwire && concurrent;
+        let http = matches!(kind, Kind::Tabwire | Kind::TabwireChrome) && concurrent;
         let mut child = tokio::process::Command::new(&line[0])
             .args(&line[1..])
             .current_dir(&cwd)
@@ -150,6 +166,7 @@ impl Server {
             tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
             return Ok(Server {
                 kind,
+                chrome_tab: std::sync::Mutex::new(None),
                 client: None,
                 child,
                 pid,
@@ -161,6 +178,7 @@ impl Server {
         let client = ().serve((stdout, stdin)).await.context("MCP initialize")?;
         Ok(Server {
             kind,
+            chrome_tab: std::sync::Mutex::new(None),
             client: Some(client),
             child,
             pid,
@@ -195,6 +213,23 @@ impl Server {
             Kind::DevTools => {
                 call_ok(peer, "navigate_page", json!({ "type": "url", "url": url })).await
             }
+            // In the tab the session has (the original would open a tab for each URL).
+            Kind::TabwireChrome => {
+                let tab = self.chrome_tab.lock().map(|t| *t).unwrap_or(None);
+                let mut args = json!({ "url": url });
+                if let Some(tab) = tab {
+                    args["tabId"] = json!(tab);
+                }
+                let reply = call_ok(peer, "chrome_navigate", args).await?;
+                if let Some(id) = serde_json::from_str::<Value>(&reply.text)
+                    .ok()
+                    .and_then(|v| v["tabId"].as_u64())
+                    && let Ok(mut tab) = self.chrome_tab.lock()
+                {
+                    *tab = Some(id);
+                }
+                Ok(reply)
+            }
         }
     }
 
@@ -205,11 +240,29 @@ impl Server {
             Kind::Tabwire => call_ok(peer, "scan_page", json!({})).await,
             Kind::Playwright => call_ok(peer, "browser_snapshot", json!({})).await,
             Kind::DevTools => call_ok(peer, "take_snapshot", json!({})).await,
+            Kind::TabwireChrome => call_ok(peer, "chrome_read_page", json!({})).await,
+        }
+    }
+
+    /// The whole page's snapshot as each server gives it: the chrome face's outline of
+    /// the whole page, the others' default (which is already the whole page).
+    pub async fn snapshot_whole(&self) -> anyhow::Result<Reply> {
+        match self.kind {
+            Kind::TabwireChrome => self.snapshot_complete().await,
+            _ => self.snapshot().await,
         }
     }
 
     /// tabwire's whole snapshot: no collapsed lists, the largest caps it takes.
     pub async fn snapshot_complete(&self) -> anyhow::Result<Reply> {
+        if self.kind == Kind::TabwireChrome {
+            return call_ok(
+                self.peer(),
+                "chrome_read_page",
+                json!({ "viewportOnly": false }),
+            )
+            .await;
+        }
         call_ok(
             self.peer(),
             "scan_page",
@@ -235,6 +288,9 @@ impl Server {
             (Kind::DevTools, Handle::Ref(uid, _)) => {
                 call_ok(peer, "click", json!({ "uid": uid })).await
             }
+            (Kind::TabwireChrome, Handle::Ref(r, _)) => {
+                call_ok(peer, "chrome_click_element", json!({ "ref": r })).await
+            }
             _ => bail!("wrong handle kind"),
         }
     }
@@ -256,6 +312,14 @@ impl Server {
             (Kind::DevTools, Handle::Ref(uid, _)) => {
                 call_ok(peer, "fill", json!({ "uid": uid, "value": text })).await
             }
+            (Kind::TabwireChrome, Handle::Ref(r, _)) => {
+                call_ok(
+                    peer,
+                    "chrome_fill_or_select",
+                    json!({ "ref": r, "value": text }),
+                )
+                .await
+            }
             _ => bail!("wrong handle kind"),
         }
     }
@@ -268,6 +332,14 @@ impl Server {
                 call_ok(peer, "browser_take_screenshot", json!({ "scale": "css" })).await
             }
             Kind::DevTools => call_ok(peer, "take_screenshot", json!({})).await,
+            Kind::TabwireChrome => {
+                call_ok(
+                    peer,
+                    "chrome_screenshot",
+                    json!({ "storeBase64": true, "savePng": false, "fullPage": false }),
+                )
+                .await
+            }
         }
     }
 
@@ -282,6 +354,14 @@ impl Server {
             }
             Kind::DevTools => {
                 call_ok(peer, "evaluate_script", json!({ "function": function })).await?
+            }
+            Kind::TabwireChrome => {
+                call_ok(
+                    peer,
+                    "chrome_javascript",
+                    json!({ "code": format!("return ({expression})") }),
+                )
+                .await?
             }
         };
         let value = evaluated_value(self.kind, &reply.text);
@@ -322,6 +402,22 @@ pub fn find_handle(kind: Kind, text: &str, role: &str, name: &str) -> Option<Han
                 })
                 .map(|t| Handle::Locator(t["locator"].clone()))
         }
+        // `- button "Go" [ref=ref_2] (x,y)` inside the payload's pageContent
+        Kind::TabwireChrome => {
+            let payload: Value = serde_json::from_str(text).ok()?;
+            let outline = payload["pageContent"].as_str()?;
+            outline
+                .lines()
+                .find(|l| l.contains(&wanted))
+                .and_then(|line| {
+                    let start = line.find("[ref=")? + 5;
+                    let end = start + line[start..].find(']')?;
+                    Some(Handle::Ref(
+                        line[start..end].to_owned(),
+                        format!("{role} {name}"),
+                    ))
+                })
+        }
         // `- button "Go" [ref=e2]`
         Kind::Playwright => text.lines().find(|l| l.contains(&wanted)).and_then(|line| {
             let start = line.find("[ref=")? + 5;
@@ -351,6 +447,9 @@ pub fn evaluated_value(kind: Kind, text: &str) -> String {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             })
+            .unwrap_or_default(),
+        Kind::TabwireChrome => serde_json::from_str::<Value>(text)
+            .map(|e| e["result"].as_str().unwrap_or_default().to_owned())
             .unwrap_or_default(),
         // "### Result\n<value>\n### Ran Playwright code…"
         Kind::Playwright => text

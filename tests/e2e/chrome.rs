@@ -1086,3 +1086,156 @@ async fn two_agents_on_one_browser_keep_to_their_own_tabs() {
         title_b.text
     );
 }
+
+#[tokio::test]
+async fn both_faces_serve_at_once_on_one_engine() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with("chrome-both", &["--face", "btap,chrome"]).await;
+    let tools = tw.client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(
+        names.contains(&"scan_page") && names.contains(&"chrome_read_page"),
+        "{names:?}"
+    );
+    assert_eq!(names.len(), 51 + 28, "no name is served twice: {names:?}");
+    // One session, one current tab, whichever face names it.
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let read = tw.chrome_ok("chrome_read_page", json!({})).await;
+    assert_eq!(read["title"], "Form", "{read}");
+
+    // The client configuration carries the face.
+    let printed = tokio::process::Command::new(crate::support::BINARY)
+        .args(["--face", "chrome", "print-config", "codex"])
+        .output()
+        .await
+        .unwrap();
+    let printed = String::from_utf8_lossy(&printed.stdout);
+    assert!(
+        printed.contains("args = [\"--face\",\"chrome\"]"),
+        "{printed}"
+    );
+    let bad = tokio::process::Command::new(crate::support::BINARY)
+        .args(["--face", "nope", "print-config", "codex"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown face 'nope'"));
+}
+
+/// A plausible value for a required parameter, so a call fails only on what a test breaks.
+fn plausible(name: &str, schema: &Value, site: &Site, tab: u64) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match name {
+        "url" => json!(site.url("form.html")),
+        "tabId" => json!(tab),
+        "value" | "query" | "eventName" | "code" | "jsScript" => json!("1"),
+        "keys" => json!("Enter"),
+        "selector" => json!("#name"),
+        _ => json!("1"),
+    }
+}
+
+/// A value of the wrong type for a schema.
+fn wrong_type(schema: &Value) -> Option<Value> {
+    let kind = match &schema["type"] {
+        Value::String(kind) => kind.clone(),
+        Value::Array(kinds) if kinds.len() == 1 => kinds[0].as_str()?.to_owned(),
+        _ => return None,
+    };
+    Some(match kind.as_str() {
+        "string" => json!(12345),
+        "integer" | "number" => json!("not a number"),
+        "boolean" => json!("yes"),
+        "array" => json!("not a list"),
+        "object" => json!(7),
+        _ => return None,
+    })
+}
+
+#[tokio::test]
+async fn every_tool_names_the_argument_it_refuses_and_the_server_serves_on() {
+    let site = Site::start().await;
+    let tw = chrome("chrome-bad-input").await;
+    let tab = open(&tw, &site.url("form.html")).await;
+    let tools = tw.client.list_all_tools().await.unwrap();
+    let mut checked = 0;
+    for tool in &tools {
+        let properties = tool
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let required: Vec<String> = tool
+            .input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Each required argument missing: refused, and named.
+        for missing in &required {
+            let mut args = serde_json::Map::new();
+            for other in required.iter().filter(|r| *r != missing) {
+                args.insert(
+                    other.clone(),
+                    plausible(other, &properties[other], &site, tab),
+                );
+            }
+            let reply = tw.chrome(&tool.name, Value::Object(args)).await;
+            assert!(
+                reply.is_error,
+                "{} without {missing} was not refused: {}",
+                tool.name, reply.text
+            );
+            assert!(
+                reply.text.contains(missing.as_str()),
+                "{} without {missing}: {}",
+                tool.name,
+                reply.text
+            );
+            checked += 1;
+        }
+        // Each argument of the wrong type: refused, and named.
+        for (name, schema) in &properties {
+            let Some(bad) = wrong_type(schema) else {
+                continue;
+            };
+            let mut args = serde_json::Map::new();
+            for r in &required {
+                args.insert(r.clone(), plausible(r, &properties[r], &site, tab));
+            }
+            args.insert(name.clone(), bad.clone());
+            let reply = tw.chrome(&tool.name, Value::Object(args)).await;
+            assert!(
+                reply.is_error,
+                "{} with {name}: {bad} was not refused: {}",
+                tool.name, reply.text
+            );
+            assert!(
+                reply.text.contains(name.as_str()),
+                "{} with {name}: {bad}: {}",
+                tool.name,
+                reply.text
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} cases");
+    // Unknown tab ids are refused the same way, and the server serves on.
+    for tool in ["chrome_read_page", "chrome_screenshot", "chrome_javascript"] {
+        let reply = tw
+            .chrome(tool, json!({ "tabId": 987_654, "code": "1" }))
+            .await;
+        assert!(reply.is_error, "{tool}: {}", reply.text);
+        assert!(reply.text.contains("987654"), "{tool}: {}", reply.text);
+    }
+    assert_eq!(js(&tw, "return document.title").await, "Form");
+}

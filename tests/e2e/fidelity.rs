@@ -141,6 +141,112 @@ async fn scan_page_has_every_named_control_of_chromiums_accessibility_tree() {
     );
 }
 
+/// The chrome face's outline (`chrome_read_page`, the whole page) against the same
+/// tree: every named control must be on a line with its role and name, and its ref, given
+/// to `chrome_click_element`, must put the click on that very element, frames included.
+#[tokio::test]
+async fn read_page_has_every_named_control_of_chromiums_accessibility_tree() {
+    let site = Site::start().await;
+    let browser = DebuggingBrowser::launch("fidelity-chrome-browser").await;
+    let tw = Tabwire::stdio_with(
+        "fidelity-chrome",
+        &["--cdp-endpoint", &browser.http, "--face", "btap,chrome"],
+    )
+    .await;
+    let cdp = Cdp::connect(&browser.ws).await;
+    let (mut controls_total, mut matched_total, mut chars_total) = (0, 0, 0);
+    let mut missing = Vec::new();
+    println!("\nchrome_read_page fidelity against Chromium's accessibility tree");
+    println!(
+        "{:<16} {:>8} {:>8} {:>9} {:>8}",
+        "page", "controls", "matched", "recall", "chars"
+    );
+    for name in PAGES {
+        let url = site.url(&format!("corpus/{name}"));
+        tw.ok("open_url", json!({ "url": url })).await;
+        let frames = chromium_frames(&cdp, &url).await;
+        let read = tw
+            .chrome_ok("chrome_read_page", json!({ "viewportOnly": false }))
+            .await;
+        let outline = read["pageContent"].as_str().unwrap_or_default().to_owned();
+        let targets = outline_targets(&outline);
+        let mut used = vec![false; targets.len()];
+        let (mut controls, mut matched) = (0, 0);
+        for frame in &frames {
+            for control in frame.controls.iter() {
+                if control.dropdown_option {
+                    if !outline.contains(&control.name) {
+                        missing.push(format!(
+                            "{name}: drop-down option {:?} not in its select's line",
+                            control.name
+                        ));
+                    }
+                    continue;
+                }
+                controls += 1;
+                match act_through(&tw, &cdp, frame, control, &targets, &mut used, Face::Chrome)
+                    .await
+                {
+                    Ok(()) => matched += 1,
+                    Err(why) => missing.push(format!(
+                        "{name}: {} {:?} ({}): {why}",
+                        control.role, control.name, frame.url
+                    )),
+                }
+            }
+        }
+        println!(
+            "{:<16} {controls:>8} {matched:>8} {:>8.1}% {:>8}",
+            name.trim_end_matches(".html"),
+            ratio(matched, controls),
+            outline.chars().count()
+        );
+        controls_total += controls;
+        matched_total += matched;
+        chars_total += outline.chars().count();
+    }
+    println!(
+        "{:<16} {controls_total:>8} {matched_total:>8} {:>8.1}% {chars_total:>8}",
+        "total",
+        ratio(matched_total, controls_total)
+    );
+    assert!(
+        missing.is_empty(),
+        "controls in Chromium's accessibility tree that chrome_read_page lacks or cannot act on:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The controls of an outline: `- role "name" [ref=ref_N]` lines.
+fn outline_targets(outline: &str) -> Vec<Target> {
+    outline
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start().strip_prefix("- ")?;
+            let at = line.find(" [ref=")?;
+            let reference = line[at + 6..].split(']').next()?.to_owned();
+            let head = &line[..at];
+            let (role, name) = match head.split_once(' ') {
+                Some((role, quoted)) => (
+                    role,
+                    quoted
+                        .trim()
+                        .trim_matches('"')
+                        .replace("\\\"", "\"")
+                        .replace("\\\\", "\\"),
+                ),
+                None => (head, String::new()),
+            };
+            Some(Target {
+                role: role.to_owned(),
+                name,
+                locator: json!({ "ref": reference }),
+                disabled: line.contains(" disabled"),
+            })
+        })
+        .collect()
+}
+
 /// One control from Chromium's accessibility tree.
 #[derive(Debug)]
 struct AxControl {
@@ -371,6 +477,44 @@ async fn act_on(
     targets: &[Target],
     used: &mut [bool],
 ) -> Result<(), String> {
+    act_through(tw, cdp, frame, control, targets, used, Face::Btap).await
+}
+
+/// Which face's click tool a target's locator goes to.
+#[derive(Clone, Copy)]
+enum Face {
+    /// `page_click` with the locator.
+    Btap,
+    /// `chrome_click_element` with the locator's ref.
+    Chrome,
+}
+
+/// Clicks through `page_click` (a btap locator) or `chrome_click_element` (a ref): is the
+/// reply an error, and what it said.
+async fn click_through(tw: &Tabwire, face: Face, locator: &Value) -> (bool, String) {
+    match face {
+        Face::Btap => {
+            let reply = tw.call("page_click", json!({ "selector": locator })).await;
+            (reply.is_error, reply.envelope.to_string())
+        }
+        Face::Chrome => {
+            let reply = tw
+                .chrome("chrome_click_element", json!({ "ref": locator["ref"] }))
+                .await;
+            (reply.is_error, reply.text)
+        }
+    }
+}
+
+async fn act_through(
+    tw: &Tabwire,
+    cdp: &Cdp,
+    frame: &Frame,
+    control: &AxControl,
+    targets: &[Target],
+    used: &mut [bool],
+    face: Face,
+) -> Result<(), String> {
     let candidates: Vec<usize> = (0..targets.len())
         .filter(|&i| !used[i] && same_control(&targets[i], control))
         .collect();
@@ -417,14 +561,9 @@ async fn act_on(
         .await
         .as_u64()
         .expect("clickLog: the corpus page's harness");
-        let reply = tw
-            .call("page_click", json!({ "selector": targets[i].locator }))
-            .await;
-        if reply.is_error {
-            tried.push(format!(
-                "{} → {}",
-                targets[i].locator, reply.envelope["error_code"]
-            ));
+        let (failed, said) = click_through(tw, face, &targets[i].locator).await;
+        if failed {
+            tried.push(format!("{} → {said}", targets[i].locator));
             continue;
         }
         let hit = on_node(
@@ -448,8 +587,8 @@ async fn act_on(
         )
         .await;
         tried.push(format!(
-            "{} → the page saw clicks on {seen}; reply {}",
-            targets[i].locator, reply.envelope["data"]
+            "{} → the page saw clicks on {seen}; reply {said}",
+            targets[i].locator
         ));
     }
     Err(format!("no locator put the click on it: {tried:?}"))

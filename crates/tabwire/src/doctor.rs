@@ -5,6 +5,26 @@ use crate::ServeArgs;
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let mut problems = 0;
     println!("tabwire {}", env!("CARGO_PKG_VERSION"));
+    match mcp::faces::by_names(&args.face) {
+        Ok(faces) => {
+            let named: Vec<String> = faces
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} ({} tools)",
+                        f.name,
+                        f.tools.iter().filter(|t| t.listed).count()
+                    )
+                })
+                .collect();
+            println!("ok   faces: {} (--face / TABWIRE_FACE)", named.join(", "));
+        }
+        Err(error) => {
+            problems += 1;
+            println!("BAD  faces: {error}");
+            println!("     fix: --face btap, --face chrome or --face btap,chrome");
+        }
+    }
     match &args.cdp_endpoint {
         Some(endpoint) => println!("ok   link: CDP endpoint {endpoint} (checked on first use)"),
         None => match engine::find_browser(args.browser_path.as_deref()) {

@@ -72,7 +72,7 @@ struct ServeArgs {
     /// Drive the user's own browsers through the tabwire extension instead.
     #[arg(long, conflicts_with_all = ["cdp_endpoint", "isolated", "headed", "headless", "browser_path", "user_data_dir"])]
     extension: bool,
-    /// The tool surfaces to serve: btap (BrowserTap's), or several comma-separated.
+    /// The tool surfaces to serve: btap (BrowserTap's), chrome (the Chrome MCP Server's), or both comma-separated.
     #[arg(
         long,
         env = "TABWIRE_FACE",
@@ -273,7 +273,18 @@ fn init_logging() {
         .init();
 }
 
-fn main() -> anyhow::Result<()> {
+/// Errors are said in one line (with their causes), never as a backtrace.
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("tabwire: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     // A browser starts the native-messaging host with the extension's origin as argument.
     if let Some(origin) = std::env::args()
         .nth(1)
@@ -306,7 +317,7 @@ fn main() -> anyhow::Result<()> {
                 browser_user_data_dir,
             }) => install_native_host(browser_user_data_dir),
             Some(Command::PrintConfig { client }) => {
-                println!("{}", print_config(client)?);
+                println!("{}", print_config(client, &cli.serve.face)?);
                 Ok(())
             }
         }
@@ -602,13 +613,26 @@ async fn shutdown_signal() {
     }
 }
 
-fn print_config(client: Client) -> anyhow::Result<String> {
+/// A client's configuration for this binary, with `--face` when it is not the default.
+fn print_config(client: Client, faces: &str) -> anyhow::Result<String> {
+    mcp::faces::by_names(faces).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let exe = exe.display().to_string();
-    let server = serde_json::json!({ "command": exe, "args": [] });
+    let args: Vec<&str> = if faces == "btap" {
+        Vec::new()
+    } else {
+        vec!["--face", faces]
+    };
+    let joined = args.join(" ");
+    let command_line = if joined.is_empty() {
+        exe.clone()
+    } else {
+        format!("{exe} {joined}")
+    };
+    let server = serde_json::json!({ "command": exe, "args": args });
     Ok(match client {
         Client::Claude => format!(
-            "claude mcp add tabwire -- {exe}\n\n# or in a client config file:\n{}",
+            "claude mcp add tabwire -- {command_line}\n\n# or in a client config file:\n{}",
             serde_json::to_string_pretty(
                 &serde_json::json!({ "mcpServers": { "tabwire": server } })
             )?
@@ -620,8 +644,12 @@ fn print_config(client: Client) -> anyhow::Result<String> {
             serde_json::to_string_pretty(&serde_json::json!({ "servers": { "tabwire": server } }))?
         }
         Client::Hermes => format!(
-            "mcp_servers:\n  tabwire:\n    command: {exe}\n    timeout: 120\n    connect_timeout: 60"
+            "mcp_servers:\n  tabwire:\n    command: {exe}\n    args: {}\n    timeout: 120\n    connect_timeout: 60",
+            serde_json::to_string(&args)?
         ),
-        Client::Codex => format!("[mcp_servers.tabwire]\ncommand = \"{exe}\"\nargs = []"),
+        Client::Codex => format!(
+            "[mcp_servers.tabwire]\ncommand = \"{exe}\"\nargs = {}",
+            serde_json::to_string(&args)?
+        ),
     })
 }

@@ -2,7 +2,7 @@
 //! `storeBase64`, sent as MCP image content with its real dimensions (never base64
 //! inside the text, where it would cost an agent a hundred thousand tokens).
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use engine::{ImageFormat, Input, ScreenshotRequest};
 
@@ -18,7 +18,7 @@ tool_params! {
     pub struct Screenshot {
         name: Option<String> = Str, optional, "file name for the saved PNG (a timestamp is added)";
         selector: Option<String> = Str, optional, "capture only this element (CSS selector or a ref)";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "tabwire captures without bringing the tab forward anyway";
         width: f64 = Num { min: 1.0, max: 20000.0 }, default(800.0), "accepted for compatibility: the image keeps the page's real size";

@@ -34,7 +34,7 @@ tool_params! {
         modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey} held during the click";
         waitForNavigation: bool = Bool, default(false), "wait for a navigation the click starts to load";
         timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(5000.0), "ms for the element and any navigation";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored: refs reach into frames by themselves";
     }
@@ -48,7 +48,7 @@ tool_params! {
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         r#ref: Option<String> = Str, optional, "a ref from chrome_read_page (takes precedence over selector)";
         value: Value = Any, required, "text for a field, an option's value or text for a select, true/false for a checkbox";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored: refs reach into frames by themselves";
     }
@@ -62,7 +62,7 @@ tool_params! {
         selector: Option<String> = Str, optional, "focus this element first (default: the focused element)";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         delay: f64 = Num { min: 0.0, max: 10_000.0 }, default(0.0), "ms between key sequences";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
@@ -75,7 +75,7 @@ tool_params! {
         action: String = Choice(&["left_click", "right_click", "double_click", "triple_click", "left_click_drag",
             "scroll", "scroll_to", "type", "key", "fill", "fill_form", "hover", "wait", "resize_page", "zoom",
             "screenshot"]), required, "what to do";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         background: bool = Bool, default(false), "tabwire never brings the window forward for input";
         r#ref: Option<String> = Str, optional, "element ref from chrome_read_page (click, scroll, type target, drag end)";
         coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y}";
@@ -106,7 +106,7 @@ tool_params! {
         base64Data: Option<String> = Str, optional, "not taken: upload from a file under an upload root";
         fileName: String = Str, default("uploaded-file"), "";
         multiple: bool = Bool, default(false), "";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }

@@ -292,20 +292,16 @@ pub const TOOLS: &[ToolDef] = &[
         "Send an injected script a command (a DOM event) and return its answer"),
 ];
 
-/// A `tabId` argument as the engine's tab handle ("3", or a full handle).
-pub fn tab_arg(tab: &Option<Value>) -> Option<String> {
-    match tab.as_ref()? {
-        Value::Number(n) => Some(n.to_string()),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    }
+/// A `tabId` argument as the engine's tab handle.
+pub fn tab_arg(tab: &Option<i64>) -> Option<String> {
+    tab.map(|id| id.to_string())
 }
 
 /// The tab a call names: its `tabId`, else the selected tab of its `windowId`, else
 /// None (this session's tab).
 pub async fn target_tab(
     call: &Call,
-    tab: &Option<Value>,
+    tab: &Option<i64>,
     window: Option<i64>,
 ) -> Result<Option<String>, ToolError> {
     if let Some(tab) = tab_arg(tab) {

@@ -21,13 +21,13 @@ tool_params! {
         maxCaptureTime: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(180_000.0), "ms until the capture stops by itself (0: never)";
         inactivityTimeout: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(60_000.0), "ms without requests until it stops by itself (0: never)";
         includeStatic: bool = Bool, default(false), "also images, styles, scripts, fonts and media";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
     }
 }
 
 tool_params! {
     pub struct CaptureStop {
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
     }
 }
 
@@ -39,7 +39,7 @@ tool_params! {
         maxCaptureTime: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(180_000.0), "ms";
         inactivityTimeout: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(60_000.0), "ms (0: never)";
         includeStatic: bool = Bool, default(false), "";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
@@ -51,7 +51,7 @@ tool_params! {
         body: Option<String> = Str, optional, "request body (POST, PUT, …)";
         timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(30_000.0), "ms";
         formData: Option<Value> = Object, optional, "multipart: {fields: {name: value}, files: [{name, filename, type, base64Data}]}";
-        tabId: Option<Value> = NativeTabId, optional, "the page to send it from (its origin and cookies)";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "the page to send it from (its origin and cookies)";
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use engine::TreeRequest;
 
 use super::tab_arg;
-use super::tabs::{ms, with_tab};
+use super::tabs::ms;
 use crate::face::{Call, Reply, ToolError};
 use crate::tool_params;
 
@@ -17,7 +17,7 @@ tool_params! {
         depth: Option<i64> = Int { min: 0, max: 1000 }, optional, "how many levels of the outline to show";
         refId: Option<String> = Str, optional, "only the subtree of this ref (from an earlier read)";
         viewportOnly: bool = Bool, default(true), "false: the whole page, not only what is in view (tabwire's addition)";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
@@ -27,7 +27,7 @@ tool_params! {
     #[allow(dead_code)]
     pub struct WebContent {
         url: Option<String> = Str, optional, "read the open tab with this URL (opened if none is)";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         background: bool = Bool, default(false), "do not bring the tab to the front";
         format: Option<String> = Choice(&["text", "html"]), optional, "text (main content and metadata, the default) or html (cleaned)";
         htmlContent: bool = Bool, default(false), "the older form of format: html";
@@ -41,7 +41,7 @@ tool_params! {
         textQuery: Option<String> = Str, optional, "only controls whose text contains this";
         selector: Option<String> = Str, optional, "only controls matching this CSS selector";
         includeCoordinates: bool = Bool, default(true), "";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
@@ -62,31 +62,30 @@ pub async fn read_page(call: Call, p: ReadPage) -> Result<Reply, ToolError> {
     };
     let snapshot = page.read_tree(&request, ms(30_000.0)).await?;
     let info = page.info();
-    let tips = if request.viewport_only && snapshot.offscreen > 0 {
-        format!(
-            "{} controls are outside the viewport: scroll (chrome_computer scroll) or read with viewportOnly: false",
-            snapshot.offscreen
-        )
-    } else {
-        "Act on a ref with chrome_click_element, chrome_fill_or_select or chrome_computer."
-            .to_owned()
-    };
-    let data = json!({
+    // Lean on purpose: the outline is what an agent reads; the rest is said only when it
+    // tells something.
+    let mut data = json!({
         "success": true,
-        "filter": if request.interactive_only { "interactive" } else { "all" },
+        "tabId": info.tab_id,
         "url": snapshot.url,
         "title": snapshot.title,
         "pageContent": snapshot.text,
-        "tips": tips,
-        "viewport": { "width": snapshot.viewport.width, "height": snapshot.viewport.height, "dpr": snapshot.viewport.dpr },
-        "stats": { "processed": snapshot.processed, "included": snapshot.lines, "frames": snapshot.frames },
         "refMapCount": snapshot.refs,
-        "truncated": snapshot.truncated,
-        "depth": p.depth,
-        "focus": p.refId.map(|r| json!({ "refId": r, "found": true })),
+        "viewport": { "width": snapshot.viewport.width, "height": snapshot.viewport.height, "dpr": snapshot.viewport.dpr },
     });
-    drop(page);
-    Ok(Reply::data(with_tab(data, &call, &info).await).on(info))
+    if request.viewport_only && snapshot.offscreen > 0 {
+        data["offscreen"] = json!(snapshot.offscreen);
+        data["tips"] = json!(
+            "more controls are outside the viewport: scroll, or read with viewportOnly: false"
+        );
+    }
+    if snapshot.truncated {
+        data["truncated"] = json!(true);
+    }
+    if let Some(reference) = p.refId {
+        data["focus"] = json!({ "refId": reference, "found": true });
+    }
+    Ok(Reply::data(data).on(info))
 }
 
 pub async fn get_web_content(call: Call, p: WebContent) -> Result<Reply, ToolError> {

@@ -14,7 +14,7 @@ use crate::tool_params;
 tool_params! {
     pub struct Javascript {
         code: String = Str, required, "runs as an async function body: await and return work";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         timeoutMs: f64 = Num { min: 0.0, max: 600_000.0 }, default(15_000.0), "";
         maxOutputBytes: i64 = Int { min: 1, max: 10_000_000 }, default(51_200), "the result is cut past this (and says so)";
     }
@@ -25,7 +25,7 @@ tool_params! {
     #[allow(dead_code)]
     pub struct Console {
         url: Option<String> = Str, optional, "open this URL in the session's tab first";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "";
         includeExceptions: bool = Bool, default(true), "";
@@ -44,7 +44,7 @@ tool_params! {
     pub struct HandleDialog {
         action: String = Choice(&["accept", "dismiss"]), required, "";
         promptText: Option<String> = Str, optional, "the answer to a prompt";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
@@ -53,7 +53,7 @@ tool_params! {
     #[allow(dead_code)]
     pub struct InjectScript {
         url: Option<String> = Str, optional, "open this URL in the session's tab first";
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "";
         r#type: String = Choice(&["ISOLATED", "MAIN"]), required, "the world: ISOLATED (its own) or MAIN (the page's)";
@@ -63,7 +63,7 @@ tool_params! {
 
 tool_params! {
     pub struct SendCommand {
-        tabId: Option<Value> = NativeTabId, optional, "";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         eventName: String = Str, required, "the event the injected script listens for";
         payload: Option<String> = Str, optional, "JSON text passed as event.detail.payload";
     }

@@ -14,7 +14,7 @@ tool_params! {
     pub struct Navigate {
         url: Option<String> = Str, optional, "URL to open; \"back\" or \"forward\" move through the tab's history";
         newWindow: bool = Bool, default(false), "open it in a new window";
-        tabId: Option<Value> = NativeTabId, optional, "navigate this tab instead of opening one";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "navigate this tab instead of opening one";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "a window of the browser (informational)";
         background: bool = Bool, default(false), "do not bring the tab to the front or make it this session's tab";
         width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "window width in px; opens a new window";
@@ -34,7 +34,7 @@ tool_params! {
 
 tool_params! {
     pub struct SwitchTab {
-        tabId: Value = NativeTabId, required, "the tab to switch to";
+        tabId: i64 = Int { min: 0, max: i64::MAX }, required, "the tab to switch to";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "its window (checked when given)";
     }
 }
@@ -43,7 +43,7 @@ tool_params! {
     pub struct BackOrForward {
         direction: Option<String> = Choice(&["back", "forward"]), optional, "back (the default) or forward";
         isForward: Option<bool> = Bool, optional, "true: forward (the older form of direction)";
-        tabId: Option<Value> = NativeTabId, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
     }
 }
 
@@ -332,7 +332,7 @@ fn closed_ids(results: &[CloseResult]) -> Vec<u64> {
 }
 
 pub async fn switch_tab(call: Call, p: SwitchTab) -> Result<Reply, ToolError> {
-    let handle = tab_arg(&Some(p.tabId)).unwrap_or_default();
+    let handle = p.tabId.to_string();
     let (browser, tab) = call.session.switch_tab(Some(&handle), None, None).await?;
     let info = browser.info(&tab, Some(tab.tab_id));
     if let Some(window) = p.windowId {
