@@ -166,7 +166,8 @@ TW.read_tree = function (args) {
         let text = '- ' + (tag === 'iframe' || tag === 'frame' ? 'iframe' : line.role);
         if (name) text += ' ' + quoteName(name, TREE_NAME_MAX);
         text += ' [ref=' + ref + ']';
-        const point = { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) };
+        // Where to point at it; an element out of view must be scrolled to first anyway.
+        const point = inView(r) ? { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) } : null;
         const tail = treeValue(k) + treeFlags(k, line.role).map(f => ' ' + f).join('');
         if (!push(depth, text, point)) return;
         Object.assign(nodes[nodes.length - 1], { t: tail, r: ref, role: line.role, name: clip(name, TREE_NAME_MAX) });

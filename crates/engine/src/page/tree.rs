@@ -67,9 +67,8 @@ pub struct Control {
     pub reference: String,
     pub role: String,
     pub name: String,
-    /// Its centre in the top viewport.
-    pub x: f64,
-    pub y: f64,
+    /// Its centre in the top viewport, when it is in view.
+    pub point: Option<(f64, f64)>,
     pub disabled: bool,
 }
 
@@ -229,8 +228,7 @@ impl Page {
                             reference: reference.to_owned(),
                             role: node["role"].as_str().unwrap_or_default().to_owned(),
                             name: node["name"].as_str().unwrap_or_default().to_owned(),
-                            x: point.map_or(0.0, |p| p.0),
-                            y: point.map_or(0.0, |p| p.1),
+                            point,
                             disabled: node["off"] == true,
                         });
                         Line {

@@ -155,8 +155,10 @@ pub async fn get_interactive_elements(
                 "type": c.role, "text": c.name, "ref": c.reference,
                 "isInteractive": true, "disabled": c.disabled,
             });
-            if p.includeCoordinates {
-                element["coordinates"] = json!({ "x": c.x, "y": c.y });
+            if p.includeCoordinates
+                && let Some((x, y)) = c.point
+            {
+                element["coordinates"] = json!({ "x": x, "y": y });
             }
             element
         })
