@@ -257,3 +257,63 @@ async fn scan_extra_js_values_convert_as_execute_js_converts_them() {
         "{thrown}"
     );
 }
+
+#[tokio::test]
+async fn a_truncated_scan_names_a_cursor_that_reads_on_to_the_end() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("scan-cursor").await;
+    tw.ok("open_url", json!({ "url": site.url("list/300") }))
+        .await;
+    let mut cursor: Option<String> = None;
+    let mut content = String::new();
+    let mut names = std::collections::BTreeSet::new();
+    let mut pages = 0;
+    loop {
+        let mut args = json!({ "cutlist": false, "maxchars": 4000, "max_targets": 50 });
+        if let Some(cursor) = &cursor {
+            args["cursor"] = json!(cursor);
+        }
+        let scan = tw.ok("scan_page", args).await;
+        pages += 1;
+        content.push_str(scan["content"].as_str().unwrap());
+        for target in scan["observation"]["targets"].as_array().unwrap() {
+            let name = target["locator"]["name"]
+                .as_str()
+                .or(target["name"].as_str())
+                .unwrap_or_default();
+            names.insert(name.to_owned());
+        }
+        match scan["continuation"]["cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+        assert!(pages < 50, "the cursor does not advance");
+    }
+    assert!(pages > 2, "the page should need several reads: {pages}");
+    // Every control and all the text, once the cursor has run out.
+    for i in [0, 150, 299] {
+        assert!(
+            names.contains(&format!("Item {i}")),
+            "Item {i} never listed"
+        );
+        assert!(names.contains(&format!("Add {i}")), "Add {i} never listed");
+    }
+    assert_eq!(names.iter().filter(|n| n.starts_with("Item ")).count(), 300);
+    assert!(
+        content.contains("Item 0") && content.contains("Item 299"),
+        "the text was not read through"
+    );
+    assert!(content.contains("End of results"));
+    // A target read through the cursor acts on its element.
+    let late = tw
+        .ok(
+            "scan_page",
+            json!({ "cutlist": false, "maxchars": 4000, "max_targets": 1, "cursor": "0:599" }),
+        )
+        .await;
+    let locator = late["observation"]["targets"][0]["locator"].clone();
+    tw.ok("page_click", json!({ "selector": locator })).await;
+    let bad = tw.call("scan_page", json!({ "cursor": "soon" })).await;
+    assert_eq!(bad.error_code(), "invalid_request");
+    assert_eq!(bad.envelope["diagnostics"]["param"], "cursor");
+}

@@ -373,13 +373,17 @@ function insideCollapsed(el, collapsed) {
   return false;
 }
 
-function observe(max, collapsed) {
+// The controls and frames of the page in document order, from the `skip`th on, at most
+// `max`; `truncated` when more remain (the next call starts at skip + max).
+function observe(max, collapsed, skip, refBase) {
   const out = { targets: [], frames: [], truncated: false };
   if (!(max > 0)) return out;
   const picked = [];
+  let seen = 0;
   walkDeep(document, el => {
     if (!el.matches(TARGET_SEL) || dropdownOption(el) || !isVisible(el)) return;
     if (collapsed.size && insideCollapsed(el, collapsed)) return;
+    if (seen++ < skip) return;
     if (picked.length === max) { out.truncated = true; return false; }
     picked.push(el);
   });
@@ -409,9 +413,12 @@ function observe(max, collapsed) {
     };
     const [tool, reason] = recommend(el, tag, role, box, state);
     // Compact on purpose: every target costs the agent tokens. A role locator already
-    // carries the role and name; defaults (editable false, in view) are left out.
-    const t = { locator: locator || cssLocator(el) };
-    if (!locator) {
+    // carries the role and name; otherwise a ref (refs.js) names the element, shorter than
+    // any CSS path and as exact; a file input keeps its CSS (upload_files takes CSS).
+    // Defaults (editable false, in view) are left out.
+    if (!locator) locator = tag === 'input' && el.type === 'file' ? cssLocator(el) : { ref: refFor(el, refBase) };
+    const t = { locator };
+    if (!locator.role) {
       if (role) t.role = role; else t.tag = tag;
       if (name) t.name = clip(name, 80);
     }
@@ -436,11 +443,20 @@ TW.scan = function (args) {
   const maxchars = a.maxchars > 0 ? Math.floor(a.maxchars) : 35000;
   const maxTargets = a.max_targets == null ? 80 : Math.max(0, Math.floor(a.max_targets));
   const r = renderContent(html, cutOn);
-  let content = r.content;
-  const total = content.length;
-  const truncated = total > maxchars;
+  const total = r.content.length;
+  // A continuation (the cursor a truncated reply names) starts where the last one ended.
+  const start = Math.min(a.content_offset > 0 ? Math.floor(a.content_offset) : 0, total);
+  let end = Math.min(start + maxchars, total);
+  // End at a line break when there is one in the last half, so no tag is cut in two.
+  if (end < total) {
+    const lineEnd = r.content.lastIndexOf('\n', end);
+    if (lineEnd > start + maxchars / 2) end = lineEnd + 1;
+  }
+  const truncated = end < total;
+  const skip = a.targets_offset > 0 ? Math.floor(a.targets_offset) : 0;
+  let content = r.content.slice(start, end);
   if (truncated) {
-    content = content.slice(0, maxchars) + '\n[… truncated: ' + (total - maxchars) + ' more chars; raise maxchars or scroll]';
+    content += '\n[… truncated: ' + (total - end) + ' more chars; pass the continuation cursor to read on]';
   }
   const render = renderState();
   const se = document.scrollingElement || document.documentElement;
@@ -467,6 +483,15 @@ TW.scan = function (args) {
     scroll_height: se ? se.scrollHeight : 0,
     device_pixel_ratio: window.devicePixelRatio,
   };
-  out.observation = observe(maxTargets, r.collapsed);
+  out.observation = observe(maxTargets, r.collapsed, skip, a.ref_base > 0 ? a.ref_base : 1);
+  out.ref_next = nextRefNumber();
+  if (truncated || out.observation.truncated) {
+    out.continuation = {
+      cursor: (truncated ? end : total) + ':' + (out.observation.truncated ? skip + maxTargets : skip + out.observation.targets.length + out.observation.frames.length),
+      content_offset: start,
+      chars_remaining: total - end,
+      targets_remaining: out.observation.truncated,
+    };
+  }
   return out;
 };

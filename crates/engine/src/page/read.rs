@@ -14,6 +14,9 @@ pub struct ScanRequest {
     pub max_targets: u64,
     pub frame: Vec<Value>,
     pub extra_js: Option<String>,
+    /// Where a continuation starts: the content's character and the target's index.
+    pub content_offset: u64,
+    pub targets_offset: u64,
 }
 
 impl Page {
@@ -49,10 +52,19 @@ impl Page {
                     "cutlist": request.cutlist,
                     "maxchars": request.maxchars,
                     "max_targets": request.max_targets,
+                    "content_offset": request.content_offset,
+                    "targets_offset": request.targets_offset,
+                    "ref_base": self.next_ref(),
                 }),
                 timeout,
             )
             .await?;
+        if let Some(next) = result.get("ref_next").and_then(Value::as_u64) {
+            self.note_refs_until(next);
+        }
+        if let Some(map) = result.as_object_mut() {
+            map.remove("ref_next");
+        }
         if result.get("content").is_none() {
             let message = result["message"]
                 .as_str()

@@ -192,10 +192,7 @@ impl Page {
         focus: Option<&str>,
         timeout: Duration,
     ) -> Result<Document> {
-        let ref_base = self
-            .browser
-            .tab_by_target(&self.tab.target_id)
-            .map_or(1, |tab| tab.refs.next);
+        let ref_base = self.next_ref();
         let reply = self
             .run_ok(
                 ctx,
@@ -210,10 +207,7 @@ impl Page {
                 timeout,
             )
             .await?;
-        let next = reply["ref_next"].as_u64().unwrap_or(ref_base);
-        self.browser.update_tab(&self.tab.target_id, |tab| {
-            tab.refs.next = tab.refs.next.max(next);
-        });
+        self.note_refs_until(reply["ref_next"].as_u64().unwrap_or(ref_base));
         let lines = reply["nodes"]
             .as_array()
             .map(|nodes| {
@@ -263,6 +257,20 @@ impl Page {
             lines,
             frames,
         })
+    }
+
+    /// The next ref number this tab hands out.
+    pub(crate) fn next_ref(&self) -> u64 {
+        self.browser
+            .tab_by_target(&self.tab.target_id)
+            .map_or(1, |tab| tab.refs.next)
+    }
+
+    /// Notes that a document handed out refs up to (not including) `next`.
+    pub(crate) fn note_refs_until(&self, next: u64) {
+        self.browser.update_tab(&self.tab.target_id, |tab| {
+            tab.refs.next = tab.refs.next.max(next);
+        });
     }
 
     /// Records the frame path of every ref a framed document handed out.

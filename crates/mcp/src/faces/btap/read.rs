@@ -22,6 +22,7 @@ tool_params! {
         timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
         frame: Option<Value> = List, nullable, "iframe locator path to scan inside (tabwire)";
         max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls listed in observation.targets (tabwire)";
+        cursor: String = Str, default(""), "read on from a truncated reply: its continuation.cursor (tabwire)";
     }
 }
 
@@ -59,6 +60,10 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
+    let (content_offset, targets_offset) = match p.cursor.trim() {
+        "" => (0, 0),
+        cursor => parse_cursor(cursor)?,
+    };
     let request = ScanRequest {
         text_only: p.text_only,
         cutlist: p.cutlist,
@@ -66,12 +71,27 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         max_targets: p.max_targets as u64,
         frame: frame_path(p.frame.as_ref())?,
         extra_js: Some(p.extra_js).filter(|js| !js.is_empty()),
+        content_offset,
+        targets_offset,
     };
     let mut data = page.scan(&request, params::seconds(p.timeout)).await?;
     if !p.instruction.is_empty() {
         data["instruction"] = json!(p.instruction);
     }
     Ok(Reply::data(data).on(page.info()))
+}
+
+/// `"35000:80"` → the content character and the target index a continuation starts at.
+fn parse_cursor(cursor: &str) -> Result<(u64, u64), ToolError> {
+    let parsed = cursor
+        .split_once(':')
+        .and_then(|(c, t)| Some((c.trim().parse().ok()?, t.trim().parse().ok()?)));
+    parsed.ok_or_else(|| {
+        ToolError::param(
+            "cursor",
+            "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\"",
+        )
+    })
 }
 
 pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> {
