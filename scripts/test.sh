@@ -26,6 +26,6 @@ fi
 cargo nextest run --workspace --no-fail-fast "$@"
 
 # The same page-tool tests over the extension link.
-link_suite='test(/^(input|reading|script|capture|browser_data|tabs|basics|fidelity|chrome)::/)'
+link_suite='test(/^(input|reading|script|capture|browser_data|tabs|basics|fidelity|chrome|search)::/)'
 TABWIRE_E2E_LINK=extension cargo nextest run -p tabwire --test e2e --no-fail-fast \
   -E "$link_suite" "$@"

@@ -2,6 +2,7 @@
 //! `cargo run -p bench --release -- agents [--loops N]`
 //! `cargo run -p bench --release -- link [--runs N]`
 //! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
+//! `cargo run -p bench --release -- search [--model DIR]…`
 //!
 //! Drives the release `tabwire` binary (and, for `peers`, Playwright MCP and Chrome
 //! DevTools MCP) with rmcp's client, against pages served on loopback, and prints medians
@@ -15,6 +16,7 @@ mod pages;
 mod peers;
 mod procs;
 mod report;
+mod search;
 mod servers;
 mod stats;
 
@@ -43,7 +45,18 @@ async fn main() -> anyhow::Result<()> {
         }
         Some("link") => link::run(runs.unwrap_or(20)).await,
         Some("peers") => peers(runs.unwrap_or(15), &args).await,
-        Some(other) => bail!("unknown benchmark '{other}'; available: page, agents, link, peers"),
+        Some("search") => {
+            // Each --model DIR is run after the shipped model, for comparison.
+            let models: Vec<String> = args
+                .windows(2)
+                .filter(|w| w[0] == "--model")
+                .map(|w| w[1].clone())
+                .collect();
+            search::run(&models).await
+        }
+        Some(other) => {
+            bail!("unknown benchmark '{other}'; available: page, agents, link, peers, search")
+        }
     }
 }
 

@@ -433,6 +433,16 @@ async fn two_browser_profiles_are_linked_at_once() {
         (Some("Form"), Some("Below the fold"))
     );
 
+    // Tab search reads the tabs of both profiles.
+    for (query, handle) in [("Deep button below the fold", b), ("Form", a)] {
+        let found = tw.ok("search_tabs", json!({ "query": query })).await;
+        assert_eq!(
+            found["results"][0]["session_id"],
+            handle.as_str(),
+            "{query}: {found}"
+        );
+    }
+
     // By URL pattern, the second profile's tab is found and closed like the first's.
     let switched = tw
         .ok("switch_tab", json!({ "url_pattern": "fold.html" }))

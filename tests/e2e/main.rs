@@ -21,4 +21,5 @@ mod permissions;
 mod protocol;
 mod reading;
 mod script;
+mod search;
 mod tabs;

@@ -95,6 +95,10 @@ fn routes() -> Router {
             get(|UrlPath(name): UrlPath<String>| async move { page(&name) }),
         )
         .route(
+            "/search/{name}",
+            get(|UrlPath(name): UrlPath<String>| async move { page(&format!("search/{name}")) }),
+        )
+        .route(
             "/corpus/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&format!("corpus/{name}")) }),
         )
@@ -235,7 +239,10 @@ pub const DATA_JSON: &str = "{\"rows\": [1, 2, 3], \"note\": \"caf\u{e9}\"}";
 
 /// A page by file name: `name`, or `corpus/name` for the fidelity corpus.
 fn page(name: &str) -> Response {
-    let file = name.strip_prefix("corpus/").unwrap_or(name);
+    let file = ["corpus/", "search/"]
+        .iter()
+        .find_map(|dir| name.strip_prefix(dir))
+        .unwrap_or(name);
     if file.contains("..") || file.contains('/') {
         return StatusCode::NOT_FOUND.into_response();
     }

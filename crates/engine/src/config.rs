@@ -67,4 +67,19 @@ pub struct EngineConfig {
     pub extension_stamp: Option<String>,
     /// Where bookmark subtrees are saved before they are removed.
     pub backup_dir: PathBuf,
+    /// The text-embedding model tab search uses.
+    pub embed_model: EmbedModel,
+}
+
+/// Which text-embedding model tab search uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum EmbedModel {
+    /// The one compiled into the binary.
+    #[default]
+    Shipped,
+    /// None: search is lexical only.
+    Off,
+    /// One in a directory (`vectors.bin`, `vocab.tsv`, `normalize.tsv`), e.g. a bigger or
+    /// smaller distillation made by `scripts/distill-embeddings.sh`.
+    Dir(PathBuf),
 }

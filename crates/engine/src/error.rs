@@ -142,6 +142,7 @@ named_enum! {
         Folder => "folder",
         Window => "window",
         Request => "request",
+        Query => "query",
     }
 }
 

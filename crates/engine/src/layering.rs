@@ -20,9 +20,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["page", "browser", "error", "config", "ids", "files"],
     ),
     (
+        "search",
+        &["page", "browser", "error", "config", "ids", "files"],
+    ),
+    (
         "agents",
         &[
             "recordings",
+            "search",
             "data",
             "page",
             "browser",

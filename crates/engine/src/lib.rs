@@ -4,7 +4,8 @@
 //! - base: `config`, `error`, `ids`, `files`;
 //! - `browser`: launching and linking browsers, the tab table, dialogs, browser APIs;
 //! - `page`: page operations on one reserved tab, and the page script;
-//! - `data` and `recordings`: browser data and network/console captures;
+//! - `data`, `recordings` and `search`: browser data, network/console captures, and the
+//!   search index of every open tab;
 //! - `agents`: the shared [`Engine`] and each agent's [`AgentSession`].
 //!
 //! Page work is CDP commands plus one injected page script (`page_script/*.js`), the same
@@ -20,6 +21,7 @@ pub mod files;
 pub mod ids;
 pub mod page;
 pub mod recordings;
+pub mod search;
 
 #[cfg(test)]
 mod layering;

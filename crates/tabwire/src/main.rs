@@ -119,6 +119,10 @@ struct ServeArgs {
     /// Run the browser link in this process even for a shared profile (no broker).
     #[arg(long)]
     no_broker: bool,
+    /// Tab search's embedding model: the shipped one (default), `off` (search by words
+    /// only), or a directory made by scripts/distill-embeddings.sh.
+    #[arg(long, value_name = "off|DIR", env = "TABWIRE_EMBED_MODEL")]
+    embed_model: Option<String>,
 }
 
 impl ServeArgs {
@@ -167,6 +171,9 @@ impl ServeArgs {
         }
         for arg in &self.browser_args {
             flag("--browser-arg", Some(arg.clone()));
+        }
+        if let Some(model) = &self.embed_model {
+            flag("--embed-model", Some(model.clone()));
         }
         args
     }
@@ -391,6 +398,11 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
         output_dir,
         upload_roots,
         download_roots,
+        embed_model: match args.embed_model.as_deref() {
+            None | Some("") => engine::config::EmbedModel::Shipped,
+            Some("off") => engine::config::EmbedModel::Off,
+            Some(dir) => engine::config::EmbedModel::Dir(dir.into()),
+        },
     })
 }
 

@@ -33,6 +33,8 @@ pub struct Engine {
     pub receipts: Receipts,
     pub recordings: Recordings,
     pub leases: Arc<Leases>,
+    /// The search index of every open tab, kept current in the background.
+    pub search: Arc<crate::search::TabSearch>,
     creations: tabs::Creations,
     next_session: AtomicU64,
     live_sessions: std::sync::atomic::AtomicUsize,
@@ -72,9 +74,11 @@ impl Engine {
             };
             tokio::spawn(async move { leases.restore_leftovers(&browser).await });
         }));
+        let search = crate::search::TabSearch::start(browsers.clone(), config.clone());
         Arc::new(Engine {
             config,
             browsers,
+            search,
             receipts: Receipts::default(),
             recordings: Recordings::default(),
             leases,

@@ -11,8 +11,15 @@ use crate::data::downloads::{self, DownloadRequest, DownloadWait, FoundDownload}
 use crate::data::permissions::LeaseRequest;
 use crate::error::Result;
 use crate::recordings::{ConsolePage, NetworkFilter, NetworkOptions};
+use crate::search::{SearchReport, SearchRequest};
 
 impl AgentSession {
+    /// Searches every open tab of every connected browser (not only this session's: the
+    /// tool exists to find the tab the agent does not know about).
+    pub async fn search_tabs(&self, request: &SearchRequest) -> Result<SearchReport> {
+        self.engine.search.search(request).await
+    }
+
     pub async fn network_capture_start(
         &self,
         handle: Option<&str>,

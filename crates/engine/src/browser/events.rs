@@ -35,12 +35,15 @@ pub(super) async fn track(browser: Weak<Browser>, mut events: Receiver<Arc<Event
 fn on_event(browser: &Arc<Browser>, event: &Event) {
     let params = &event.params;
     match event.method.as_str() {
-        "Target.targetCreated" | "Target.targetInfoChanged" => {
-            browser.note_target(&params["targetInfo"]);
+        "Target.targetCreated" | "Target.targetInfoChanged"
+            if browser.note_target(&params["targetInfo"]).is_some() =>
+        {
+            browser.registry.note_change();
         }
         "Target.targetDestroyed" => {
             if let Some(target_id) = params["targetId"].as_str() {
                 browser.forget_tab(target_id);
+                browser.registry.note_change();
             }
         }
         "Target.detachedFromTarget" => {
@@ -60,6 +63,7 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                     tab.main_frame = Some(frame.to_owned());
                     tab.new_document();
                 });
+                browser.registry.note_change();
             }
         }
         "Browser.downloadWillBegin" | "Browser.downloadProgress" => {

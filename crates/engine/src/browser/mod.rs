@@ -149,6 +149,7 @@ impl Browser {
             .cloned()
             .unwrap_or_default();
         let (added, closed) = lock(&self.table).reconcile(&self.registry, &self.client_id, &infos);
+        self.registry.note_change();
         if added + closed > 0 {
             tracing::debug!(added, closed, client = %self.client_id, "tab table resynchronised");
         }
@@ -259,6 +260,7 @@ impl Browser {
         for target in &targets {
             self.forget_tab(target);
         }
+        self.registry.note_change();
         targets.len()
     }
 

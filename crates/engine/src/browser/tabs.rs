@@ -284,6 +284,9 @@ impl TabTable {
 pub struct TabRegistry {
     next: AtomicU64,
     records: Mutex<HashMap<TargetKey, TabRecord>>,
+    /// Rises whenever a tab of any browser appears, closes, or changes URL, title or
+    /// document, so a watcher (the tab search index) wakes without polling.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 type TargetKey = (String, String);
@@ -306,11 +309,22 @@ impl Default for TabRegistry {
         TabRegistry {
             next: AtomicU64::new(1),
             records: Mutex::new(HashMap::new()),
+            changes: tokio::sync::watch::Sender::new(0),
         }
     }
 }
 
 impl TabRegistry {
+    /// Says that some tab appeared, closed or changed.
+    pub(crate) fn note_change(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Wakes on every [`TabRegistry::note_change`].
+    pub fn watch_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
     /// The id of a live target, made on first sight; None if it is known to have closed.
     /// A linked browser names its targets after Chrome's own tab ids (`tab-N`), which are
     /// kept as ours; elsewhere ids come from a counter and are never reused.

@@ -43,7 +43,8 @@ pub struct Page {
     pub browser: Arc<Browser>,
     pub tab: Tab,
     pub(crate) session: String,
-    _reservation: OwnedMutexGuard<()>,
+    /// None for an observer (`Page::observe`), which reads without reserving.
+    _reservation: Option<OwnedMutexGuard<()>>,
     pub(crate) config: Arc<EngineConfig>,
     /// Modifier keys held for the mouse events of the operation running now.
     modifiers: std::sync::atomic::AtomicU32,
@@ -101,7 +102,19 @@ impl Page {
                     .map_err(|_| busy())?
             }
         };
-        Page::attach(browser, tab, reservation, config).await
+        Page::attach(browser, tab, Some(reservation), config).await
+    }
+
+    /// A tab to read without reserving it, for work no agent asked for (the tab search
+    /// index reading main content): a reservation would make an agent's call on that
+    /// tab answer `target_busy`. Only side-effect-free reads of tabwire's own world may
+    /// run through it; nothing that acts, navigates, waits on input or leaves state.
+    pub async fn observe(
+        browser: Arc<Browser>,
+        tab: Tab,
+        config: Arc<EngineConfig>,
+    ) -> Result<Page> {
+        Page::attach(browser, tab, None, config).await
     }
 
     /// Reserves a tab for a navigation: a script still holding it after its caller
@@ -131,14 +144,14 @@ impl Page {
                     tab: browser.handle(&tab),
                     held_by: Some(busy.clone()),
                 })?;
-        let page = Page::attach(browser, tab, reservation, config).await?;
+        let page = Page::attach(browser, tab, Some(reservation), config).await?;
         Ok((page, Some(busy)))
     }
 
     async fn attach(
         browser: Arc<Browser>,
         tab: Tab,
-        reservation: OwnedMutexGuard<()>,
+        reservation: Option<OwnedMutexGuard<()>>,
         config: Arc<EngineConfig>,
     ) -> Result<Page> {
         let session = browser.session_for(&tab.target_id).await?;

@@ -154,6 +154,25 @@ impl Page {
         ))
     }
 
+    /// The top document's `document.readyState`.
+    pub async fn ready_state(&self, timeout: Duration) -> Result<String> {
+        let state = self
+            .run(&self.top(), "readiness", json!({}), timeout)
+            .await?;
+        Ok(state["ready_state"].as_str().unwrap_or_default().to_owned())
+    }
+
+    /// Waits up to `patience` for the top document to finish loading; whether it did.
+    pub async fn wait_ready(&self, patience: Duration) -> bool {
+        let top = self.top();
+        poll(patience, "waiting for the page to load", || async {
+            let state = self.run(&top, "readiness", json!({}), patience).await?;
+            Ok(state["ready_state"] == "complete")
+        })
+        .await
+        .is_ok()
+    }
+
     /// How many top documents the tab has had (a navigation adds one).
     pub fn document_seq(&self) -> u64 {
         self.browser

@@ -97,6 +97,14 @@ pub const TOOLS: &[ToolDef] = &[
         "List tabs with their session_id handles; default marks this session's tab."
     ),
     tool!(
+        "search_tabs",
+        "browser",
+        READ,
+        tabs::SearchTabs,
+        tabs::search_tabs,
+        "Find the open tabs whose content means the query (any language) or holds an exact identifier, with the passage that matched (tabwire)."
+    ),
+    tool!(
         "list_all_tabs",
         "browser",
         READ,

@@ -13,6 +13,23 @@ tool_params! {
     }
 }
 
+/// How the tab search stands: vector search on or why not, and what the index holds.
+fn tab_search_status(stats: &engine::search::IndexStats) -> Value {
+    json!({
+        "vector_search": stats.vector_search_off.is_none(),
+        "vector_search_off": stats.vector_search_off,
+        "model_dims": stats.model_dims,
+        "model_bytes": stats.model_bytes,
+        "indexed_tabs": stats.tabs,
+        "chunks": stats.chunks,
+        "index_bytes": stats.index_bytes,
+        "tabs_read": stats.tabs_read,
+        "indexing_ms": stats.indexing_ms,
+        "tabs_cut_short": stats.cut_short,
+        "unreadable_tabs": stats.unreadable,
+    })
+}
+
 pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError> {
     let engine = call.engine();
     let browser = engine.browsers.current();
@@ -65,6 +82,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "agent_sessions": engine.live_sessions(),
         "default_session_settled": true,
         "capability_registry": capability_registry(&call),
+        "tab_search": tab_search_status(&engine.search.stats().await),
     });
     if let (Some(data), Value::Object(extension)) = (
         data.as_object_mut(),

@@ -15,6 +15,15 @@ tool_params! {
 }
 
 tool_params! {
+    pub struct SearchTabs {
+        query: String = Str, required, "what to look for: a description in any language, or an exact identifier";
+        max_results: i64 = Int { min: 1, max: 50 }, default(10), "most tabs answered";
+        tab_ids: Option<Vec<u64>> = IntList, optional, "search only these tabs (their tab_id)";
+        mode: String = Str, default("hybrid"), "hybrid (words and meaning), words (exact terms only) or meaning (embeddings only)";
+    }
+}
+
+tool_params! {
     pub struct SwitchTab {
         session_id: Option<TabRef> = Session, nullable, "the tab to make this session's default";
         url_pattern: Option<String> = Str, nullable, "substring of the URL; must match one tab";
@@ -315,4 +324,52 @@ fn close_json(result: CloseResult) -> Value {
             "message": "this tab was not opened by this owner_id; pass only_if_agent_owned=false only if the user asked to close it",
         }),
     }
+}
+
+/// tabwire's own: every open tab searched by meaning and by word (the engine operation
+/// behind the chrome face's `search_tabs_content`).
+pub async fn search_tabs(call: Call, p: SearchTabs) -> Result<Reply, ToolError> {
+    let ranking = match p.mode.as_str() {
+        "hybrid" => engine::search::Ranking::Hybrid,
+        "words" => engine::search::Ranking::Lexical,
+        "meaning" => engine::search::Ranking::Dense,
+        other => {
+            return Err(ToolError::param(
+                "mode",
+                format!("is '{other}'; it is hybrid, words or meaning"),
+            ));
+        }
+    };
+    let request = engine::search::SearchRequest {
+        query: p.query,
+        max_results: p.max_results as usize,
+        tab_ids: p.tab_ids,
+        window_ids: None,
+        ranking: Some(ranking),
+    };
+    let report = call.session.search_tabs(&request).await?;
+    let results: Vec<Value> = report
+        .hits
+        .iter()
+        .map(|hit| {
+            json!({
+                "session_id": hit.tab.key,
+                "tab_id": hit.tab.tab_id,
+                "url": hit.tab.url,
+                "title": hit.tab.title,
+                "similarity": (f64::from(hit.similarity) * 1000.0).round() / 1000.0,
+                "snippet": hit.snippet,
+                "source": hit.source.as_str(),
+            })
+        })
+        .collect();
+    let stats = &report.stats;
+    Ok(Reply::data(json!({
+        "results": results,
+        "count": results.len(),
+        "tabs_searched": report.tabs_searched,
+        "waited_for_tabs": report.waited_for,
+        "vector_search": stats.vector_search_off.is_none(),
+        "vector_search_off": stats.vector_search_off,
+    })))
 }

@@ -177,7 +177,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::SearchTabs,
         read::search_tabs_content,
-        "Search the content of the open tabs (not built yet: answers an error)"
+        "Find the open tabs (every window and profile) whose content means what the query says, or holds an exact identifier; each with the passage that matched. Offline, in-process"
     ),
     // Input.
     tool!(

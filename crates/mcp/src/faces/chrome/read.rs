@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use engine::TreeRequest;
+use engine::search::SearchRequest;
 
 use super::tab_arg;
 use super::tabs::ms;
@@ -47,7 +48,10 @@ tool_params! {
 
 tool_params! {
     pub struct SearchTabs {
-        query: String = Str, required, "what to look for in the open tabs";
+        query: String = Str, required, "what to look for: a description in any language, or an exact identifier";
+        maxResults: i64 = Int { min: 1, max: 50 }, default(10), "most tabs answered (tabwire)";
+        tabIds: Option<Vec<u64>> = IntList, optional, "search only these tabs (tabwire)";
+        windowIds: Option<Vec<u64>> = IntList, optional, "search only tabs of these windows (tabwire)";
     }
 }
 
@@ -170,14 +174,48 @@ pub async fn get_interactive_elements(
     .on(page.info()))
 }
 
-pub async fn search_tabs_content(_: Call, p: SearchTabs) -> Result<Reply, ToolError> {
-    Err(ToolError::Face {
-        code: "not_built",
-        message: format!(
-            "search_tabs_content is not built yet in tabwire, so nothing was searched for \"{}\"; read tabs with chrome_get_web_content meanwhile",
-            p.query
-        ),
-        details: Value::Null,
-        may_have_run: false,
-    })
+pub async fn search_tabs_content(call: Call, p: SearchTabs) -> Result<Reply, ToolError> {
+    let request = SearchRequest {
+        query: p.query,
+        max_results: p.maxResults as usize,
+        tab_ids: p.tabIds,
+        window_ids: p.windowIds,
+        ranking: None,
+    };
+    let report = call.session.search_tabs(&request).await?;
+    let matched: Vec<Value> = report
+        .hits
+        .iter()
+        .map(|hit| {
+            json!({
+                "tabId": hit.tab.tab_id,
+                "url": hit.tab.url,
+                "title": hit.tab.title,
+                "semanticScore": (f64::from(hit.similarity) * 1000.0).round() / 1000.0,
+                "matchedSnippets": [hit.snippet],
+                "chunkSource": hit.source.as_str(),
+                "timestamp": hit.tab.indexed_at_ms,
+            })
+        })
+        .collect();
+    let stats = &report.stats;
+    let mut index_stats = json!({
+        "totalDocuments": stats.chunks,
+        "totalTabs": stats.tabs,
+        "indexedPages": stats.tabs,
+        "semanticEngineReady": stats.vector_search_off.is_none(),
+        "semanticEngineInitializing": false,
+        "waitedForTabs": report.waited_for,
+    });
+    if let Some(why) = &stats.vector_search_off {
+        index_stats["semanticEngineError"] = json!(why);
+    }
+    Ok(Reply::data(json!({
+        "success": true,
+        "totalTabsSearched": report.tabs_searched,
+        "matchedTabsCount": matched.len(),
+        "vectorSearchEnabled": stats.vector_search_off.is_none(),
+        "indexStats": index_stats,
+        "matchedTabs": matched,
+    })))
 }

@@ -1,0 +1,437 @@
+//! `bench search`: tab search's retrieval quality and cost on real pages.
+//!
+//! The corpus is documentation pages from Debian packages (`benches/search/corpus.json`,
+//! fetched into `target/search-corpus` by `scripts/fetch-search-corpus.sh`), each opened
+//! as a tab of the release binary's browser; the queries (`benches/search/queries.json`)
+//! were written by hand to paraphrase the page they want, to name an identifier it holds,
+//! or to ask in another language. Reports recall@1, recall@3 and MRR for words alone,
+//! meaning alone and both; indexing time; query latency at 50 tabs; whether indexing
+//! slows a page tool; memory; and what the model adds to the binary. Writes
+//! `docs/search-benchmark.md`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use rmcp::ServiceExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use crate::stats::Samples;
+use crate::{Client, call, procs, tabwire_binary, workspace};
+
+/// Tabs open while query latency is timed (the issue's figure).
+const LATENCY_TABS: usize = 50;
+const MODES: &[(&str, &str)] = &[
+    ("words", "words alone (BM25)"),
+    ("meaning", "meaning alone (static embeddings)"),
+    ("hybrid", "hybrid (both, fused)"),
+];
+
+struct Query {
+    text: String,
+    kind: String,
+    answer: String,
+}
+
+#[derive(Default, Clone)]
+struct Scores {
+    queries: usize,
+    at1: usize,
+    at3: usize,
+    reciprocal: f64,
+}
+
+impl Scores {
+    fn add(&mut self, rank: Option<usize>) {
+        self.queries += 1;
+        if let Some(rank) = rank {
+            self.at1 += usize::from(rank == 1);
+            self.at3 += usize::from(rank <= 3);
+            self.reciprocal += 1.0 / rank as f64;
+        }
+    }
+    fn cell(&self) -> String {
+        let n = self.queries.max(1) as f64;
+        format!(
+            "{:.2} / {:.2} / {:.3}",
+            self.at1 as f64 / n,
+            self.at3 as f64 / n,
+            self.reciprocal / n
+        )
+    }
+}
+
+/// One model's run.
+struct Run {
+    label: String,
+    /// mode → kind ("all" too) → scores.
+    scores: BTreeMap<String, BTreeMap<String, Scores>>,
+    misses: Vec<String>,
+    open_ms: Samples,
+    first_search_ms: f64,
+    indexing_ms_total: u64,
+    tabs_read: u64,
+    chunks: u64,
+    index_bytes: u64,
+    model_bytes: u64,
+    query_at_50: Samples,
+    tool_idle: Samples,
+    tool_while_indexing: Samples,
+    peak_kib: u64,
+    vector_search: bool,
+}
+
+pub async fn run(models: &[String]) -> anyhow::Result<()> {
+    let root = workspace();
+    let corpus = read_json(&root.join("benches/search/corpus.json"))?;
+    let queries: Vec<Query> = read_json(&root.join("benches/search/queries.json"))?
+        .iter()
+        .map(|q| Query {
+            text: q["query"].as_str().unwrap_or_default().to_owned(),
+            kind: q["kind"].as_str().unwrap_or_default().to_owned(),
+            answer: q["answer"].as_str().unwrap_or_default().to_owned(),
+        })
+        .collect();
+    let ids: Vec<String> = corpus
+        .iter()
+        .filter_map(|p| p["id"].as_str().map(str::to_owned))
+        .collect();
+    let pages = fetch_corpus(&root, &ids)?;
+    let site = serve_dir(pages.clone()).await?;
+    println!(
+        "{} pages, {} queries; tabwire: {}",
+        ids.len(),
+        queries.len(),
+        tabwire_binary()?.display()
+    );
+    let mut runs = Vec::new();
+    let mut configs = vec![("shipped model".to_owned(), Vec::new())];
+    for dir in models {
+        configs.push((
+            format!("model {dir}"),
+            vec!["--embed-model".into(), dir.clone()],
+        ));
+    }
+    for (label, args) in configs {
+        println!("\n== {label}");
+        runs.push(run_one(&label, &args, &site, &ids, &queries).await?);
+    }
+    let report = render(&runs, &ids, &queries);
+    println!("\n{report}");
+    std::fs::write(root.join("docs/search-benchmark.md"), report)?;
+    println!("written: docs/search-benchmark.md");
+    Ok(())
+}
+
+async fn run_one(
+    label: &str,
+    args: &[String],
+    site: &str,
+    ids: &[String],
+    queries: &[Query],
+) -> anyhow::Result<Run> {
+    let (client, child) = start(args).await?;
+    let pid = child.id().unwrap_or(0);
+    let url = |id: &str| format!("{site}/p/{id}.html");
+    let mut open_ms = Samples::default();
+    let mut tool_while_indexing = Samples::default();
+    // The first page in this session's own tab, the rest in new tabs; after each open,
+    // a page tool on the first tab while the index reads the new one.
+    for (i, id) in ids.iter().enumerate() {
+        let started = Instant::now();
+        if i == 0 {
+            call(&client, "open_url", json!({ "url": url(id) })).await?;
+        } else {
+            call(&client, "open_new_tab", json!({ "url": url(id) })).await?;
+        }
+        open_ms.push(started.elapsed());
+        let started = Instant::now();
+        call(&client, "execute_js", json!({ "script": "1 + 1" })).await?;
+        tool_while_indexing.push(started.elapsed());
+    }
+    // The first search waits for the tabs the index has not read yet.
+    let started = Instant::now();
+    let first = call(&client, "search_tabs", json!({ "query": "warm-up" }))
+        .await?
+        .0;
+    let first_search_ms = started.elapsed().as_secs_f64() * 1000.0;
+    println!(
+        "opened {} tabs; first search waited for {} and took {first_search_ms:.0} ms",
+        ids.len(),
+        first["waited_for_tabs"]
+    );
+    let mut tool_idle = Samples::default();
+    for _ in 0..ids.len() {
+        let started = Instant::now();
+        call(&client, "execute_js", json!({ "script": "1 + 1" })).await?;
+        tool_idle.push(started.elapsed());
+    }
+
+    let mut scores: BTreeMap<String, BTreeMap<String, Scores>> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for (mode, _) in MODES {
+        for query in queries {
+            let found = call(
+                &client,
+                "search_tabs",
+                json!({ "query": query.text, "mode": mode, "max_results": 10 }),
+            )
+            .await?
+            .0;
+            let want = format!("/p/{}.html", query.answer);
+            let rank = found["results"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .position(|r| r["url"].as_str().is_some_and(|u| u.ends_with(&want)))
+                .map(|i| i + 1);
+            let by_kind = scores.entry((*mode).to_owned()).or_default();
+            by_kind.entry(query.kind.clone()).or_default().add(rank);
+            by_kind.entry("all".into()).or_default().add(rank);
+            if *mode == "hybrid" && rank != Some(1) {
+                let got = found["results"][0]["url"]
+                    .as_str()
+                    .and_then(|u| u.rsplit('/').next())
+                    .unwrap_or("nothing")
+                    .to_owned();
+                misses.push(format!(
+                    "{} `{}` → {} (rank {})",
+                    query.kind,
+                    query.text,
+                    got,
+                    rank.map_or("-".into(), |r| r.to_string())
+                ));
+            }
+        }
+    }
+
+    // Up to 50 tabs (pages opened again), then query latency.
+    let mut open = ids.len();
+    while open < LATENCY_TABS {
+        let id = &ids[open % ids.len()];
+        call(
+            &client,
+            "open_new_tab",
+            json!({ "url": format!("{}?copy={open}", url(id)) }),
+        )
+        .await?;
+        open += 1;
+    }
+    call(&client, "search_tabs", json!({ "query": "warm-up" })).await?;
+    let mut query_at_50 = Samples::default();
+    for query in queries {
+        let started = Instant::now();
+        call(&client, "search_tabs", json!({ "query": query.text })).await?;
+        query_at_50.push(started.elapsed());
+    }
+    let status = call(&client, "get_setup_status", json!({})).await?.0;
+    let search = &status["tab_search"];
+    let stats = call(&client, "search_tabs", json!({ "query": "warm-up" }))
+        .await?
+        .0;
+    let peak_kib = procs::server_peak_kib(pid);
+    drop(client);
+    drop(child);
+    Ok(Run {
+        label: label.to_owned(),
+        scores,
+        misses,
+        open_ms,
+        first_search_ms,
+        indexing_ms_total: search["indexing_ms"].as_u64().unwrap_or(0),
+        tabs_read: search["tabs_read"].as_u64().unwrap_or(0),
+        chunks: search["chunks"].as_u64().unwrap_or(0),
+        index_bytes: search["index_bytes"].as_u64().unwrap_or(0),
+        model_bytes: search["model_bytes"].as_u64().unwrap_or(0),
+        query_at_50,
+        tool_idle,
+        tool_while_indexing,
+        peak_kib,
+        vector_search: stats["vector_search"] == true,
+    })
+}
+
+fn render(runs: &[Run], ids: &[String], queries: &[Query]) -> String {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for q in queries {
+        *kinds.entry(q.kind.as_str()).or_default() += 1;
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Tab search benchmark\n\n`cargo build --release -p tabwire -p bench && ./target/release/bench search`\n\n\
+         {} real pages (Debian documentation packages, `benches/search/corpus.json`), each in a tab; \
+         {} hand-written queries ({}). Cells are recall@1 / recall@3 / MRR.\n",
+        ids.len(),
+        queries.len(),
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for run in runs {
+        let _ = writeln!(
+            out,
+            "## {}{}\n",
+            run.label,
+            if run.vector_search {
+                ""
+            } else {
+                " (vector search off)"
+            }
+        );
+        let mut header = "| ranking | all |".to_owned();
+        let mut rule = "|---|---|".to_owned();
+        for kind in kinds.keys() {
+            let _ = write!(header, " {kind} |");
+            rule.push_str("---|");
+        }
+        let _ = writeln!(out, "{header}\n{rule}");
+        for (mode, name) in MODES {
+            let Some(by_kind) = run.scores.get(*mode) else {
+                continue;
+            };
+            let mut row = format!(
+                "| {name} | {} |",
+                by_kind.get("all").cloned().unwrap_or_default().cell()
+            );
+            for kind in kinds.keys() {
+                let _ = write!(
+                    row,
+                    " {} |",
+                    by_kind.get(*kind).cloned().unwrap_or_default().cell()
+                );
+            }
+            let _ = writeln!(out, "{row}");
+        }
+        let per_tab = run.indexing_ms_total as f64 / run.tabs_read.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "\n- Indexing: {} tab reads, {:.1} ms a tab on average (read, chunk, embed; off the call path), \
+             {} chunks; the first search after opening the corpus waited {:.0} ms for the tabs not yet read.\n\
+             - Query latency with {LATENCY_TABS} tabs indexed, through MCP: {}.\n\
+             - A page tool (`execute_js`) right after each tab opened, while the index reads it: {}; \
+             when idle: {} (median difference {:+.1} ms).\n\
+             - Opening a tab (`open_new_tab`): {}.\n\
+             - Memory: index ~{:.1} MiB; server peak RSS {:.0} MiB (model included).\n\
+             - Size the model adds to the binary: {:.1} MB.\n",
+            run.tabs_read,
+            per_tab,
+            run.chunks,
+            run.first_search_ms,
+            run.query_at_50.tail_summary(),
+            run.tool_while_indexing.tail_summary(),
+            run.tool_idle.tail_summary(),
+            run.tool_while_indexing.median() - run.tool_idle.median(),
+            run.open_ms.summary(),
+            run.index_bytes as f64 / 1048576.0,
+            run.peak_kib as f64 / 1024.0,
+            run.model_bytes as f64 / 1e6,
+        );
+        if !run.misses.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>hybrid: {} queries not ranked first</summary>\n",
+                run.misses.len()
+            );
+            for miss in &run.misses {
+                let _ = writeln!(out, "- {miss}");
+            }
+            let _ = writeln!(out, "\n</details>\n");
+        }
+    }
+    out
+}
+
+/// A JSON file holding a list.
+fn read_json(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not a JSON list", path.display()))
+}
+
+/// The corpus pages' folder, fetched first if a page is missing.
+fn fetch_corpus(root: &Path, ids: &[String]) -> anyhow::Result<PathBuf> {
+    let target = root.join("target/search-corpus");
+    let pages = target.join("pages");
+    if ids
+        .iter()
+        .any(|id| !pages.join(format!("{id}.html")).exists())
+    {
+        println!("fetching the corpus (scripts/fetch-search-corpus.sh)…");
+        let status = std::process::Command::new(root.join("scripts/fetch-search-corpus.sh"))
+            .arg(&target)
+            .status()
+            .context("cannot run scripts/fetch-search-corpus.sh")?;
+        if !status.success() {
+            bail!("scripts/fetch-search-corpus.sh failed");
+        }
+    }
+    Ok(pages)
+}
+
+/// Serves `/p/NAME.html` from `dir` (query strings ignored); returns the base URL.
+async fn serve_dir(dir: PathBuf) -> anyhow::Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let dir = dir.clone();
+            tokio::spawn(async move {
+                let mut request = vec![0u8; 4096];
+                let n = socket.read(&mut request).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&request[..n]);
+                let name = request
+                    .strip_prefix("GET /p/")
+                    .and_then(|rest| rest.split([' ', '?']).next())
+                    .filter(|n| !n.contains('/') && !n.contains(".."));
+                let body = name.and_then(|n| std::fs::read(dir.join(n)).ok());
+                let head = match &body {
+                    Some(b) => format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        b.len()
+                    ),
+                    None => {
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .to_owned()
+                    }
+                };
+                let _ = socket.write_all(head.as_bytes()).await;
+                if let Some(body) = body {
+                    let _ = socket.write_all(&body).await;
+                }
+            });
+        }
+    });
+    Ok(base)
+}
+
+async fn start(extra: &[String]) -> anyhow::Result<(Client, tokio::process::Child)> {
+    let out = std::env::temp_dir().join("tabwire-bench-search-out");
+    let mut child = tokio::process::Command::new(tabwire_binary()?)
+        .args(["--isolated", "--output-dir"])
+        .arg(&out)
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let stdin = child.stdin.take().context("stdin")?;
+    let client = ().serve((stdout, stdin)).await?;
+    // The browser starts on the first call; nothing is timed before it is up.
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&client, "list_tabs", json!({})),
+    )
+    .await
+    .context("tabwire did not answer within 60 s")??;
+    Ok((client, child))
+}

@@ -1,0 +1,449 @@
+//! `TabSearch`: keeps the index of every open http(s) tab current and answers searches.
+//!
+//! A background task wakes on every tab change the browsers report (the tab registry's
+//! change signal), lets a burst settle, and reads the tabs whose document, URL or title
+//! changed since they were read, without reserving them (`Page::observe`), so no agent's
+//! call ever finds a tab busy because of it. The chunking and embedding run on the
+//! blocking pool, off the async workers that serve page tools. A search first reads the
+//! tabs still out of date (and says how many it waited for), then ranks.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::task::JoinSet;
+
+use super::embed::{self, Model};
+use super::index::{Hit, Index, IndexedTab, Ranking};
+use crate::browser::{Browser, Browsers, Tab, lock};
+use crate::config::EngineConfig;
+use crate::error::{EngineError, Input, Result};
+use crate::page::Page;
+
+/// A burst of tab events is read once it has been quiet this long…
+const SETTLE: Duration = Duration::from_millis(300);
+/// …or at the latest this long after it began.
+const SETTLE_AT_MOST: Duration = Duration::from_secs(2);
+/// A tab still loading when read is read again this long after.
+const LOADING_RETRY: Duration = Duration::from_millis(500);
+/// How long one tab's read may take.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a search waits for a loading tab to finish before indexing what it has.
+const SEARCH_WAITS_FOR_LOAD: Duration = Duration::from_secs(3);
+/// Tabs read at once.
+const READ_AT_ONCE: usize = 4;
+/// Queries longer than this are refused: nobody means a page-long query.
+pub const MAX_QUERY_CHARS: usize = 2000;
+/// The most tabs a search answers.
+pub const MAX_RESULTS: usize = 50;
+
+/// What a tab looked like when it was read: a change to any part means read it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint {
+    document_seq: u64,
+    url: String,
+    title: String,
+}
+
+impl Fingerprint {
+    fn of(tab: &Tab) -> Fingerprint {
+        Fingerprint {
+            document_seq: tab.document_seq,
+            url: tab.url.clone(),
+            title: tab.title.clone(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    index: Index,
+    /// Tab key → what it looked like when read (and whether it had finished loading).
+    read: HashMap<String, (Fingerprint, bool)>,
+    /// Keys of tabs that could not be read, with why (shown in the status report).
+    failures: HashMap<String, String>,
+    indexing_time: Duration,
+    tabs_read: u64,
+}
+
+/// A search's question.
+#[derive(Debug, Clone, Default)]
+pub struct SearchRequest {
+    pub query: String,
+    pub max_results: usize,
+    /// Only these tabs (ids), when given.
+    pub tab_ids: Option<Vec<u64>>,
+    /// Only tabs in these windows, when given.
+    pub window_ids: Option<Vec<u64>>,
+    pub ranking: Option<Ranking>,
+}
+
+/// A search's answer.
+#[derive(Debug, Clone)]
+pub struct SearchReport {
+    pub hits: Vec<Hit>,
+    /// Open http(s) tabs the search looked at (after the filters).
+    pub tabs_searched: usize,
+    /// Tabs whose content had changed and that the search read before ranking.
+    pub waited_for: usize,
+    pub stats: IndexStats,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct IndexStats {
+    pub chunks: usize,
+    pub tabs: usize,
+    /// Why vector search is off, when it is.
+    pub vector_search_off: Option<String>,
+    pub model_dims: usize,
+    pub model_bytes: usize,
+    pub index_bytes: usize,
+    pub tabs_read: u64,
+    pub indexing_ms: u64,
+    /// Tabs that could not be read, with why.
+    pub unreadable: Vec<String>,
+    /// Tabs whose text went past what is kept of one page.
+    pub cut_short: usize,
+}
+
+pub struct TabSearch {
+    browsers: Arc<Browsers>,
+    config: Arc<EngineConfig>,
+    /// Loaded on first use (off the async workers); Err says why vector search is off.
+    model: OnceLock<std::result::Result<Arc<Model>, String>>,
+    state: Mutex<State>,
+    /// One refresh at a time (the background task or a search).
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+impl TabSearch {
+    /// The service, its background task started (it stops when the service is dropped).
+    pub fn start(browsers: Arc<Browsers>, config: Arc<EngineConfig>) -> Arc<TabSearch> {
+        let search = Arc::new(TabSearch {
+            browsers,
+            config,
+            model: OnceLock::new(),
+            state: Mutex::new(State::default()),
+            refreshing: tokio::sync::Mutex::new(()),
+        });
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(keep_current(Arc::downgrade(&search)));
+        }
+        search
+    }
+
+    /// The model, loading it first if this is its first use.
+    async fn model_ready(&self) -> Option<Arc<Model>> {
+        if self.model.get().is_none() {
+            let which = self.config.embed_model.clone();
+            let loaded =
+                tokio::task::spawn_blocking(move || embed::load(&which).map_err(|e| e.to_string()))
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()));
+            if let Err(why) = &loaded {
+                tracing::warn!(%why, "tab search is lexical only");
+            }
+            let _ = self.model.set(loaded);
+        }
+        self.model.get().and_then(|m| m.as_ref().ok().cloned())
+    }
+
+    /// What the index holds and whether vector search is on (loading the model if it
+    /// has not been yet, so the answer is not a guess).
+    pub async fn stats(&self) -> IndexStats {
+        let model = self.model_ready().await;
+        let vector_search_off = match self.model.get() {
+            Some(Err(why)) => Some(why.clone()),
+            _ => None,
+        };
+        let state = lock(&self.state);
+        IndexStats {
+            chunks: state.index.chunk_count(),
+            tabs: state.index.tabs().count(),
+            vector_search_off,
+            model_dims: model.as_ref().map_or(0, |m| m.dims()),
+            model_bytes: embed::shipped_bytes(),
+            index_bytes: state.index.approximate_bytes(),
+            tabs_read: state.tabs_read,
+            indexing_ms: state.indexing_time.as_millis() as u64,
+            unreadable: state
+                .failures
+                .iter()
+                .map(|(k, why)| format!("{k}: {why}"))
+                .collect(),
+            cut_short: state.index.tabs().filter(|t| t.cut_short).count(),
+        }
+    }
+
+    pub async fn search(&self, request: &SearchRequest) -> Result<SearchReport> {
+        let query = request.query.trim();
+        if query.is_empty() {
+            return Err(EngineError::invalid(Input::Query, "the query is empty"));
+        }
+        if query.chars().count() > MAX_QUERY_CHARS {
+            return Err(EngineError::invalid(
+                Input::Query,
+                format!(
+                    "the query is {} characters; at most {MAX_QUERY_CHARS} are searched",
+                    query.chars().count()
+                ),
+            ));
+        }
+        let waited_for = self.refresh(Some(SEARCH_WAITS_FOR_LOAD)).await;
+        let open = self.open_tabs();
+        let windows = match &request.window_ids {
+            Some(wanted) => Some(self.tabs_in_windows(&open, wanted).await),
+            None => None,
+        };
+        let allowed: HashSet<String> = open
+            .iter()
+            .filter(|(_, tab)| {
+                request
+                    .tab_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&tab.tab_id))
+            })
+            .map(|(browser, tab)| browser.handle(tab))
+            .filter(|key| windows.as_ref().is_none_or(|w| w.contains(key)))
+            .collect();
+        let model = self.model_ready().await;
+        let ranking = match (request.ranking, &model) {
+            (_, None) => Ranking::Lexical,
+            (Some(r), Some(_)) => r,
+            (None, Some(_)) => Ranking::Hybrid,
+        };
+        let limit = request.max_results.clamp(1, MAX_RESULTS);
+        let hits = {
+            let state = lock(&self.state);
+            state
+                .index
+                .search(query, model.as_deref(), ranking, limit, &|t| {
+                    allowed.contains(&t.key)
+                })
+        };
+        Ok(SearchReport {
+            hits,
+            tabs_searched: allowed.len(),
+            waited_for,
+            stats: self.stats().await,
+        })
+    }
+
+    /// Keys of the open tabs that sit in the given windows.
+    async fn tabs_in_windows(
+        &self,
+        open: &[(Arc<Browser>, Tab)],
+        wanted: &[u64],
+    ) -> HashSet<String> {
+        let mut keys = HashSet::new();
+        for (browser, tab) in open {
+            if let Ok((window, _)) = browser.window_of(tab).await
+                && wanted.contains(&window)
+            {
+                keys.insert(browser.handle(tab));
+            }
+        }
+        keys
+    }
+
+    /// Every open http(s) tab of every connected browser.
+    fn open_tabs(&self) -> Vec<(Arc<Browser>, Tab)> {
+        self.browsers
+            .connected_now()
+            .into_iter()
+            .flat_map(|browser| {
+                browser
+                    .tabs()
+                    .into_iter()
+                    .filter(|t| is_indexable(&t.url))
+                    .map(move |t| (browser.clone(), t))
+            })
+            .collect()
+    }
+
+    /// Reads every tab that changed since it was read and forgets the tabs that closed.
+    /// With `wait_for_load`, a tab still loading is given that long to finish. Returns
+    /// how many tabs it read.
+    async fn refresh(self: &TabSearch, wait_for_load: Option<Duration>) -> usize {
+        let _one_at_a_time = self.refreshing.lock().await;
+        let open = self.open_tabs();
+        let stale: Vec<(Arc<Browser>, Tab)> = {
+            let mut state = lock(&self.state);
+            let keys: HashSet<String> = open.iter().map(|(b, t)| b.handle(t)).collect();
+            let closed: Vec<String> = state
+                .read
+                .keys()
+                .filter(|k| !keys.contains(*k))
+                .cloned()
+                .collect();
+            for key in closed {
+                state.read.remove(&key);
+                state.failures.remove(&key);
+                state.index.remove(&key);
+            }
+            open.into_iter()
+                .filter(|(b, t)| {
+                    state
+                        .read
+                        .get(&b.handle(t))
+                        .is_none_or(|(seen, loaded)| !loaded || *seen != Fingerprint::of(t))
+                })
+                .collect()
+        };
+        let count = stale.len();
+        let model = self.model_ready().await;
+        let mut reads = JoinSet::new();
+        for (browser, tab) in stale {
+            if reads.len() >= READ_AT_ONCE {
+                self.take_read(reads.join_next().await);
+            }
+            let config = self.config.clone();
+            reads.spawn(read_tab(browser, tab, config, model.clone(), wait_for_load));
+        }
+        while let Some(done) = reads.join_next().await {
+            self.take_read(Some(done));
+        }
+        count
+    }
+
+    fn take_read(&self, done: Option<std::result::Result<TabRead, tokio::task::JoinError>>) {
+        let Some(Ok(read)) = done else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        state.tabs_read += 1;
+        state.indexing_time += read.took;
+        match read.outcome {
+            Ok((prepared, loaded)) => {
+                state.failures.remove(&read.key);
+                state.read.insert(read.key, (read.seen, loaded));
+                state.index.insert(prepared);
+            }
+            Err(why) => {
+                // Not read again until it changes: a tab that cannot be read (a
+                // dialog open, a page that hangs) would otherwise be tried forever.
+                state.failures.insert(read.key.clone(), why);
+                state.read.insert(read.key, (read.seen, true));
+            }
+        }
+    }
+
+    /// Whether some tab read so far had not finished loading.
+    fn any_loading(&self) -> bool {
+        lock(&self.state).read.values().any(|(_, loaded)| !loaded)
+    }
+}
+
+/// Only web pages are indexed (not about:, chrome:, data: or extension pages).
+fn is_indexable(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+struct TabRead {
+    key: String,
+    seen: Fingerprint,
+    took: Duration,
+    outcome: std::result::Result<(super::index::PreparedTab, bool), String>,
+}
+
+/// Reads one tab's main content and prepares its chunks (off the async workers).
+async fn read_tab(
+    browser: Arc<Browser>,
+    tab: Tab,
+    config: Arc<EngineConfig>,
+    model: Option<Arc<Model>>,
+    wait_for_load: Option<Duration>,
+) -> TabRead {
+    let started = Instant::now();
+    let key = browser.handle(&tab);
+    let seen = Fingerprint::of(&tab);
+    let outcome = async {
+        let page = Page::observe(browser.clone(), tab.clone(), config)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut loaded = page
+            .ready_state(READ_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())?
+            == "complete";
+        if !loaded && let Some(patience) = wait_for_load {
+            loaded = page.wait_ready(patience).await;
+        }
+        let content = page
+            .main_content(None, READ_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())?;
+        let indexed = IndexedTab {
+            key: key.clone(),
+            tab_id: tab.tab_id,
+            url: content.url.clone(),
+            title: if content.title.is_empty() {
+                tab.title.clone()
+            } else {
+                content.title.clone()
+            },
+            indexed_at_ms: now_ms(),
+            cut_short: false,
+        };
+        let text = content.text;
+        let prepared = tokio::task::spawn_blocking(move || {
+            super::index::prepare(indexed, &text, model.as_deref())
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok((prepared, loaded))
+    }
+    .await;
+    TabRead {
+        key,
+        seen,
+        took: started.elapsed(),
+        outcome,
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The background task: on every tab change, once the burst settles, read what changed.
+async fn keep_current(search: Weak<TabSearch>) {
+    let Some(strong) = search.upgrade() else {
+        return;
+    };
+    let mut changes = strong.browsers.registry().watch_changes();
+    drop(strong);
+    loop {
+        let retry_loading = search.upgrade().is_some_and(|s| s.any_loading());
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            () = tokio::time::sleep(LOADING_RETRY), if retry_loading => {}
+        }
+        settle(&mut changes).await;
+        let Some(search) = search.upgrade() else {
+            return;
+        };
+        search.refresh(None).await;
+    }
+}
+
+/// Waits until the tabs have been quiet for [`SETTLE`] (at most [`SETTLE_AT_MOST`]).
+async fn settle(changes: &mut tokio::sync::watch::Receiver<u64>) {
+    let deadline = tokio::time::Instant::now() + SETTLE_AT_MOST;
+    loop {
+        changes.mark_unchanged();
+        let quiet = tokio::time::timeout(SETTLE, changes.changed())
+            .await
+            .is_err();
+        if quiet || tokio::time::Instant::now() >= deadline {
+            return;
+        }
+    }
+}
