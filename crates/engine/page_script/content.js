@@ -24,24 +24,38 @@ function hintWeight(el) {
 function linkDensity(el, textLength) {
   if (!textLength) return 0;
   let linked = 0;
-  for (const a of el.querySelectorAll('a')) linked += collapse(a.textContent).length;
+  // Only links count: an <a name> left open wraps whole sections in some generators.
+  for (const a of el.querySelectorAll('a[href]')) linked += collapse(a.textContent).length;
   return Math.min(1, linked / textLength);
+}
+
+// Whether an element sits inside page chrome (a menu, a sidebar, comments, a footer).
+function inChrome(el) {
+  for (let n = el.parentElement; n && n !== document.body; n = n.parentElement) {
+    if (NOT_CONTENT_TAGS.has(n.localName) || NOT_CONTENT_ROLES.has(n.getAttribute('role') || '')) return true;
+    if (hintWeight(n) < 0) return true;
+  }
+  return false;
 }
 
 // The element holding the page's main content: paragraphs vote for their parent (and
 // half for their grandparent), weighted by class hints, discounted by link density.
+// The winner then grows to the ancestor that holds its sibling sections too (a
+// documentation page is many sections, each of which alone looks like a winner).
 function mainElement() {
   const scores = new Map();
   const vote = (el, points) => {
     if (!el || el === document.documentElement) return;
     scores.set(el, (scores.get(el) || 0) + points);
   };
-  for (const p of document.querySelectorAll('p, pre, blockquote, td, li, div > br + br')) {
+  const paragraphs = [];
+  for (const p of document.querySelectorAll('p, pre, blockquote, td, li, dd, div > br + br')) {
     const text = collapse(p.textContent);
     if (text.length < 25 || !isVisible(p)) continue;
     const points = 1 + (text.match(/[,，、]/g) || []).length + Math.min(Math.floor(text.length / 100), 3);
     vote(p.parentElement, points);
     if (p.parentElement) vote(p.parentElement.parentElement, points / 2);
+    if (!inChrome(p)) paragraphs.push([p, text.length]);
   }
   let best = null, bestScore = 0;
   for (const [el, score] of scores) {
@@ -52,11 +66,36 @@ function mainElement() {
   }
   const landmark = document.querySelector('article, main, [role=main]');
   if (!best || collapse(best.textContent).length < 140) return landmark || document.body;
-  // A landmark that holds the winner and little else is the better boundary.
-  if (landmark && landmark.contains(best) && collapse(landmark.textContent).length < collapse(best.textContent).length * 1.6) {
-    return landmark;
+  best = grow(best, paragraphs);
+  // A landmark that holds the winner and is mostly text is the page's own boundary.
+  if (landmark && landmark.contains(best) && landmark !== best) {
+    const length = collapse(landmark.textContent).length;
+    if (length < collapse(best.textContent).length * 1.6 || linkDensity(landmark, length) < 0.3) return landmark;
   }
   return best;
+}
+
+// Climbs from `el` to the highest ancestor that holds clearly more paragraph text
+// (outside page chrome) than the one below it, stopping at chrome or at an ancestor
+// that is mostly links. Wrappers that add nothing are passed through.
+function grow(el, paragraphs) {
+  const textIn = node => {
+    let sum = 0;
+    for (const [p, length] of paragraphs) if (node.contains(p)) sum += length;
+    return sum;
+  };
+  let node = el;
+  let held = textIn(node);
+  for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+    if (NOT_CONTENT_TAGS.has(up.localName) || hintWeight(up) < 0) break;
+    if (linkDensity(up, collapse(up.textContent).length) > 0.4) break;
+    const more = textIn(up);
+    if (more >= held * 1.25) {
+      node = up;
+      held = more;
+    }
+  }
+  return node;
 }
 
 // Text of an element as it reads: blocks on their own lines, paragraphs apart, hidden
