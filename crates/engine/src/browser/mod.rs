@@ -320,6 +320,7 @@ impl Browser {
 
     /// Closes a tab. Ok(false) when it was already gone.
     pub(crate) async fn close_tab(&self, tab: &Tab) -> Result<bool> {
+        let last = lock(&self.table).values().count() == 1;
         let closed = self
             .conn
             .call(
@@ -336,6 +337,9 @@ impl Browser {
             Ok(_) => Ok(true),
             // Closed by someone else between our look-up and the close.
             Err(cdp::CdpError::Protocol { .. }) => Ok(false),
+            // A browser whose last tab closes quits, and its link may drop before the
+            // answer comes: the tab is gone with it.
+            Err(cdp::CdpError::Lost { .. }) if last => Ok(true),
             Err(other) => Err(other.into()),
         }
     }
