@@ -884,10 +884,9 @@ fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
     for beyond in report["beyond_the_corpus"].as_array().into_iter().flatten() {
         writeln!(
             w,
-            "Beyond the corpus (not asserted): `{}`, a result list of 500 items, has {} named \
-             controls; the complete snapshot lists {} of them, because `scan_page` takes \
-             `max_targets` up to 200. The rest are in its content (simplified HTML) but have no \
-             ready-made locator.\n",
+            "Beyond the corpus (asserted too): `{}`, a result list of 500 items, has {} named \
+             controls; the complete snapshot, read on through the `continuation.cursor` each \
+             reply of at most 200 targets names, lists {} of them.\n",
             beyond["page"].as_str().unwrap_or(""),
             beyond["controls"],
             beyond["listed"]

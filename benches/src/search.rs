@@ -283,7 +283,7 @@ fn render(runs: &[Run], ids: &[String], queries: &[Query]) -> String {
             if run.vector_search {
                 ""
             } else {
-                " (vector search off)"
+                " (vector search off: every ranking is words alone)"
             }
         );
         let mut header = "| ranking | all |".to_owned();

@@ -155,6 +155,19 @@ async fn a_tab_that_navigates_or_closes_stops_matching_what_it_no_longer_shows()
 }
 
 #[tokio::test]
+async fn text_inside_a_frame_finds_the_tab_that_shows_it() {
+    let site = Site::start().await;
+    let tw = chrome("search-frames", &[]).await;
+    let ids = open_pages(&tw, &site, &["framed", "garden"]).await;
+    let found = search(&tw, "INV-20931").await;
+    assert_eq!(found["matchedTabs"][0]["tabId"], ids[0].1, "{found}");
+    let snippet = found["matchedTabs"][0]["matchedSnippets"][0]
+        .as_str()
+        .unwrap();
+    assert!(snippet.contains("INV-20931"), "{snippet}");
+}
+
+#[tokio::test]
 async fn without_the_model_search_answers_by_words_and_says_why() {
     let site = Site::start().await;
     let tw = chrome("search-lexical", &["--embed-model", "off"]).await;

@@ -19,7 +19,13 @@ pub struct MainContent {
     /// What the page says of itself as an article (absent when a selector was given).
     pub article: Option<Article>,
     pub metadata: Option<Metadata>,
+    /// Locators of the frames inside the main content (in this document).
+    #[serde(skip)]
+    pub frames: Vec<Value>,
 }
+
+/// How deep frames inside frames are read for [`Page::main_text_with_frames`].
+const MAX_CONTENT_FRAME_DEPTH: usize = 2;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Article {
@@ -77,6 +83,18 @@ pub struct FetchResponse {
     pub truncated: Option<Value>,
 }
 
+fn content_of(reply: &Value) -> MainContent {
+    let text = |key: &str| reply[key].as_str().unwrap_or_default().to_owned();
+    MainContent {
+        url: text("url"),
+        title: text("title"),
+        text: text("text"),
+        article: serde_json::from_value(reply["article"].clone()).ok(),
+        metadata: serde_json::from_value(reply["metadata"].clone()).ok(),
+        frames: reply["frames"].as_array().cloned().unwrap_or_default(),
+    }
+}
+
 impl Page {
     /// The main content of the page, or with `selector`, that element's text.
     pub async fn main_content(
@@ -92,14 +110,37 @@ impl Page {
                 timeout,
             )
             .await?;
-        let text = |key: &str| reply[key].as_str().unwrap_or_default().to_owned();
-        Ok(MainContent {
-            url: text("url"),
-            title: text("title"),
-            text: text("text"),
-            article: serde_json::from_value(reply["article"].clone()).ok(),
-            metadata: serde_json::from_value(reply["metadata"].clone()).ok(),
-        })
+        Ok(content_of(&reply))
+    }
+
+    /// The main content with the main content of the frames inside it (depth first, two
+    /// levels), each frame's text after its parent's. A frame that cannot be read is left
+    /// out.
+    pub async fn main_text_with_frames(&self, timeout: Duration) -> Result<MainContent> {
+        let mut top = self.main_content(None, timeout).await?;
+        let mut queue: Vec<Vec<Value>> = top.frames.iter().map(|f| vec![f.clone()]).collect();
+        queue.reverse();
+        while let Some(path) = queue.pop() {
+            let Ok(ctx) = self.frame_context(&path, timeout).await else {
+                continue;
+            };
+            let Ok(reply) = self.run_ok(&ctx, "main_content", json!({}), timeout).await else {
+                continue;
+            };
+            let inner = content_of(&reply);
+            if !inner.text.is_empty() {
+                top.text.push_str("\n\n");
+                top.text.push_str(&inner.text);
+            }
+            if path.len() < MAX_CONTENT_FRAME_DEPTH {
+                for frame in inner.frames.iter().rev() {
+                    let mut deeper = path.clone();
+                    deeper.push(frame.clone());
+                    queue.push(deeper);
+                }
+            }
+        }
+        Ok(top)
     }
 
     pub async fn clean_html(

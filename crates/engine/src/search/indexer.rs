@@ -371,7 +371,7 @@ async fn read_tab(
             loaded = page.wait_ready(patience).await;
         }
         let content = page
-            .main_content(None, READ_TIMEOUT)
+            .main_text_with_frames(READ_TIMEOUT)
             .await
             .map_err(|e| e.to_string())?;
         let indexed = IndexedTab {
