@@ -121,7 +121,9 @@ pub async fn run(models: &[String]) -> anyhow::Result<()> {
         println!("\n== {label}");
         runs.push(run_one(&label, &args, &site, &ids, &queries).await?);
     }
-    let report = render(&runs, &ids, &queries);
+    println!("\n== tab search off (the baseline for a page tool while a tab opens)");
+    let base = baseline(&site, &ids).await?;
+    let report = render(&runs, &ids, &queries, &base);
     println!("\n{report}");
     std::fs::write(root.join("docs/search-benchmark.md"), report)?;
     println!("written: docs/search-benchmark.md");
@@ -256,7 +258,26 @@ async fn run_one(
     })
 }
 
-fn render(runs: &[Run], ids: &[String], queries: &[Query]) -> String {
+/// The same opening sequence with tab search off: how long the page tool takes while a
+/// new tab loads when nothing is indexed (the baseline for `tool_while_indexing`).
+async fn baseline(site: &str, ids: &[String]) -> anyhow::Result<Samples> {
+    let (client, _child) = start(&["--no-tab-search".to_owned()]).await?;
+    let mut after_open = Samples::default();
+    for (i, id) in ids.iter().enumerate() {
+        let url = format!("{site}/p/{id}.html");
+        if i == 0 {
+            call(&client, "open_url", json!({ "url": url })).await?;
+        } else {
+            call(&client, "open_new_tab", json!({ "url": url })).await?;
+        }
+        let started = Instant::now();
+        call(&client, "execute_js", json!({ "script": "1 + 1" })).await?;
+        after_open.push(started.elapsed());
+    }
+    Ok(after_open)
+}
+
+fn render(runs: &[Run], ids: &[String], queries: &[Query], base: &Samples) -> String {
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for q in queries {
         *kinds.entry(q.kind.as_str()).or_default() += 1;
@@ -317,7 +338,8 @@ fn render(runs: &[Run], ids: &[String], queries: &[Query]) -> String {
              {} chunks; the first search after opening the corpus waited {:.0} ms for the tabs not yet read.\n\
              - Query latency with {LATENCY_TABS} tabs indexed, through MCP: {}.\n\
              - A page tool (`execute_js`) right after each tab opened, while the index reads it: {}; \
-             when idle: {} (median difference {:+.1} ms).\n\
+             the same with tab search off (`--no-tab-search`): {} (difference: median {:+.1} ms, p90 {:+.1} ms); \
+             when idle: {}.\n\
              - Opening a tab (`open_new_tab`): {}.\n\
              - Memory: index ~{:.1} MiB; server peak RSS {:.0} MiB (model included).\n\
              - Size the model adds to the binary: {:.1} MB.\n",
@@ -327,8 +349,10 @@ fn render(runs: &[Run], ids: &[String], queries: &[Query]) -> String {
             run.first_search_ms,
             run.query_at_50.tail_summary(),
             run.tool_while_indexing.tail_summary(),
+            base.tail_summary(),
+            run.tool_while_indexing.median() - base.median(),
+            run.tool_while_indexing.p90() - base.p90(),
             run.tool_idle.tail_summary(),
-            run.tool_while_indexing.median() - run.tool_idle.median(),
             run.open_ms.summary(),
             run.index_bytes as f64 / 1048576.0,
             run.peak_kib as f64 / 1024.0,

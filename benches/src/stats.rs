@@ -22,6 +22,10 @@ impl Samples {
         self.percentile(0.5)
     }
 
+    pub fn p90(&self) -> f64 {
+        self.percentile(0.9)
+    }
+
     /// "median 12.3 ms (p10 10.1, p90 15.0)"
     pub fn summary(&self) -> String {
         format!(

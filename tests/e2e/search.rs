@@ -286,3 +286,22 @@ async fn bad_queries_are_named_and_the_server_keeps_serving() {
     let found = search(&tw, "anything at all").await;
     assert_eq!(found["success"], true);
 }
+
+#[tokio::test]
+async fn with_tab_search_off_no_tab_is_read_and_the_tools_say_so() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("search-off", &["--no-tab-search"]).await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("search/refunds.html") }),
+    )
+    .await;
+    let refused = tw
+        .call("search_tabs", json!({ "query": "ORD-48213" }))
+        .await
+        .err();
+    assert!(refused.to_string().contains("--no-tab-search"), "{refused}");
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(status["tab_search"]["enabled"], false, "{status}");
+    assert_eq!(status["tab_search"]["tabs_read"], 0, "{status}");
+}

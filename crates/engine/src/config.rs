@@ -69,6 +69,9 @@ pub struct EngineConfig {
     pub backup_dir: PathBuf,
     /// The text-embedding model tab search uses.
     pub embed_model: EmbedModel,
+    /// Whether tab search reads the open tabs at all (off: no tab is read for it, and
+    /// the search tools say so).
+    pub tab_search: bool,
 }
 
 /// Which text-embedding model tab search uses.

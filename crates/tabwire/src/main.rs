@@ -123,6 +123,10 @@ struct ServeArgs {
     /// only), or a directory made by scripts/distill-embeddings.sh.
     #[arg(long, value_name = "off|DIR", env = "TABWIRE_EMBED_MODEL")]
     embed_model: Option<String>,
+    /// Do not read open tabs for tab search (search_tabs and search_tabs_content then
+    /// answer that it is off).
+    #[arg(long)]
+    no_tab_search: bool,
 }
 
 impl ServeArgs {
@@ -174,6 +178,9 @@ impl ServeArgs {
         }
         if let Some(model) = &self.embed_model {
             flag("--embed-model", Some(model.clone()));
+        }
+        if self.no_tab_search {
+            flag("--no-tab-search", None);
         }
         args
     }
@@ -403,6 +410,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
             Some("off") => engine::config::EmbedModel::Off,
             Some(dir) => engine::config::EmbedModel::Dir(dir.into()),
         },
+        tab_search: !args.no_tab_search,
     })
 }
 
@@ -518,6 +526,8 @@ impl ServeArgs {
             "headed": self.headed,
             "headless": self.headless,
             "browser_args": self.browser_args,
+            "embed_model": self.embed_model,
+            "tab_search": !self.no_tab_search,
         })
     }
 }

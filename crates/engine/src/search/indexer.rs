@@ -17,7 +17,7 @@ use super::embed::{self, Model};
 use super::index::{Hit, Index, IndexedTab, Ranking};
 use crate::browser::{Browser, Browsers, Tab, lock};
 use crate::config::EngineConfig;
-use crate::error::{EngineError, Input, Result};
+use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::Page;
 
 /// A burst of tab events is read once it has been quiet this long…
@@ -91,6 +91,8 @@ pub struct SearchReport {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct IndexStats {
+    /// Whether tab search is on at all (`--no-tab-search` turns it off).
+    pub enabled: bool,
     pub chunks: usize,
     pub tabs: usize,
     /// Why vector search is off, when it is.
@@ -126,7 +128,7 @@ impl TabSearch {
             state: Mutex::new(State::default()),
             refreshing: tokio::sync::Mutex::new(()),
         });
-        if tokio::runtime::Handle::try_current().is_ok() {
+        if search.config.tab_search && tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(keep_current(Arc::downgrade(&search)));
         }
         search
@@ -158,6 +160,7 @@ impl TabSearch {
         };
         let state = lock(&self.state);
         IndexStats {
+            enabled: self.config.tab_search,
             chunks: state.index.chunk_count(),
             tabs: state.index.tabs().count(),
             vector_search_off,
@@ -176,6 +179,12 @@ impl TabSearch {
     }
 
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchReport> {
+        if !self.config.tab_search {
+            return Err(EngineError::refused(
+                ErrorCode::Unsupported,
+                "tab search is turned off (--no-tab-search): no tab is read for it",
+            ));
+        }
         let query = request.query.trim();
         if query.is_empty() {
             return Err(EngineError::invalid(Input::Query, "the query is empty"));

@@ -16,6 +16,7 @@ tool_params! {
 /// How the tab search stands: vector search on or why not, and what the index holds.
 fn tab_search_status(stats: &engine::search::IndexStats) -> Value {
     json!({
+        "enabled": stats.enabled,
         "vector_search": stats.vector_search_off.is_none(),
         "vector_search_off": stats.vector_search_off,
         "model_dims": stats.model_dims,
