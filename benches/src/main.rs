@@ -3,12 +3,14 @@
 //! `cargo run -p bench --release -- link [--runs N]`
 //! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
 //! `cargo run -p bench --release -- search [--model DIR]…`
+//! `cargo run -p bench --release -- floor [--runs N]`
 //!
 //! Drives the release `tabwire` binary (and, for `peers`, Playwright MCP and Chrome
 //! DevTools MCP) with rmcp's client, against pages served on loopback, and prints medians
 //! and spreads. Absolute times are machine-dependent; compare runs made side by side.
 
 mod agents;
+mod floor;
 mod install;
 mod link;
 mod mcp;
@@ -45,6 +47,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Some("link") => link::run(runs.unwrap_or(20)).await,
         Some("peers") => peers(runs.unwrap_or(15), &args).await,
+        Some("floor") => floor::run(runs.unwrap_or(20)).await,
         Some("search") => {
             // Each --model DIR is run after the shipped model, for comparison.
             let models: Vec<String> = args
@@ -55,7 +58,9 @@ async fn main() -> anyhow::Result<()> {
             search::run(&models).await
         }
         Some(other) => {
-            bail!("unknown benchmark '{other}'; available: page, agents, link, peers, search")
+            bail!(
+                "unknown benchmark '{other}'; available: page, agents, link, peers, search, floor"
+            )
         }
     }
 }

@@ -25,7 +25,7 @@ impl LinkConfig {
 }
 
 /// How the managed browser is started.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LaunchOptions {
     /// A browser binary chosen by the user; otherwise the usual install paths are searched.
     pub browser_path: Option<PathBuf>,

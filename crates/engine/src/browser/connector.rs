@@ -5,7 +5,6 @@
 //! A connect never holds the lock that readers of the current browser take: a status
 //! report during a slow launch or an unreachable endpoint answers at once.
 
-use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::link::Links;
@@ -249,11 +248,8 @@ impl Browsers {
     async fn connect(&self) -> Result<Arc<Browser>> {
         match &self.config.link {
             LinkConfig::Managed(options) => {
-                let launched = launch::launch(options)?;
-                let conn = cdp::Connection::over_pipe(
-                    pipe_sender(launched.to_browser)?,
-                    pipe_receiver(launched.from_browser)?,
-                );
+                let launched = launch::launch_connected(options)?;
+                let conn = launched.connection;
                 let setup = self.setup(Some(launched.child), launched.temp_profile);
                 Browser::start(conn, "managed", setup)
                     .await
@@ -269,14 +265,4 @@ impl Browsers {
             LinkConfig::Extension => self.wait_for_link().await,
         }
     }
-}
-
-fn pipe_sender(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Sender> {
-    tokio::net::unix::pipe::Sender::from_owned_fd(fd)
-        .map_err(|e| EngineError::Launch(format!("pipe: {e}")))
-}
-
-fn pipe_receiver(fd: OwnedFd) -> Result<tokio::net::unix::pipe::Receiver> {
-    tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
-        .map_err(|e| EngineError::Launch(format!("pipe: {e}")))
 }

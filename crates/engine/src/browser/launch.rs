@@ -67,6 +67,31 @@ pub fn running_as_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// A launched browser and the CDP connection over its pipe.
+pub struct Connected {
+    pub child: Child,
+    pub connection: cdp::Connection,
+    /// The throw-away profile to remove when it exits.
+    pub temp_profile: Option<PathBuf>,
+}
+
+/// Launches a browser the way tabwire does and connects to it over the pipe (also what
+/// `bench floor` times raw CDP against). Must run on a runtime worker thread (see
+/// `launch`).
+pub fn launch_connected(options: &LaunchOptions) -> Result<Connected, EngineError> {
+    let launched = launch(options)?;
+    let pipe = |e: std::io::Error| EngineError::Launch(format!("pipe: {e}"));
+    let to_browser =
+        tokio::net::unix::pipe::Sender::from_owned_fd(launched.to_browser).map_err(pipe)?;
+    let from_browser =
+        tokio::net::unix::pipe::Receiver::from_owned_fd(launched.from_browser).map_err(pipe)?;
+    Ok(Connected {
+        child: launched.child,
+        connection: cdp::Connection::over_pipe(to_browser, from_browser),
+        temp_profile: launched.temp_profile,
+    })
+}
+
 /// A launched browser: the child process and the two pipe ends we talk over.
 pub(crate) struct Launched {
     pub child: Child,

@@ -1,0 +1,191 @@
+//! `bench floor`: the latency floor. The same work done with raw CDP, on a browser
+//! launched exactly as tabwire launches one (`engine::browser::launch::launch_connected`,
+//! its pipe), beside tabwire's tool doing it through MCP; the two take turns call by
+//! call. Where every server sits near this floor (a screenshot is the browser encoding
+//! an image), "0.5× the best peer" cannot be had, and the ratio to the floor is the
+//! honest figure. Writes `docs/latency-floor.md`.
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use crate::stats::Samples;
+use crate::{call, pages, start_tabwire};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A raw CDP page: one tab of a browser tabwire's way, attached with a flat session.
+struct RawPage {
+    connection: cdp::Connection,
+    session: String,
+    _browser: engine::browser::launch::Connected,
+}
+
+impl RawPage {
+    async fn open() -> anyhow::Result<RawPage> {
+        let options = engine::LaunchOptions::default();
+        let browser = engine::browser::launch::launch_connected(&options)?;
+        let connection = browser.connection.clone();
+        let target = connection
+            .call(
+                None,
+                "Target.createTarget",
+                json!({ "url": "about:blank" }),
+                TIMEOUT,
+            )
+            .await?;
+        let target_id = target["targetId"].as_str().context("no targetId")?;
+        let attached = connection
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target_id, "flatten": true }),
+                TIMEOUT,
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .context("no sessionId")?
+            .to_owned();
+        connection
+            .call(Some(&session), "Page.enable", json!({}), TIMEOUT)
+            .await?;
+        Ok(RawPage {
+            connection,
+            session,
+            _browser: browser,
+        })
+    }
+
+    async fn send(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        Ok(self
+            .connection
+            .call(Some(&self.session), method, params, TIMEOUT)
+            .await?)
+    }
+
+    /// `Page.navigate`, then the load event of this session.
+    async fn navigate(&self, url: &str) -> anyhow::Result<()> {
+        let mut events = self.connection.subscribe();
+        self.send("Page.navigate", json!({ "url": url })).await?;
+        loop {
+            let event = tokio::time::timeout(TIMEOUT, events.recv())
+                .await
+                .context("no load event")??;
+            if event.method == "Page.loadEventFired"
+                && event.session_id.as_deref() == Some(&self.session)
+            {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// One row: what is timed, the raw CDP way and tabwire's.
+struct Row {
+    label: &'static str,
+    floor: &'static str,
+    raw: Samples,
+    tabwire: Samples,
+}
+
+pub async fn run(runs: usize) -> anyhow::Result<()> {
+    let site = pages::serve().await?;
+    let raw = RawPage::open().await?;
+    let (tabwire, _child) = start_tabwire().await?;
+    call(
+        &tabwire,
+        "open_url",
+        json!({ "url": format!("{site}/small") }),
+    )
+    .await?;
+    raw.navigate(&format!("{site}/small")).await?;
+
+    let mut rows = vec![
+        Row {
+            label: "navigate (small page), until loaded",
+            floor: "`Page.navigate`, then `Page.loadEventFired`",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "screenshot (viewport, PNG)",
+            floor: "`Page.captureScreenshot {format: png}`",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "screenshot (viewport, PNG), fastest encoding",
+            floor: "`Page.captureScreenshot {format: png, optimizeForSpeed: true}`",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "snapshot (small page)",
+            floor: "`Accessibility.getFullAXTree` (what Chrome DevTools MCP reads)",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+    ];
+    for n in 0..runs {
+        let url = format!("{site}/small?floor={n}");
+        let timed = Instant::now();
+        raw.navigate(&url).await?;
+        rows[0].raw.push(timed.elapsed());
+        let timed = Instant::now();
+        call(&tabwire, "open_url", json!({ "url": url })).await?;
+        rows[0].tabwire.push(timed.elapsed());
+
+        for (row, speed) in [(1, false), (2, true)] {
+            let timed = Instant::now();
+            raw.send(
+                "Page.captureScreenshot",
+                json!({ "format": "png", "optimizeForSpeed": speed }),
+            )
+            .await?;
+            rows[row].raw.push(timed.elapsed());
+            let timed = Instant::now();
+            call(&tabwire, "capture_page_screenshot", json!({})).await?;
+            rows[row].tabwire.push(timed.elapsed());
+        }
+
+        let timed = Instant::now();
+        raw.send("Accessibility.getFullAXTree", json!({})).await?;
+        rows[3].raw.push(timed.elapsed());
+        let timed = Instant::now();
+        call(&tabwire, "scan_page", json!({})).await?;
+        rows[3].tabwire.push(timed.elapsed());
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Latency floor: tabwire beside raw CDP\n\n`cargo build --release -p tabwire -p bench && ./target/release/bench floor --runs {runs}`\n\n\
+         Each row: {runs} calls each way, in turns. Raw CDP runs on a browser launched as tabwire \
+         launches one (same flags, same pipe), one command after another with no MCP in between; \
+         tabwire's figure is its tool through MCP over stdio. Medians (p10–p90).\n\n\
+         | work | raw CDP | tabwire | tabwire ÷ raw | raw CDP call |\n|---|---:|---:|---:|---|"
+    );
+    for row in &rows {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.2}× | {} |",
+            row.label,
+            row.raw.summary().trim_start_matches("median").trim(),
+            row.tabwire.summary().trim_start_matches("median").trim(),
+            row.tabwire.median() / row.raw.median(),
+            row.floor
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nThe screenshot rows time tabwire's one default capture (PNG, `Page.getLayoutMetrics` \
+         alongside) against each raw variant."
+    );
+    println!("{out}");
+    std::fs::write(crate::workspace().join("docs/latency-floor.md"), out)?;
+    println!("written: docs/latency-floor.md");
+    Ok(())
+}
