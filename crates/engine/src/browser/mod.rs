@@ -84,6 +84,9 @@ pub struct Browser {
     front: Mutex<Option<String>>,
     /// Downloads the browser has reported.
     pub downloads: download_log::DownloadLog,
+    /// Held while a tab is attached, so two attaches of one tab cannot race (an agent's
+    /// call and the search index's read need not hold the same reservation).
+    attaching: tokio::sync::Mutex<()>,
 }
 
 impl Browser {
@@ -116,6 +119,7 @@ impl Browser {
             extension_session: Mutex::new(None),
             front: Mutex::new(None),
             downloads: download_log::DownloadLog::default(),
+            attaching: tokio::sync::Mutex::new(()),
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();
@@ -441,13 +445,19 @@ impl Browser {
             .collect())
     }
 
-    /// The flattened CDP session for a tab, attaching on first use. Callers hold the tab's
-    /// reservation, so two attaches for one tab cannot race.
+    /// The flattened CDP session for a tab, attaching on first use. Attaches are one at a
+    /// time and the session is looked up again once it is our turn, so a tab is attached
+    /// once even when a reserved page and an observer ask together.
     pub(crate) async fn session_for(&self, target_id: &str) -> Result<String> {
-        if let Some(session) = self
-            .tab_by_target(target_id)
-            .and_then(|tab| tab.session.clone())
-        {
+        let known = || {
+            self.tab_by_target(target_id)
+                .and_then(|tab| tab.session.clone())
+        };
+        if let Some(session) = known() {
+            return Ok(session);
+        }
+        let _one_attach_at_a_time = self.attaching.lock().await;
+        if let Some(session) = known() {
             return Ok(session);
         }
         let attached = self
