@@ -120,15 +120,17 @@ impl Page {
             })
             .await;
         }
-        let (landed, mut title) = self.current_url().await?;
         if !same_document {
             // A new document: do not wait for the event tracker to notice.
             self.browser
                 .update_tab(&self.tab.target_id, |tab| tab.new_document());
         }
-        if let Ok((_, page_title)) = self.url_and_title().await {
-            title = page_title;
-        }
+        // One round trip for both (the browser learns a new title later than the page);
+        // the target's own record when the page cannot answer.
+        let (landed, title) = match self.url_and_title().await {
+            Ok((url, title)) if !url.is_empty() => (url, title),
+            _ => self.current_url().await?,
+        };
         Ok(Navigated {
             url: landed,
             title,
