@@ -305,3 +305,29 @@ async fn with_tab_search_off_no_tab_is_read_and_the_tools_say_so() {
     assert_eq!(status["tab_search"]["enabled"], false, "{status}");
     assert_eq!(status["tab_search"]["tabs_read"], 0, "{status}");
 }
+
+#[test]
+fn doctor_says_whether_tab_search_reads_meaning_and_why_not() {
+    let out = crate::support::scratch("search-doctor");
+    let doctor = |flags: &[&str]| {
+        let output = std::process::Command::new(crate::support::BINARY)
+            .args(["--output-dir", out.to_str().unwrap()])
+            .args(flags)
+            .arg("doctor")
+            .output()
+            .expect("run tabwire doctor");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let shipped = doctor(&[]);
+    assert!(
+        shipped.contains("ok   tab search: by words and by meaning"),
+        "{shipped}"
+    );
+    let off = doctor(&["--embed-model", "off"]);
+    assert!(
+        off.contains("tab search: by words only") && off.contains("--embed-model off"),
+        "{off}"
+    );
+    let none = doctor(&["--no-tab-search"]);
+    assert!(none.contains("tab search: off (--no-tab-search)"), "{none}");
+}

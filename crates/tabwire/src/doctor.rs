@@ -61,6 +61,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     );
     let config = crate::engine_config(args)?;
     println!("ok   output dir: {}", config.output_dir.display());
+    tab_search(&config);
     if let engine::LinkConfig::Managed(options) = &config.link {
         match &options.profile_dir {
             Some(dir) => println!("ok   profile: {}", dir.display()),
@@ -123,4 +124,31 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         println!("\nready: add tabwire to your MCP client, e.g. `tabwire print-config claude`");
     }
     Ok(())
+}
+
+/// Whether tab search will search by meaning, and why not.
+fn tab_search(config: &engine::EngineConfig) {
+    if !config.tab_search {
+        println!("ok   tab search: off (--no-tab-search)");
+        return;
+    }
+    match engine::search::embed::load(&config.embed_model) {
+        Ok(model) => println!(
+            "ok   tab search: by words and by meaning ({}-dimension embedding model, {})",
+            model.dims(),
+            match &config.embed_model {
+                engine::config::EmbedModel::Dir(dir) => format!("from {}", dir.display()),
+                _ => format!(
+                    "{:.1} MB inside the binary",
+                    engine::search::embed::shipped_bytes() as f64 / 1e6
+                ),
+            }
+        ),
+        Err(why) => {
+            println!("note tab search: by words only: {why}");
+            println!(
+                "     fix: drop --embed-model (or TABWIRE_EMBED_MODEL) to use the shipped model"
+            );
+        }
+    }
 }
