@@ -94,6 +94,7 @@ fn routes() -> Router {
             "/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&name) }),
         )
+        .route("/extra/{name}", get(extra_page))
         .route(
             "/search/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&format!("search/{name}")) }),
@@ -248,6 +249,24 @@ fn page(name: &str) -> Response {
     }
     match std::fs::read_to_string(pages_dir().join(name)) {
         Ok(body) => html(body),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// A page of the folder `TABWIRE_FIDELITY_EXTRA` names, with the fidelity corpus's
+/// click-logging harness appended (see `fidelity.rs`).
+async fn extra_page(UrlPath(name): UrlPath<String>) -> Response {
+    const HARNESS: &str = "<script>window.clickLog = [];\
+        addEventListener('click', (e) => { clickLog.push(e.composedPath()); e.preventDefault(); e.stopImmediatePropagation(); }, true);\
+        addEventListener('mousedown', (e) => e.preventDefault(), true);</script>";
+    let Some(dir) = std::env::var_os("TABWIRE_FIDELITY_EXTRA") else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    if name.contains('/') || name.contains("..") {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match std::fs::read(Path::new(&dir).join(&name)) {
+        Ok(body) => html(String::from_utf8_lossy(&body).into_owned() + HARNESS),
         Err(_) => StatusCode::NOT_FOUND.into_response(),
     }
 }

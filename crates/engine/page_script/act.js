@@ -161,8 +161,10 @@ function nextFrames() {
 
 function aimAt(el, a, vp, scrolled) {
   const rect = el.getBoundingClientRect();
-  const x = round2(typeof a.offset_x === 'number' ? rect.left + a.offset_x : rect.left + rect.width / 2);
-  const y = round2(typeof a.offset_y === 'number' ? rect.top + a.offset_y : rect.top + rect.height / 2);
+  // Offsets are from the element's own box; without them, the middle of what is drawn.
+  const aim = aimRect(el);
+  const x = round2(typeof a.offset_x === 'number' ? rect.left + a.offset_x : aim.left + aim.width / 2);
+  const y = round2(typeof a.offset_y === 'number' ? rect.top + a.offset_y : aim.top + aim.height / 2);
   if (x < 0 || y < 0 || x >= vp.w || y >= vp.h) {
     return {
       status: 'outside_viewport', message: 'the click point is outside the viewport',

@@ -140,6 +140,18 @@ function deepElementFromPoint(x, y) {
   return hit;
 }
 
+// The box to aim at for an element: its bounding box, unless it is an inline element
+// broken over several lines (a long link in a paragraph). The middle of such a box can
+// fall between the line fragments, on the paragraph around it, so the largest fragment
+// is aimed at instead.
+function aimRect(el) {
+  const rects = el.getClientRects();
+  if (rects.length < 2) return el.getBoundingClientRect();
+  let best = rects[0];
+  for (const r of rects) if (r.width * r.height > best.width * best.height) best = r;
+  return best;
+}
+
 // Layout viewport in CSS px, excluding scrollbars.
 function viewportSize() {
   const de = document.documentElement;

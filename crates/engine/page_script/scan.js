@@ -420,7 +420,7 @@ function observe(max, collapsed, skip, refBase) {
     const t = { locator };
     if (!locator.role) {
       if (role) t.role = role; else t.tag = tag;
-      if (name) t.name = clip(name, 80);
+      if (name) t.name = clip(name, TREE_NAME_MAX);
     }
     if (tag === 'input' && el.type !== 'text') t.type = el.type;
     if (state.editable && !state.disabled && !state.readonly) t.editable = true;

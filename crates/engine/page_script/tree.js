@@ -167,7 +167,8 @@ TW.read_tree = function (args) {
         if (name) text += ' ' + quoteName(name, TREE_NAME_MAX);
         text += ' [ref=' + ref + ']';
         // Where to point at it; an element out of view must be scrolled to first anyway.
-        const point = inView(r) ? { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2) } : null;
+        const aim = aimRect(k);
+        const point = inView(r) ? { x: Math.round(aim.left + aim.width / 2), y: Math.round(aim.top + aim.height / 2) } : null;
         const tail = treeValue(k) + treeFlags(k, line.role).map(f => ' ' + f).join('');
         if (!push(depth, text, point)) return;
         Object.assign(nodes[nodes.length - 1], { t: tail, r: ref, role: line.role, name: clip(name, TREE_NAME_MAX) });
