@@ -168,6 +168,29 @@ async fn text_inside_a_frame_finds_the_tab_that_shows_it() {
 }
 
 #[tokio::test]
+async fn a_tab_held_by_its_dialog_is_left_until_answered_and_the_others_are_searched() {
+    let site = Site::start().await;
+    let tw = chrome("search-dialog", &[]).await;
+    let ids = open_pages(&tw, &site, &["garden", "refunds"]).await;
+    // The chrome face leaves a dialog open for the agent; the page is blocked meanwhile.
+    tw.chrome(
+        "chrome_javascript",
+        json!({ "code": "alert('hold on'); 1", "tabId": ids[1].1 }),
+    )
+    .await;
+    let found = search(&tw, "tomatoes on a balcony").await;
+    assert_eq!(found["matchedTabs"][0]["tabId"], ids[0].1, "{found}");
+    // Answered, the page is read again and found.
+    tw.chrome_ok(
+        "chrome_handle_dialog",
+        json!({ "action": "accept", "tabId": ids[1].1 }),
+    )
+    .await;
+    let found = search(&tw, "ORD-48213").await;
+    assert_eq!(found["matchedTabs"][0]["tabId"], ids[1].1, "{found}");
+}
+
+#[tokio::test]
 async fn without_the_model_search_answers_by_words_and_says_why() {
     let site = Site::start().await;
     let tw = chrome("search-lexical", &["--embed-model", "off"]).await;

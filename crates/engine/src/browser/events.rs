@@ -81,6 +81,8 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 .and_then(|s| browser.target_of_session(s))
             {
                 browser.update_tab(&target, |tab| tab.open_dialog = None);
+                // A page blocked by its dialog can be read again.
+                browser.registry.note_change();
             }
         }
         _ => {}

@@ -26,8 +26,9 @@ const SETTLE: Duration = Duration::from_millis(300);
 const SETTLE_AT_MOST: Duration = Duration::from_secs(2);
 /// A tab still loading when read is read again this long after.
 const LOADING_RETRY: Duration = Duration::from_millis(500);
-/// How long one tab's read may take.
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one tab's read may take (a page whose script never yields holds a search
+/// this long at most).
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a search waits for a loading tab to finish before indexing what it has.
 const SEARCH_WAITS_FOR_LOAD: Duration = Duration::from_secs(3);
 /// Tabs read at once.
@@ -290,7 +291,10 @@ impl TabSearch {
                 state.failures.remove(&key);
                 state.index.remove(&key);
             }
+            // A tab showing a dialog cannot run script until it is answered; it is read
+            // when the dialog closes (that is a change too).
             open.into_iter()
+                .filter(|(_, t)| t.open_dialog.is_none())
                 .filter(|(b, t)| {
                     state
                         .read
