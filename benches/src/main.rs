@@ -334,10 +334,16 @@ fn tabwire_binary() -> anyhow::Result<std::path::PathBuf> {
 }
 
 async fn start_tabwire() -> anyhow::Result<(Client, tokio::process::Child)> {
+    start_tabwire_with(&[]).await
+}
+
+/// The release binary over stdio with a throw-away profile, and more flags.
+async fn start_tabwire_with(extra: &[String]) -> anyhow::Result<(Client, tokio::process::Child)> {
     let out = std::env::temp_dir().join("tabwire-bench-out");
     let mut child = tokio::process::Command::new(tabwire_binary()?)
         .args(["--isolated", "--output-dir"])
         .arg(&out)
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

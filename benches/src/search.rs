@@ -12,11 +12,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -437,19 +435,7 @@ async fn serve_dir(dir: PathBuf) -> anyhow::Result<String> {
 }
 
 async fn start(extra: &[String]) -> anyhow::Result<(Client, tokio::process::Child)> {
-    let out = std::env::temp_dir().join("tabwire-bench-search-out");
-    let mut child = tokio::process::Command::new(tabwire_binary()?)
-        .args(["--isolated", "--output-dir"])
-        .arg(&out)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let stdin = child.stdin.take().context("stdin")?;
-    let client = ().serve((stdout, stdin)).await?;
+    let (client, child) = crate::start_tabwire_with(extra).await?;
     // The browser starts on the first call; nothing is timed before it is up.
     tokio::time::timeout(
         Duration::from_secs(60),

@@ -489,9 +489,8 @@ async fn check_page(tw: &Tabwire, cdp: &Cdp, page: &str, url: &str) -> PageRepor
     report
 }
 
-/// Where a control sits, for a failure message: its position in the document and the
-/// tags above it.
-async fn where_is(cdp: &Cdp, frame: &Frame, control: &AxControl) -> String {
+/// A remote object for the control's DOM node, in its frame's session.
+async fn resolve(cdp: &Cdp, frame: &Frame, control: &AxControl) -> Option<String> {
     let node = cdp
         .call(
             Some(&frame.session),
@@ -499,13 +498,19 @@ async fn where_is(cdp: &Cdp, frame: &Frame, control: &AxControl) -> String {
             json!({ "backendNodeId": control.backend_node }),
         )
         .await;
-    let Some(object) = node["object"]["objectId"].as_str() else {
+    node["object"]["objectId"].as_str().map(str::to_owned)
+}
+
+/// Where a control sits, for a failure message: its position in the document and the
+/// tags above it.
+async fn where_is(cdp: &Cdp, frame: &Frame, control: &AxControl) -> String {
+    let Some(object) = resolve(cdp, frame, control).await else {
         return "not resolvable".into();
     };
     on_node(
         cdp,
         frame,
-        object,
+        &object,
         "function () { const path = []; for (let n = this; n && path.length < 6; n = n.parentElement) path.push(n.localName + (n.className ? '.' + String(n.className).split(' ')[0] : '')); return 'y=' + Math.round(this.getBoundingClientRect().top + scrollY) + ' ' + path.join(' < '); }",
         json!([]),
     )
@@ -600,17 +605,7 @@ async fn act_through(
             None => Err("listed, but not marked disabled".into()),
         };
     }
-    let node = cdp
-        .call(
-            Some(&frame.session),
-            "DOM.resolveNode",
-            json!({ "backendNodeId": control.backend_node }),
-        )
-        .await;
-    let object = node["object"]["objectId"]
-        .as_str()
-        .expect("resolved node")
-        .to_owned();
+    let object = resolve(cdp, frame, control).await.expect("resolved node");
     let mut tried = Vec::new();
     for i in candidates {
         let before = on_node(

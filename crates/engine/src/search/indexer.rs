@@ -154,7 +154,12 @@ impl TabSearch {
     /// What the index holds and whether vector search is on (loading the model if it
     /// has not been yet, so the answer is not a guess).
     pub async fn stats(&self) -> IndexStats {
-        let model = self.model_ready().await;
+        // With tab search off the model is never needed, so it is not loaded for this.
+        let model = if self.config.tab_search {
+            self.model_ready().await
+        } else {
+            None
+        };
         let vector_search_off = match self.model.get() {
             Some(Err(why)) => Some(why.clone()),
             _ => None,
@@ -274,7 +279,7 @@ impl TabSearch {
     /// Reads every tab that changed since it was read and forgets the tabs that closed.
     /// With `wait_for_load`, a tab still loading is given that long to finish. Returns
     /// how many tabs it read.
-    async fn refresh(self: &TabSearch, wait_for_load: Option<Duration>) -> usize {
+    async fn refresh(&self, wait_for_load: Option<Duration>) -> usize {
         let _one_at_a_time = self.refreshing.lock().await;
         let open = self.open_tabs();
         let stale: Vec<(Arc<Browser>, Tab)> = {
