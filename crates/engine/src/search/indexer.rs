@@ -31,6 +31,8 @@ const LOADING_RETRY: Duration = Duration::from_millis(500);
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a search waits for a loading tab to finish before indexing what it has.
 const SEARCH_WAITS_FOR_LOAD: Duration = Duration::from_secs(3);
+/// How many reads in a row a tab gets before it waits for a change to be tried again.
+const READ_TRIES: u32 = 3;
 /// Tabs read at once.
 const READ_AT_ONCE: usize = 4;
 /// Queries longer than this are refused: nobody means a page-long query.
@@ -61,8 +63,9 @@ struct State {
     index: Index,
     /// Tab key → what it looked like when read (and whether it had finished loading).
     read: HashMap<String, (Fingerprint, bool)>,
-    /// Keys of tabs that could not be read, with why (shown in the status report).
-    failures: HashMap<String, String>,
+    /// Keys of tabs that could not be read, with why and how many times in a row (shown
+    /// in the status report).
+    failures: HashMap<String, (String, u32)>,
     indexing_time: Duration,
     tabs_read: u64,
 }
@@ -178,7 +181,7 @@ impl TabSearch {
             unreadable: state
                 .failures
                 .iter()
-                .map(|(k, why)| format!("{k}: {why}"))
+                .map(|(k, (why, _))| format!("{k}: {why}"))
                 .collect(),
             cut_short: state.index.tabs().filter(|t| t.cut_short).count(),
         }
@@ -338,10 +341,20 @@ impl TabSearch {
                 state.index.insert(prepared);
             }
             Err(why) => {
-                // Not read again until it changes: a tab that cannot be read (a
-                // dialog open, a page that hangs) would otherwise be tried forever.
-                state.failures.insert(read.key.clone(), why);
-                state.read.insert(read.key, (read.seen, true));
+                // A read that failed is tried again (the document may have been
+                // replaced under it, or the machine was busy), a few times; then not
+                // until the tab changes, so a page that never answers is not tried
+                // forever.
+                let same_tab_as_before = state
+                    .read
+                    .get(&read.key)
+                    .is_some_and(|(seen, _)| *seen == read.seen);
+                let before = state.failures.get(&read.key).map_or(0, |(_, n)| *n);
+                let tries = if same_tab_as_before { before + 1 } else { 1 };
+                state.failures.insert(read.key.clone(), (why, tries));
+                state
+                    .read
+                    .insert(read.key, (read.seen, tries >= READ_TRIES));
             }
         }
     }
