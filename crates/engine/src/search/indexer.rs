@@ -351,6 +351,7 @@ impl TabSearch {
                     .is_some_and(|(seen, _)| *seen == read.seen);
                 let before = state.failures.get(&read.key).map_or(0, |(_, n)| *n);
                 let tries = if same_tab_as_before { before + 1 } else { 1 };
+                tracing::debug!(tab = %read.key, %why, tries, "tab search could not read a tab");
                 state.failures.insert(read.key.clone(), (why, tries));
                 state
                     .read
