@@ -65,6 +65,7 @@ impl AgentSession {
             stop: stop.clone(),
         }));
         let stopper = stop.clone();
+        let holder_id = operation_id.clone();
         tokio::spawn(async move {
             let outcome = tokio::select! {
                 outcome = run_script(&page, &script, dialog_policy, &result_name) => outcome,
@@ -73,8 +74,12 @@ impl AgentSession {
                     Err(stopped(why, terminated))
                 }
             };
-            page.set_holder(None);
+            // The tab is let go before the holder is cleared: a call that finds the tab
+            // still locked then sees the holder (asked to stop) and waits the moment it
+            // takes, instead of answering target_busy in between the two.
+            let release = page.release_holder(&holder_id);
             drop(page); // releases the tab before the result becomes visible
+            release();
             engine.receipts.complete(completer, outcome);
         });
         // If this call is dropped before it answers (the client cancelled it), the

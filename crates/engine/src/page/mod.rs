@@ -433,6 +433,25 @@ impl Page {
             .update_tab(&self.tab.target_id, |tab| tab.holder = holder);
     }
 
+    /// What clears the holder `operation_id` registered, to run once the page is dropped
+    /// (a holder another call registered since is left alone).
+    pub(crate) fn release_holder(&self, operation_id: &str) -> impl FnOnce() + use<> {
+        let browser = self.browser.clone();
+        let target = self.tab.target_id.clone();
+        let operation_id = operation_id.to_owned();
+        move || {
+            browser.update_tab(&target, |tab| {
+                if tab
+                    .holder
+                    .as_ref()
+                    .is_some_and(|h| h.operation_id == operation_id)
+                {
+                    tab.holder = None;
+                }
+            });
+        }
+    }
+
     /// Stops whatever script runs in the page now (a synchronous loop included). False
     /// when the link may not: Chrome refuses `Runtime.terminateExecution` to extensions,
     /// so over the extension link a script spinning synchronously runs on until it yields.
