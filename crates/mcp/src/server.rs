@@ -96,6 +96,79 @@ pub struct TabwireServer {
     instructions: Arc<str>,
     /// The level this session's client asked logs at (None: it did not).
     log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+    calls: Arc<InFlight>,
+}
+
+/// This session's calls still running. A call that comes after the client cancelled an
+/// earlier one waits for that one to let go of what it held (its tab), instead of racing
+/// the cancelled call's teardown and finding the tab busy.
+#[derive(Default)]
+struct InFlight {
+    next: std::sync::atomic::AtomicU64,
+    running: std::sync::Mutex<Vec<RunningCall>>,
+}
+
+struct RunningCall {
+    id: u64,
+    cancelled: tokio_util::sync::CancellationToken,
+    finished: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Marks a call finished however its future ends.
+struct CallDone {
+    calls: Arc<InFlight>,
+    id: u64,
+    finished: tokio::sync::watch::Sender<bool>,
+}
+
+impl Drop for CallDone {
+    fn drop(&mut self) {
+        let _ = self.finished.send(true);
+        self.calls
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|c| c.id != self.id);
+    }
+}
+
+impl InFlight {
+    fn begin(self: &Arc<Self>, cancelled: tokio_util::sync::CancellationToken) -> CallDone {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (finished, receiver) = tokio::sync::watch::channel(false);
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(RunningCall {
+                id,
+                cancelled,
+                finished: receiver,
+            });
+        CallDone {
+            calls: self.clone(),
+            id,
+            finished,
+        }
+    }
+
+    /// Waits (a bounded time) for the cancelled calls still tearing down.
+    async fn settle_cancelled(&self) {
+        let waiting: Vec<tokio::sync::watch::Receiver<bool>> = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|c| c.cancelled.is_cancelled())
+            .map(|c| c.finished.clone())
+            .collect();
+        for mut finished in waiting {
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                finished.wait_for(|done| *done),
+            )
+            .await;
+        }
+    }
 }
 
 impl TabwireServer {
@@ -114,6 +187,7 @@ impl TabwireServer {
             listed: shared.listed.clone(),
             instructions: shared.instructions.clone(),
             log_level: Arc::default(),
+            calls: Arc::default(),
         }
     }
 }
@@ -199,6 +273,8 @@ impl ServerHandler for TabwireServer {
                 None,
             ));
         };
+        self.calls.settle_cancelled().await;
+        let _running = self.calls.begin(context.ct.clone());
         let started = Instant::now();
         let arguments = request.arguments.clone().unwrap_or_default();
         let mut ignored = Vec::new();
