@@ -356,3 +356,37 @@ async fn a_cdp_endpoint_that_goes_away_between_calls_is_noticed_and_named() {
         next.envelope
     );
 }
+
+#[tokio::test]
+async fn tab_search_forgets_the_tabs_of_a_browser_killed_between_calls() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("chaos-search").await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("search/refunds.html") }),
+    )
+    .await;
+    let found = tw.ok("search_tabs", json!({ "query": "ORD-48213" })).await;
+    assert_eq!(found["count"], 1, "{found}");
+    let browser = browser_pid(&tw).await;
+    unsafe { libc::kill(browser as i32, libc::SIGKILL) };
+    assert!(process_exits(browser).await);
+    crate::support::poll_until("the status to report the lost browser", || async {
+        tw.ok("get_setup_status", json!({})).await["link_state"] == "lost"
+    })
+    .await;
+    // Nothing stale is answered, and no browser is launched just to search.
+    let found = tw.ok("search_tabs", json!({ "query": "ORD-48213" })).await;
+    assert_eq!(found["count"], 0, "{found}");
+    assert_eq!(found["tabs_searched"], 0, "{found}");
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(status["tab_search"]["indexed_tabs"], 0, "{status}");
+    // The next page call brings a new browser, whose tab is searched.
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("search/refunds.html") }),
+    )
+    .await;
+    let found = tw.ok("search_tabs", json!({ "query": "ORD-48213" })).await;
+    assert_eq!(found["count"], 1, "{found}");
+}

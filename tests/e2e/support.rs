@@ -781,18 +781,22 @@ impl Reply {
 }
 
 pub async fn call_on(client: &Client, tool: &str, arguments: Value) -> Reply {
+    read_reply(tool, call_tool(client, tool, arguments).await)
+}
+
+/// One tools/call, within PATIENCE; the raw result.
+async fn call_tool(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
     let arguments: Map<String, Value> = arguments
         .as_object()
         .cloned()
         .expect("arguments must be an object");
-    let result: CallToolResult = tokio::time::timeout(
+    tokio::time::timeout(
         PATIENCE,
         client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
     )
     .await
     .unwrap_or_else(|_| panic!("{tool} did not answer within {PATIENCE:?}"))
-    .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"));
-    read_reply(tool, result)
+    .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"))
 }
 
 /// A chrome-face reply: the text (the payload JSON, or a plain error message), the
@@ -806,17 +810,7 @@ pub struct ChromeReply {
 }
 
 pub async fn chrome_call(client: &Client, tool: &str, arguments: Value) -> ChromeReply {
-    let arguments: Map<String, Value> = arguments
-        .as_object()
-        .cloned()
-        .expect("arguments must be an object");
-    let result: CallToolResult = tokio::time::timeout(
-        PATIENCE,
-        client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments)),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("{tool} did not answer within {PATIENCE:?}"))
-    .unwrap_or_else(|e| panic!("{tool}: MCP error {e}"));
+    let result = call_tool(client, tool, arguments).await;
     let mut text = String::new();
     let mut images = Vec::new();
     for block in &result.content {

@@ -188,6 +188,7 @@ TW.main_content = function (args) {
       siteName,
     },
     content_element: describe(main),
+    ready_state: document.readyState,
     // The frames inside the main content, for a caller that reads them too (the
     // search index): each as a locator of its element in this document.
     frames: [...main.querySelectorAll('iframe, frame')].filter(isVisible).slice(0, 8).map(cssLocator),

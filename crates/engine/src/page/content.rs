@@ -22,6 +22,9 @@ pub struct MainContent {
     /// Locators of the frames inside the main content (in this document).
     #[serde(skip)]
     pub frames: Vec<Value>,
+    /// The document's `readyState` when it was read.
+    #[serde(skip)]
+    pub ready_state: String,
 }
 
 /// How deep frames inside frames are read for [`Page::main_text_with_frames`].
@@ -92,6 +95,7 @@ fn content_of(reply: &Value) -> MainContent {
         article: serde_json::from_value(reply["article"].clone()).ok(),
         metadata: serde_json::from_value(reply["metadata"].clone()).ok(),
         frames: reply["frames"].as_array().cloned().unwrap_or_default(),
+        ready_state: text("ready_state"),
     }
 }
 

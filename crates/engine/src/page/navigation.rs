@@ -156,14 +156,6 @@ impl Page {
         ))
     }
 
-    /// The top document's `document.readyState`.
-    pub async fn ready_state(&self, timeout: Duration) -> Result<String> {
-        let state = self
-            .run(&self.top(), "readiness", json!({}), timeout)
-            .await?;
-        Ok(state["ready_state"].as_str().unwrap_or_default().to_owned())
-    }
-
     /// Waits up to `patience` for the top document to finish loading; whether it did.
     pub async fn wait_ready(&self, patience: Duration) -> bool {
         let top = self.top();

@@ -280,30 +280,31 @@ impl Index {
             };
             part(&lexical_rank) + DENSE_WEIGHT * part(&dense_rank)
         };
-        let mut hits: Vec<Hit> = best
-            .iter()
-            .filter_map(|(&t, b)| {
+        let mut ranked: Vec<(usize, f64, &TabBest)> =
+            best.iter().map(|(&t, b)| (t, fused(t), b)).collect();
+        ranked.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then(b.2.similarity.total_cmp(&a.2.similarity))
+                .then(a.0.cmp(&b.0))
+        });
+        ranked.truncate(limit);
+        // Snippets only for the tabs answered: the passage that matched the words, else
+        // the nearest.
+        ranked
+            .into_iter()
+            .filter_map(|(t, score, b)| {
                 let tab = self.tabs[t].clone()?;
-                // The passage shown is the one that matched the words, else the nearest.
                 let chunk = &self.chunks[b.lexical_chunk.or(b.dense_chunk)?];
                 Some(Hit {
                     tab,
-                    score: fused(t),
+                    score,
                     similarity: b.similarity,
                     lexical: b.lexical,
                     snippet: text::snippet(&chunk.text, &query_terms),
                     source: chunk.source,
                 })
             })
-            .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.similarity.total_cmp(&a.similarity))
-                .then(a.tab.key.cmp(&b.tab.key))
-        });
-        hits.truncate(limit);
-        hits
+            .collect()
     }
 
     fn bm25(&self, chunk: &Chunk, query_terms: &[String], average: f64) -> f64 {

@@ -394,18 +394,20 @@ async fn read_tab(
         let page = Page::observe(browser.clone(), tab.clone(), config)
             .await
             .map_err(|e| e.to_string())?;
-        let mut loaded = page
-            .ready_state(READ_TIMEOUT)
-            .await
-            .map_err(|e| e.to_string())?
-            == "complete";
+        let read = || async {
+            page.main_text_with_frames(READ_TIMEOUT)
+                .await
+                .map_err(|e| e.to_string())
+        };
+        let mut content = read().await?;
+        let mut loaded = content.ready_state == "complete";
+        // A search gives a page still loading a moment to finish, then reads it again.
         if !loaded && let Some(patience) = wait_for_load {
             loaded = page.wait_ready(patience).await;
+            if loaded {
+                content = read().await?;
+            }
         }
-        let content = page
-            .main_text_with_frames(READ_TIMEOUT)
-            .await
-            .map_err(|e| e.to_string())?;
         let indexed = IndexedTab {
             key: key.clone(),
             tab_id: tab.tab_id,
