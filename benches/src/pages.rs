@@ -39,6 +39,7 @@ pub const CORPUS: &[&str] = &[
     "frames.html",
     "widgets.html",
     "names.html",
+    "dates.html",
     "long-list.html",
 ];
 

@@ -627,12 +627,15 @@ fn short(note: &str) -> String {
 const GAPS: &str =
     "Known gaps outside the corpus (from reading the page script, not measured above):
 
-- **More than 200 named controls on one page or frame:** `max_targets` stops at 200 (the
-  `list/500` figure above), even in the complete snapshot.
+- **More than 200 named controls on one page or frame:** one reply lists at most 200
+  (`max_targets`); the rest are read through the `continuation.cursor` it names (the
+  `list/500` figure above).
 - **Closed shadow roots:** the page script sees open shadow roots only; Chromium's tree
   includes controls inside closed ones, so those are missing.
-- **Names over 80 characters** are clipped in targets (and their locator is CSS, not
+- **Names over 100 characters** are clipped in targets (and their locator is a ref, not
   role + name), so they do not match Chromium's full name.
+- **Date and time sub-fields** are listed by Chromium's names but take no locator of their
+  own: the value is typed whole into the input (`yyyy-mm-dd` and so on), not field by field.
 - **Drop-down `<select>` options** are not targets, and the btap face has no tool that
   selects one (`recommended_tool: select_existing_option` names a tool it does not serve).
 - **Content outside an open modal dialog** is still listed, flagged `inert` with no
@@ -825,7 +828,8 @@ fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
         "From the end-to-end test `tests/e2e/fidelity.rs` (its `target/fidelity-report.json`, \
          written {stamp}; {}), copied here by the benchmark. For every page of the corpus \
          (`tests/pages/corpus`: forms, tables, menus, dialogs, a modal, shadow DOM, same-site and \
-         cross-site iframes, ARIA widgets, tricky names, a long list; and, when the test ran \
+         cross-site iframes, ARIA widgets, tricky names, date and time inputs, a long list; and, \
+         when the test ran \
          with `TABWIRE_FIDELITY_EXTRA=target/search-corpus/pages`, real documentation pages \
          from Debian packages, the rows after `long-list`), Chromium's own \
          accessibility tree (`Accessibility.getFullAXTree`, each frame) lists the controls with \
@@ -834,7 +838,13 @@ fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
          locator, passed unchanged to `page_click`, puts the click on that very element (the \
          page logs each click's composed path; the test asks Chromium whether the AX node's own \
          DOM node is on it). Disabled controls cannot take clicks: they must be listed and \
-         marked disabled. Precision: targets paired with such a control, over targets listed.\n",
+         marked disabled. The sub-fields Chromium draws inside a date or time input (month, \
+         day, year, hours…, the picker's button) live in a shadow tree of its own that no \
+         page-level locator reaches: one counts as matched when the snapshot lists it under \
+         its input and a value typed through the input's locator (`page_type`) lands in that \
+         input. Precision: targets paired with such a control, over targets listed (the \
+         date, time and colour inputs themselves have roles of Chromium's own, not counted \
+         as interactive, so they lower it).\n",
         report["chromium"].as_str().unwrap_or("Chromium")
     )?;
     writeln!(

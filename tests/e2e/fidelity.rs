@@ -38,6 +38,7 @@ const PAGES: &[&str] = &[
     "frames.html",
     "widgets.html",
     "names.html",
+    "dates.html",
     "long-list.html",
 ];
 
@@ -244,35 +245,74 @@ async fn read_page_has_every_named_control_of_chromiums_accessibility_tree() {
     );
 }
 
-/// The controls of an outline: `- role "name" [ref=ref_N]` lines.
+/// The controls of an outline: `- role "name" [ref=ref_N]` lines, and the sub-field
+/// lines (`- spinbutton "Day"`, no ref) right below a date or time input's line.
 fn outline_targets(outline: &str) -> Vec<Target> {
-    outline
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim_start().strip_prefix("- ")?;
-            let at = line.find(" [ref=")?;
-            let reference = line[at + 6..].split(']').next()?.to_owned();
-            let head = &line[..at];
-            let (role, name) = match head.split_once(' ') {
-                Some((role, quoted)) => (
+    let mut targets: Vec<Target> = Vec::new();
+    // The last control line: its indentation, and the target it made.
+    let mut host: Option<(usize, Target)> = None;
+    for raw in outline.lines() {
+        let indent = raw.len() - raw.trim_start().len();
+        let Some(line) = raw.trim_start().strip_prefix("- ") else {
+            continue;
+        };
+        let Some(at) = line.find(" [ref=") else {
+            if let Some((host_indent, input)) = &host
+                && indent > *host_indent
+                && let Some(kind) = &input.field_of
+            {
+                let (role, name) = role_and_name(line);
+                targets.push(Target {
                     role,
-                    quoted
-                        .trim()
-                        .trim_matches('"')
-                        .replace("\\\"", "\"")
-                        .replace("\\\\", "\\"),
-                ),
-                None => (head, String::new()),
-            };
-            Some(Target {
-                role: role.to_owned(),
-                name,
-                locator: json!({ "ref": reference }),
-                disabled: line.contains(" disabled"),
-                continued: false,
-            })
-        })
-        .collect()
+                    name,
+                    field_of: Some(kind.clone()),
+                    ..input.clone()
+                });
+            } else {
+                host = None;
+            }
+            continue;
+        };
+        let reference = line[at + 6..].split(']').next().unwrap_or_default();
+        let (role, name) = role_and_name(&line[..at]);
+        let target = Target {
+            role,
+            name,
+            locator: json!({ "ref": reference }),
+            disabled: line.contains(" disabled"),
+            continued: false,
+            field_of: None,
+        };
+        // A date or time input says its type (`type=date`); its sub-fields follow.
+        let kind = line
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix("type="))
+            .map(str::to_owned);
+        host = Some((
+            indent,
+            Target {
+                field_of: kind,
+                ..target.clone()
+            },
+        ));
+        targets.push(target);
+    }
+    targets
+}
+
+/// `role "name"` as an outline line writes it.
+fn role_and_name(head: &str) -> (String, String) {
+    match head.split_once(' ') {
+        Some((role, quoted)) => (
+            role.to_owned(),
+            quoted
+                .trim()
+                .trim_matches('"')
+                .replace("\\\"", "\"")
+                .replace("\\\\", "\\"),
+        ),
+        None => (head.to_owned(), String::new()),
+    }
 }
 
 /// One control from Chromium's accessibility tree.
@@ -284,6 +324,11 @@ struct AxControl {
     disabled: bool,
     /// An <option> of a drop-down <select>: chosen through the select, not clicked.
     dropdown_option: bool,
+    /// A sub-field (month, day, hours…, the picker's button) inside a date or time
+    /// input: that input's DOM node. Chromium draws these in a shadow tree of its own that
+    /// takes no page-level locator, so the check is that typing a value through the
+    /// input's locator sets it.
+    host: Option<i64>,
 }
 
 /// One frame: Chromium's view of it and tabwire's.
@@ -303,6 +348,8 @@ struct Target {
     disabled: bool,
     /// Listed only in a continuation (a later page of the reply the cursor reached).
     continued: bool,
+    /// A sub-field listed under a date or time input: that input's type.
+    field_of: Option<String>,
 }
 
 #[derive(Clone, Default, Debug)]
@@ -584,6 +631,7 @@ async fn act_through(
 ) -> Result<(), String> {
     let candidates: Vec<usize> = (0..targets.len())
         .filter(|&i| !used[i] && same_control(&targets[i], control))
+        .filter(|&i| targets[i].field_of.is_some() == control.host.is_some())
         .collect();
     if candidates.is_empty() {
         let near: Vec<String> = targets
@@ -604,6 +652,9 @@ async fn act_through(
             }
             None => Err("listed, but not marked disabled".into()),
         };
+    }
+    if let Some(host) = control.host {
+        return fill_through(tw, cdp, frame, host, &candidates, targets, used, face).await;
     }
     let object = resolve(cdp, frame, control).await.expect("resolved node");
     let mut tried = Vec::new();
@@ -649,6 +700,87 @@ async fn act_through(
         ));
     }
     Err(format!("no locator put the click on it: {tried:?}"))
+}
+
+/// A sub-field of a date or time input: matched when a value typed through the listed
+/// target's locator (page_type, or chrome_fill_or_select with its ref) lands in that
+/// input, the one the sub-field belongs to.
+#[allow(clippy::too_many_arguments)]
+async fn fill_through(
+    tw: &Tabwire,
+    cdp: &Cdp,
+    frame: &Frame,
+    host: i64,
+    candidates: &[usize],
+    targets: &[Target],
+    used: &mut [bool],
+    face: Face,
+) -> Result<(), String> {
+    let input = AxControl {
+        role: String::new(),
+        name: String::new(),
+        backend_node: host,
+        disabled: false,
+        dropdown_option: false,
+        host: None,
+    };
+    let object = resolve(cdp, frame, &input).await.expect("resolved input");
+    let mut tried = Vec::new();
+    for &i in candidates {
+        let kind = targets[i].field_of.as_deref().unwrap_or_default();
+        let value = match kind {
+            "date" => "2024-07-14",
+            "time" => "09:30",
+            "datetime-local" => "2024-07-14T09:30",
+            "month" => "2024-07",
+            "week" => "2024-W28",
+            other => panic!("a sub-field of an input of type {other:?}"),
+        };
+        let locator = &targets[i].locator;
+        let reply = match face {
+            Face::Btap => {
+                let reply = tw
+                    .call("page_type", json!({ "selector": locator, "text": value }))
+                    .await;
+                (reply.is_error, reply.envelope.to_string())
+            }
+            Face::Chrome => {
+                let reply = tw
+                    .chrome(
+                        "chrome_fill_or_select",
+                        json!({ "ref": locator["ref"], "value": value }),
+                    )
+                    .await;
+                (reply.is_error, reply.text)
+            }
+        };
+        let now = on_node(
+            cdp,
+            frame,
+            &object,
+            "function () { return this.value; }",
+            json!([]),
+        )
+        .await;
+        // Leave the input empty again, so the next sub-field's check starts afresh.
+        on_node(
+            cdp,
+            frame,
+            &object,
+            "function () { this.value = ''; }",
+            json!([]),
+        )
+        .await;
+        if !reply.0 && now == value {
+            used[i] = true;
+            return Ok(());
+        }
+        tried.push(format!(
+            "{locator} → the input holds {now}; reply {}",
+            reply.1
+        ));
+    }
+    Err(format!("no locator set the input it belongs to: {tried:?}"))
 }
 
 async fn on_node(cdp: &Cdp, frame: &Frame, object: &str, function: &str, args: Value) -> Value {
@@ -783,13 +915,24 @@ fn collect_scan(
             if !path.is_empty() {
                 full["frame"] = json!(path);
             }
-            targets.push(Target {
+            let target = Target {
                 role: role.unwrap_or("").into(),
                 name: name.into(),
                 locator: full,
                 disabled: t["disabled"] == true,
                 continued,
-            });
+                field_of: None,
+            };
+            // A date or time input's sub-fields, as Chromium's tree names them.
+            for field in t["fields"].as_array().into_iter().flatten() {
+                targets.push(Target {
+                    role: field["role"].as_str().unwrap_or("").into(),
+                    name: field["name"].as_str().unwrap_or("").into(),
+                    field_of: t["type"].as_str().map(str::to_owned),
+                    ..target.clone()
+                });
+            }
+            targets.push(target);
         }
         out.push(FrameScan {
             path: path.to_vec(),
@@ -877,6 +1020,17 @@ fn named_controls(nodes: &Value) -> Vec<AxControl> {
         }
         false
     };
+    // The date or time input a node sits inside (Chromium's roles for those inputs).
+    let date_input_around = |node: &Value| {
+        let mut parent = node["parentId"].as_str();
+        while let Some(p) = parent.and_then(|id| by_id.get(id)) {
+            if let Some("Date" | "DateTime" | "InputTime") = p["role"]["value"].as_str() {
+                return p["backendDOMNodeId"].as_i64();
+            }
+            parent = p["parentId"].as_str();
+        }
+        None
+    };
     let mut out = Vec::new();
     for node in &nodes {
         let role = node["role"]["value"].as_str().unwrap_or("");
@@ -899,6 +1053,7 @@ fn named_controls(nodes: &Value) -> Vec<AxControl> {
             backend_node,
             disabled,
             dropdown_option: role == "option" && in_dropdown(node),
+            host: date_input_around(node),
         });
     }
     out

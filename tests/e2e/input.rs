@@ -344,3 +344,171 @@ async fn a_click_guard_whose_finish_never_comes_disarms_itself() {
         .await;
     assert_eq!(checked["js_return"], true);
 }
+
+/// Date, time, colour and range inputs take their value whole: the page sees input and
+/// change, the form submits it, a malformed value is refused naming the format and
+/// changes nothing, and the snapshot lists the sub-fields Chromium draws inside each
+/// date or time input.
+#[tokio::test]
+async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("dates", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("corpus/dates.html") }))
+        .await;
+    js(
+        &tw,
+        "window.seen = []; for (const t of ['input', 'change']) document.addEventListener(t, e => seen.push(t + ':' + e.target.name), true); 0",
+    )
+    .await;
+
+    let scan = tw.ok("scan_page", json!({})).await;
+    let targets = scan["observation"]["targets"].as_array().unwrap().clone();
+    let arrival = targets
+        .iter()
+        .find(|t| t["name"] == "Arrival")
+        .expect("the date input is a target");
+    assert_eq!(arrival["type"], "date");
+    assert_eq!(arrival["recommended_tool"], "page_type");
+    assert_eq!(arrival["editable"], true);
+    let fields: Vec<&str> = arrival["fields"]
+        .as_array()
+        .expect("the date input lists its sub-fields")
+        .iter()
+        .map(|f| f["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields.iter().filter(|r| **r == "spinbutton").count(),
+        3,
+        "month, day and year: {arrival}"
+    );
+    assert!(fields.contains(&"button"), "the picker's button: {arrival}");
+
+    // Through the snapshot's locator, and through CSS.
+    let typed = tw
+        .ok(
+            "page_type",
+            json!({ "selector": arrival["locator"], "text": "2024-07-14" }),
+        )
+        .await;
+    assert_eq!(typed["value"], "2024-07-14");
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=checkin]", "text": "09:45" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=wake]", "text": "2024-07-15T06:30" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=expiry]", "text": "2027-03" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=sprint]", "text": "2024-W29" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=colour]", "text": "#ff8800" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=floor]", "text": "7" }),
+    )
+    .await;
+    let values = js(
+        &tw,
+        "[...document.querySelectorAll('input')].map(e => e.name + '=' + e.value).join(' ')",
+    )
+    .await;
+    assert_eq!(
+        values,
+        "arrival=2024-07-14 departure=2024-05-20 checkin=09:45 wake=2024-07-15T06:30 expiry=2027-03 sprint=2024-W29 late= colour=#ff8800 floor=7"
+    );
+    let seen = js(&tw, "seen.join(' ')").await;
+    assert!(
+        seen.as_str()
+            .unwrap()
+            .contains("input:arrival change:arrival"),
+        "the page saw the value arrive: {seen}"
+    );
+
+    // A value in the wrong format: refused, naming the parameter and the format; the old
+    // value stays.
+    let refused = tw
+        .call(
+            "page_type",
+            json!({ "selector": "#departure", "text": "20 May 2024" }),
+        )
+        .await;
+    assert_eq!(
+        refused.error_code(),
+        "invalid_request",
+        "{}",
+        refused.envelope
+    );
+    let message = refused.envelope["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("text:") && message.contains("yyyy-mm-dd"),
+        "{message}"
+    );
+    assert_eq!(
+        js(&tw, "document.getElementById('departure').value").await,
+        "2024-05-20"
+    );
+    // A disabled one takes nothing.
+    let disabled = tw
+        .call(
+            "page_type",
+            json!({ "selector": "[name=late]", "text": "23:00" }),
+        )
+        .await;
+    assert_eq!(disabled.error_code(), "read_only", "{}", disabled.envelope);
+
+    // The chrome face: the outline shows the sub-fields under the input, and the fill
+    // sets the value.
+    let read = tw
+        .chrome_ok("chrome_read_page", json!({ "viewportOnly": false }))
+        .await;
+    let outline = read["pageContent"].as_str().unwrap();
+    let line = outline
+        .lines()
+        .position(|l| l.contains("\"Departure\""))
+        .expect("the departure input in the outline");
+    let lines: Vec<&str> = outline.lines().collect();
+    assert!(lines[line].contains("type=date") && lines[line].contains("value=\"2024-05-20\""));
+    assert!(
+        lines[line + 1].trim_start().starts_with("- spinbutton "),
+        "{outline}"
+    );
+    let reference = lines[line]
+        .split("[ref=")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap();
+    tw.chrome_ok(
+        "chrome_fill_or_select",
+        json!({ "ref": reference, "value": "2024-06-01" }),
+    )
+    .await;
+    assert_eq!(
+        js(&tw, "document.getElementById('departure').value").await,
+        "2024-06-01"
+    );
+    let bad = tw
+        .chrome(
+            "chrome_fill_or_select",
+            json!({ "ref": reference, "value": "tomorrow" }),
+        )
+        .await;
+    assert!(
+        bad.is_error && bad.text.contains("yyyy-mm-dd"),
+        "{}",
+        bad.text
+    );
+}

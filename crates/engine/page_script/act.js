@@ -3,6 +3,21 @@
 
 const TEXT_INPUT_TYPES = words('text search email tel url password number');
 
+// Inputs that take a whole value in a fixed format rather than typed characters:
+// Chromium draws date and time inputs as sub-fields (month, day, year…) inside its
+// own shadow tree, which page script cannot reach, so the value is set as a whole.
+const VALUE_FORMATS = {
+  date: 'yyyy-mm-dd', time: 'hh:mm or hh:mm:ss (24-hour)', 'datetime-local': 'yyyy-mm-ddThh:mm',
+  month: 'yyyy-mm', week: 'yyyy-Www', color: '#rrggbb', range: 'a number',
+};
+
+// The value inputs Chromium splits into sub-fields (the engine lists them, read.rs).
+const SUBFIELD_TYPES = words('date time datetime-local month week');
+
+function isValueField(el) {
+  return el.localName === 'input' && Object.prototype.hasOwnProperty.call(VALUE_FORMATS, el.type);
+}
+
 // Fields that take typed text.
 function isTextField(el) {
   const tag = el.localName;
@@ -35,7 +50,7 @@ function redacted(el) {
   // Names of text fields come from labels/placeholder, never their content.
   const label = accessibleName(el);
   if (label) d.label = clip(label, 80);
-  d.editable = isTextField(el);
+  d.editable = isTextField(el) || isValueField(el);
   return d;
 }
 
@@ -277,7 +292,7 @@ TW.focus_for_typing = function (args) {
     const r = resolveLocator(a.locator);
     if (!r.el) return Object.assign(focusReport(r.status, null, {}), r);
     el = typingTarget(r.el);
-    if (!isTextField(el)) {
+    if (!isTextField(el) && !isValueField(el)) {
       return focusReport('not_editable', null, { message: '<' + el.localName + '> does not take typed text', element: describe(el) });
     }
     if (isDisabled(el) || isReadOnly(el)) {
@@ -295,8 +310,41 @@ TW.focus_for_typing = function (args) {
     }
   }
   const confirmed = deepActive() === el;
+  if (isValueField(el)) {
+    return focusReport('ok', el, { editable: true, selected_existing: false, value_format: VALUE_FORMATS[el.type] });
+  }
   const selected = a.clear === true && confirmed && isTextField(el) && selectContents(el);
   return focusReport('ok', el, { editable: isTextField(el), selected_existing: !!selected });
+};
+
+// Sets a date, time, colour or range input to `value` as a whole, as picking it in the
+// browser's own picker would: the page gets input and change. A value the input does not
+// take (Chromium turns it into '') leaves the old one in place: `accepted` false.
+TW.set_value = function (args) {
+  const a = args || {};
+  // Without a locator: the field focus_for_typing just focused.
+  const r = a.locator == null ? { el: deepActive() } : resolveLocator(a.locator);
+  if (!r.el) return Object.assign({ status: 'no_focus', message: 'nothing is focused; pass a locator' }, r);
+  const el = typingTarget(r.el);
+  if (!isValueField(el)) {
+    return { status: 'not_editable', message: '<' + el.localName + '> does not take a whole value', element: describe(el) };
+  }
+  if (isDisabled(el) || isReadOnly(el)) {
+    return { status: 'read_only', message: 'field is ' + (isDisabled(el) ? 'disabled' : 'read-only'), element: redacted(el) };
+  }
+  const want = String(a.value == null ? '' : a.value).trim();
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  const before = el.value;
+  setter.call(el, want);
+  // A range rounds to its step and clamps to min/max; any number is a value it takes.
+  const taken = el.type === 'range' ? want !== '' && Number.isFinite(Number(want)) : el.value === want || want === '';
+  if (!taken) {
+    setter.call(el, before);
+    return { status: 'ok', accepted: false, format: VALUE_FORMATS[el.type], type: el.type };
+  }
+  el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+  return { status: 'ok', accepted: true, value: el.value, type: el.type };
 };
 
 TW.field_value = function (args) {
@@ -438,6 +486,7 @@ TW.field_kind = function (args) {
     out.kind = 'checkbox';
     out.checked = el.getAttribute('aria-checked') === 'true';
   } else if (isTextField(el)) out.kind = 'text';
+  else if (isValueField(el)) out.kind = 'value';
   else out.kind = 'other';
   if (isDisabled(el)) out.disabled = true;
   return out;

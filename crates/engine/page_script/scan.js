@@ -349,6 +349,7 @@ function recommend(el, tag, role, rect, state) {
   if (tag === 'canvas') return ['verify_coordinate_target', 'canvas: its contents cannot be located'];
   if (!rect.width || !rect.height) return ['verify_coordinate_target', 'zero-size element'];
   if (tag === 'select') return ['select_existing_option', 'native select'];
+  if (isValueField(el)) return ['page_type', el.type + ' field: type its value whole, as ' + VALUE_FORMATS[el.type]];
   if (state.editable) return ['page_type', 'editable text field'];
   return ['page_click', role || tag];
 }
@@ -409,7 +410,7 @@ function observe(max, collapsed, skip, refBase) {
       disabled: isDisabled(el),
       readonly: isReadOnly(el),
       inert: isInert(el),
-      editable: isTextField(el),
+      editable: isTextField(el) || isValueField(el),
     };
     const [tool, reason] = recommend(el, tag, role, box, state);
     // Compact on purpose: every target costs the agent tokens. A role locator already
@@ -430,7 +431,7 @@ function observe(max, collapsed, skip, refBase) {
     if (!inView) t.in_viewport = false;
     t.recommended_tool = tool;
     // The obvious reasons (a button is clicked, a text field typed into) go unsaid.
-    if (tool !== 'page_click' && tool !== 'page_type') t.reason = reason;
+    if ((tool !== 'page_click' && tool !== 'page_type') || isValueField(el)) t.reason = reason;
     out.targets.push(t);
   });
   return out;

@@ -38,7 +38,9 @@ function treeFlags(el, role) {
   if (el.localName === 'option' && el.selected) out.push('selected');
   if (isReadOnly(el)) out.push('readonly');
   if (el.required) out.push('required');
-  if (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton') {
+  if (isValueField(el) && el.type !== 'range') {
+    out.push('type=' + el.type);
+  } else if (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton') {
     if (el.localName === 'input' && !/^(text|search|email|tel|url|password|number)$/.test(el.type)) {
       out.push('type=' + el.type);
     }
@@ -61,7 +63,7 @@ function treeValue(el) {
   if ((tag === 'input' && isTextField(el)) || tag === 'textarea') {
     return el.value ? ' value=' + quoteName(el.value, 80) : '';
   }
-  if (tag === 'input' && el.type === 'range') return ' value=' + quoteName(el.value, 20);
+  if (isValueField(el)) return el.value ? ' value=' + quoteName(el.value, 20) : '';
   const ce = el.getAttribute('contenteditable');
   if (ce !== null && ce !== 'false') {
     const text = collapse(el.innerText);
@@ -173,6 +175,8 @@ TW.read_tree = function (args) {
         if (!push(depth, text, point)) return;
         Object.assign(nodes[nodes.length - 1], { t: tail, r: ref, role: line.role, name: clip(name, TREE_NAME_MAX) });
         if (isDisabled(k)) nodes[nodes.length - 1].off = true;
+        // Date and time inputs: the engine adds the sub-fields Chromium's tree names.
+        if (tag === 'input' && SUBFIELD_TYPES.has(k.type)) nodes[nodes.length - 1].sub = true;
         if (tag === 'iframe' || tag === 'frame') {
           frames.push({ ref, index: nodes.length - 1, depth: depth + 1 });
           continue;

@@ -138,6 +138,7 @@ named_enum! {
         Condition => "condition",
         Ref => "ref",
         Value => "value",
+        Text => "text",
         Date => "date",
         Folder => "folder",
         Window => "window",

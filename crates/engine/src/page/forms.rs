@@ -1,6 +1,7 @@
 //! Filling a form field as a user would: a text field is typed into (its old content
-//! replaced), a checkbox or radio is clicked until it has the wanted state, a <select>
-//! gets the option whose value or text matches.
+//! replaced), a date, time, colour or range input gets its value whole, a checkbox or
+//! radio is clicked until it has the wanted state, a <select> gets the option whose value
+//! or text matches.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use crate::error::{EngineError, ErrorCode, Input, Result};
 /// What a fill did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Filled {
-    /// `text`, `select`, `checkbox` or `radio`.
+    /// `text`, `value` (date, time, colour, range), `select`, `checkbox` or `radio`.
     pub kind: String,
     /// The field's value afterwards (a select's chosen value; "true"/"false" for a box).
     pub value: String,
@@ -91,7 +92,7 @@ impl Page {
                     element,
                 })
             }
-            "text" => {
+            "text" | "value" => {
                 self.type_text(Some(locator.clone()), &frame, &text, true, None, timeout)
                     .await?;
                 let now = self

@@ -408,7 +408,31 @@ impl Page {
                 timeout,
             )
             .await?;
-        if clear && text.is_empty() {
+        if report.get("value_format").is_some() {
+            // A date, time, colour or range input: its value is set whole (act.js).
+            let set = self
+                .run_ok(
+                    &ctx,
+                    "set_value",
+                    json!({ "locator": locator, "value": text }),
+                    timeout,
+                )
+                .await?;
+            if set["accepted"] != true {
+                return Err(EngineError::invalid(
+                    Input::Text,
+                    format!(
+                        "a {} input takes {}, not {text:?}",
+                        set["type"].as_str().unwrap_or("value"),
+                        set["format"].as_str().unwrap_or("its own format"),
+                    ),
+                ));
+            }
+            report["value"] = set["value"].clone();
+            if let Some(map) = report.as_object_mut() {
+                map.remove("value_format");
+            }
+        } else if clear && text.is_empty() {
             self.press_chord(&keys::parse_chord("Delete")?, timeout)
                 .await?;
         } else if !text.is_empty() {

@@ -4,8 +4,15 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Page;
+use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
+
+/// Input types Chromium draws as sub-fields (month, day, year, hours…) in a shadow tree
+/// of its own, out of the page script's reach.
+const SUBFIELD_TYPES: &[&str] = &["date", "time", "datetime-local", "month", "week"];
+
+/// Roles of the sub-fields listed: the spin buttons and the picker's button.
+const SUBFIELD_ROLES: &[&str] = &["spinbutton", "button"];
 
 pub struct ScanRequest {
     pub text_only: bool,
@@ -65,6 +72,9 @@ impl Page {
         if let Some(map) = result.as_object_mut() {
             map.remove("ref_next");
         }
+        if let Some(targets) = result["observation"]["targets"].as_array_mut() {
+            self.add_subfields(&ctx, targets, timeout).await;
+        }
         if result.get("content").is_none() {
             let message = result["message"]
                 .as_str()
@@ -79,6 +89,62 @@ impl Page {
             result["frame"] = json!(request.frame);
         }
         Ok(result)
+    }
+
+    /// Gives each date or time input among `targets` the sub-fields Chromium's
+    /// accessibility tree names inside it (`fields: [{role, name}]`), so a snapshot
+    /// lists every named control of that tree. The value itself is typed whole
+    /// (`set_value` in act.js). Best effort: an input whose tree cannot be read is left as
+    /// it is.
+    async fn add_subfields(&self, ctx: &FrameContext, targets: &mut [Value], timeout: Duration) {
+        for target in targets.iter_mut() {
+            let typed = target["type"].as_str().unwrap_or_default();
+            if !SUBFIELD_TYPES.contains(&typed) {
+                continue;
+            }
+            match self.subfields(ctx, &target["locator"], timeout).await {
+                Ok(fields) if !fields.is_empty() => target["fields"] = Value::Array(fields),
+                Ok(_) => {}
+                Err(error) => tracing::debug!(%error, "could not read a date input's sub-fields"),
+            }
+        }
+    }
+
+    /// The named spin buttons and picker button Chromium's accessibility tree holds inside
+    /// the input a locator names.
+    pub(super) async fn subfields(
+        &self,
+        ctx: &FrameContext,
+        locator: &Value,
+        timeout: Duration,
+    ) -> Result<Vec<Value>> {
+        let args = json!({ "locator": locator });
+        let reply = self
+            .evaluate_op(ctx, "element", &args, false, timeout)
+            .await?;
+        let Some(object_id) = reply["result"]["objectId"].as_str() else {
+            return Ok(Vec::new());
+        };
+        let tree = self
+            .cdp_in(
+                &ctx.session,
+                "Accessibility.queryAXTree",
+                json!({ "objectId": object_id }),
+                timeout,
+            )
+            .await;
+        self.release(&ctx.session, object_id);
+        let nodes = tree?["nodes"].as_array().cloned().unwrap_or_default();
+        Ok(nodes
+            .iter()
+            .filter(|node| node["ignored"] != true)
+            .filter_map(|node| {
+                let role = node["role"]["value"].as_str()?;
+                let name = node["name"]["value"].as_str()?.trim();
+                (SUBFIELD_ROLES.contains(&role) && !name.is_empty())
+                    .then(|| json!({ "role": role, "name": name }))
+            })
+            .collect())
     }
 
     pub async fn scroll(&self, to: Value, timeout: Duration) -> Result<Value> {

@@ -80,6 +80,8 @@ struct Line {
     tail: String,
     is_ref: bool,
     control: Option<Control>,
+    /// The sub-fields of a date or time input, shown as lines below it (`read.rs`).
+    subfields: Vec<String>,
 }
 
 impl Page {
@@ -232,11 +234,38 @@ impl Page {
                             tail: node["t"].as_str().unwrap_or_default().to_owned(),
                             is_ref: control.is_some(),
                             control,
+                            subfields: Vec::new(),
                         }
                     })
                     .collect()
             })
             .unwrap_or_default();
+        let mut lines: Vec<Line> = lines;
+        let nodes = reply["nodes"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for (line, node) in lines.iter_mut().zip(nodes) {
+            let Some(reference) = node["r"].as_str().filter(|_| node["sub"] == true) else {
+                continue;
+            };
+            let locator = json!({ "ref": reference });
+            match self.subfields(ctx, &locator, timeout).await {
+                Ok(fields) => {
+                    line.subfields = fields
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                "- {} {}",
+                                f["role"].as_str().unwrap_or_default(),
+                                quoted(f["name"].as_str().unwrap_or_default())
+                            )
+                        })
+                        .collect();
+                }
+                Err(error) => tracing::debug!(%error, "could not read a date input's sub-fields"),
+            }
+        }
         let frames = reply["frames"]
             .as_array()
             .map(|frames| {
@@ -353,6 +382,18 @@ fn render(lines: &[Line]) -> String {
         }
         out.push_str(&line.tail);
         out.push('\n');
+        for field in &line.subfields {
+            for _ in 0..=line.depth {
+                out.push_str("  ");
+            }
+            out.push_str(field);
+            out.push('\n');
+        }
     }
     out
+}
+
+/// A name in double quotes, as tree.js quotes names.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('\\', "\\\\").replace('"', "\\\""))
 }

@@ -103,7 +103,7 @@ pub fn param_name(input: Input) -> &'static str {
         Input::Point => "coordinates",
         Input::Keys => "keys",
         Input::Button => "button",
-        Input::Value => "value",
+        Input::Value | Input::Text => "value",
         Input::Files => "filePath",
         Input::Script => "code",
         Input::Date => "startTime",
