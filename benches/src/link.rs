@@ -99,7 +99,7 @@ fn check(label: &str, data: &Value) -> anyhow::Result<()> {
     let fine = match label {
         "execute_js (navigates)" => data["status"] == "navigated",
         "storage_set (2 MiB value)" => data["verified"] == true,
-        "page_click" => data["hit_verified"] == true,
+        "page_click" => data["target"]["hit_verified"] == true,
         _ => true,
     };
     if !fine {

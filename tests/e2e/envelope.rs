@@ -191,7 +191,10 @@ async fn a_new_tab_leaves_the_default_and_a_closed_default_is_replaced_and_said(
     assert_eq!(opened["default_session_id"], first, "{opened}");
     let scan = tw.ok("scan_page", json!({})).await;
     assert!(
-        scan["url"].as_str().unwrap().ends_with("form.html"),
+        scan["observation"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("form.html"),
         "{scan}"
     );
     // The default closes: the next implicit call says which tab replaced it.

@@ -936,7 +936,7 @@ fn collect_scan(
         }
         out.push(FrameScan {
             path: path.to_vec(),
-            url: scan["url"].as_str().unwrap_or("").to_owned(),
+            url: scan["observation"]["url"].as_str().unwrap_or("").to_owned(),
             content: scan["content"].as_str().unwrap_or("").to_owned(),
             targets,
             cuts: scan["cutlist"]

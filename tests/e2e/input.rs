@@ -105,7 +105,7 @@ async fn a_covered_button_is_reported_obscured_and_not_clicked() {
     )
     .await;
     let clicked = tw.ok("page_click", json!({ "selector": "#under" })).await;
-    assert_eq!(clicked["hit_verified"], true);
+    assert_eq!(clicked["target"]["hit_verified"], true);
     assert_eq!(
         js(&tw, "document.getElementById('under').dataset.clicks").await,
         "1"
@@ -186,7 +186,7 @@ async fn an_element_below_the_fold_is_scrolled_into_view_and_clicked() {
             json!({ "selector": { "role": "button", "name": "Deep button" } }),
         )
         .await;
-    assert_eq!(clicked["scrolled_into_view"], true, "{clicked}");
+    assert_eq!(clicked["target"]["scrolled_into_view"], true, "{clicked}");
     assert_eq!(
         js(&tw, "document.getElementById('deep').textContent").await,
         "Clicked deep",
@@ -243,7 +243,7 @@ async fn same_origin_and_out_of_process_iframes_are_driven_through_frame_paths()
     for frame in ["#same", "#cross"] {
         tw.ok("page_type", json!({ "selector": { "frame": [frame], "label": "Inner field" }, "text": format!("typed in {frame}") })).await;
         let clicked = tw.ok("page_click", json!({ "selector": { "frame": [frame], "role": "button", "name": "Inner button" } })).await;
-        assert_eq!(clicked["hit_verified"], true);
+        assert_eq!(clicked["target"]["hit_verified"], true);
         let inner = tw
             .ok("scan_page", json!({ "frame": [frame], "text_only": true }))
             .await;

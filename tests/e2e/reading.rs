@@ -1,4 +1,4 @@
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{Site, Tabwire};
 
@@ -316,4 +316,85 @@ async fn a_truncated_scan_names_a_cursor_that_reads_on_to_the_end() {
     let bad = tw.call("scan_page", json!({ "cursor": "soon" })).await;
     assert_eq!(bad.error_code(), "invalid_request");
     assert_eq!(bad.envelope["diagnostics"]["param"], "cursor");
+}
+
+/// The lean encoding of a scan and a click (nothing empty, nothing repeated at the
+/// envelope's top that the payload does not need there) keeps every fact an agent acts
+/// on: each control's role, name and state, a locator that acts on it, where the page
+/// is, and where a click landed.
+#[tokio::test]
+async fn a_lean_scan_and_click_keep_every_fact_an_agent_acts_on() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("lean-scan").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let reply = tw.call("scan_page", json!({})).await;
+    let envelope = reply.envelope.clone();
+    let scan = reply.ok();
+    // Where the page is: in the observation, as BrowserTap has it.
+    let observation = &scan["observation"];
+    assert!(observation["url"].as_str().unwrap().ends_with("/form.html"));
+    assert_eq!(observation["title"], "Form");
+    assert_eq!(observation["ready_state"], "complete");
+    assert!(observation["viewport"]["width"].as_u64().unwrap() > 0);
+    assert_eq!(observation["truncated"], false);
+    // Nothing said that carries no news: no empty lists, no zero counts.
+    for absent in [
+        "links",
+        "cutlist",
+        "offscreen",
+        "truncated",
+        "chars",
+        "total_chars",
+    ] {
+        assert!(scan.get(absent).is_none(), "{absent} in {scan}");
+    }
+    // The envelope names the tab without repeating its URL.
+    assert!(envelope["target"].get("url").is_none(), "{envelope}");
+
+    let targets = observation["targets"].as_array().unwrap();
+    let named = |role: &str, name: &str| {
+        targets
+            .iter()
+            .find(|t| {
+                let l = &t["locator"];
+                (l["role"] == role && l["name"] == name) || (t["role"] == role && t["name"] == name)
+            })
+            .unwrap_or_else(|| panic!("no {role} {name:?} in {targets:?}"))
+            .clone()
+    };
+    let field = named("textbox", "Full name");
+    assert_eq!(field["editable"], true);
+    assert_eq!(field["recommended_tool"], "page_type");
+    let locked = named("textbox", "Locked field");
+    assert_eq!(locked["readonly"], true);
+    assert!(locked["recommended_tool"].is_null(), "{locked}");
+    let terms = named("checkbox", "I agree");
+    let submit = named("button", "Create account");
+    assert_eq!(submit["rect"].as_array().unwrap().len(), 4);
+
+    // The locators act on those very elements.
+    tw.ok(
+        "page_type",
+        json!({ "selector": field["locator"], "text": "Ada" }),
+    )
+    .await;
+    assert_eq!(
+        js_value(&tw, "document.getElementById('name').value").await,
+        "Ada"
+    );
+    let clicked = tw
+        .ok("page_click", json!({ "selector": terms["locator"] }))
+        .await;
+    assert_eq!(clicked["target"]["hit_verified"], true, "{clicked}");
+    assert!(clicked["target"]["x"].as_f64().is_some(), "{clicked}");
+    assert_eq!(clicked["element"]["role"], "checkbox");
+    assert_eq!(
+        js_value(&tw, "document.getElementById('terms').checked").await,
+        true
+    );
+}
+
+async fn js_value(tw: &Tabwire, script: &str) -> Value {
+    tw.ok("execute_js", json!({ "script": script })).await["js_return"].clone()
 }

@@ -461,30 +461,24 @@ TW.scan = function (args) {
   }
   const render = renderState();
   const se = document.scrollingElement || document.documentElement;
-  const out = {
-    title: document.title,
-    url: location.href,
-    content,
-    links: r.links,
-    chars: content.length,
-    total_chars: total,
-    truncated,
-    offscreen: r.offscreen,
-  };
-  if (r.offscreen) out.hint = r.offscreen + ' elements are outside the viewport; use scroll_page or their locators';
-  out.cutlist = r.cuts;
+  // BrowserTap's shape: every small scalar here is repeated at the envelope's top, so only
+  // what carries news is said; the empty and the default are left out.
+  const out = { content };
+  if (Object.keys(r.links).length) out.links = r.links;
+  if (truncated) out.truncated = true;
+  if (r.offscreen) {
+    out.offscreen = r.offscreen;
+    out.hint = r.offscreen + ' elements are outside the viewport; use scroll_page or their locators';
+  }
+  if (r.cuts.length) out.cutlist = r.cuts;
   out.render_state = render;
   out.content_ready = render === 'ready';
-  out.ready_state = document.readyState;
-  out.viewport = {
-    width: window.innerWidth,
-    height: window.innerHeight,
-    scroll_x: Math.round(window.scrollX),
-    scroll_y: Math.round(window.scrollY),
-    scroll_height: se ? se.scrollHeight : 0,
-    device_pixel_ratio: window.devicePixelRatio,
-  };
   out.observation = observe(maxTargets, r.collapsed, skip, a.ref_base > 0 ? a.ref_base : 1);
+  const viewport = { width: window.innerWidth, height: window.innerHeight, device_pixel_ratio: window.devicePixelRatio };
+  if (window.scrollX) viewport.scroll_x = Math.round(window.scrollX);
+  if (window.scrollY) viewport.scroll_y = Math.round(window.scrollY);
+  if (se && se.scrollHeight > window.innerHeight) viewport.scroll_height = se.scrollHeight;
+  Object.assign(out.observation, { url: location.href, title: document.title, ready_state: document.readyState, viewport });
   out.ref_next = nextRefNumber();
   if (truncated || out.observation.truncated) {
     out.continuation = {

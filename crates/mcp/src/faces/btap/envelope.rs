@@ -162,7 +162,7 @@ fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Value {
     let failure = failure_in(tool, &payload);
     let mut facts = reply.facts;
     let mut envelope = header(failure.is_none());
-    envelope["target"] = target(reply.target.as_ref(), &call.arguments);
+    envelope["target"] = target(reply.target.as_ref(), &call.arguments, &payload);
     let mut diagnostics = diagnostics(tool, call, &mut facts);
     if let Value::Object(data) = &payload {
         for key in DIAGNOSTIC_KEYS {
@@ -211,7 +211,7 @@ fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Value {
         json!({ "code": failure.code, "message": failure.message, "retryable": retryable });
     envelope["error_code"] = json!(failure.code);
     envelope["retryable"] = json!(retryable);
-    envelope["target"] = target(None, &call.arguments);
+    envelope["target"] = target(None, &call.arguments, &Value::Null);
     for key in DELIVERY_TOP {
         if let Some(value) = facts.get(*key) {
             envelope[*key] = value.clone();
@@ -333,16 +333,20 @@ fn project(envelope: &mut Value, payload: &Value) {
     }
 }
 
-/// `{session_id, client_id, tab_id, generation?, url?}` of the tab acted on, with the
-/// caller's own naming of it winning; null when neither names one.
-fn target(acted_on: Option<&TabInfo>, arguments: &Map<String, Value>) -> Value {
+/// `{session_id, client_id, tab_id, generation, url?}` of the tab acted on, with the
+/// caller's own naming of it winning; null when neither names one. The URL is the one the
+/// payload reports (where a navigation landed), as BrowserTap's is; a payload without
+/// one leaves it out rather than repeat what the tab showed before the call.
+fn target(acted_on: Option<&TabInfo>, arguments: &Map<String, Value>, payload: &Value) -> Value {
     let mut target = Map::new();
     if let Some(tab) = acted_on {
         target.insert("session_id".into(), json!(tab.handle));
         target.insert("client_id".into(), json!(tab.client_id));
         target.insert("tab_id".into(), json!(tab.tab_id));
         target.insert("generation".into(), json!(tab.generation.to_string()));
-        target.insert("url".into(), json!(tab.url));
+        if let Some(url) = payload.get("url").filter(|url| url.is_string()) {
+            target.insert("url".into(), url.clone());
+        }
     }
     if let Some(session) = arguments.get("session_id").and_then(Value::as_str) {
         target.insert("session_id".into(), json!(session));

@@ -86,6 +86,43 @@ fn input_reply(mut data: Value, status: &str) -> Value {
     data
 }
 
+/// A click's reply in BrowserTap's shape: where it landed goes in `target` (`x`, `y`,
+/// `hit_verified`, `scrolled_into_view`), kept out of the envelope's top level; the
+/// clicked element is described without the selector tabwire made for it; the button
+/// and count the caller chose are not echoed.
+fn click_reply(mut data: Value) -> Value {
+    let Some(map) = data.as_object_mut() else {
+        return data;
+    };
+    let mut target = serde_json::Map::new();
+    for key in ["x", "y", "hit_verified", "scrolled_into_view"] {
+        if let Some(value) = map.remove(key) {
+            target.insert(key.into(), value);
+        }
+    }
+    for key in ["button", "clicks"] {
+        map.remove(key);
+    }
+    if let Some(element) = map.get_mut("element").and_then(Value::as_object_mut) {
+        element.remove("selector");
+    }
+    map.insert("target".into(), Value::Object(target));
+    data
+}
+
+/// A typing reply without what only restates the request: `submitted` when no key was
+/// pressed, tabwire's own `editable` and `selected_existing`.
+fn type_reply(mut data: Value) -> Value {
+    if let Some(map) = data.as_object_mut() {
+        map.remove("editable");
+        map.remove("selected_existing");
+        if map.get("submitted").is_some_and(Value::is_null) {
+            map.remove("submitted");
+        }
+    }
+    data
+}
+
 pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     let (locator, frame) = split_locator(Some(&given(p.selector)))?;
     // A frame-relative point is {"frame": [...], "x": .., "y": ..} in the selector.
@@ -131,7 +168,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    let mut data = input_reply(data, "clicked");
+    let mut data = input_reply(click_reply(data), "clicked");
     let dialogs = page.take_answered_dialogs();
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);
@@ -157,7 +194,7 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    Ok(Reply::data(input_reply(data, "typed")).on(page.info()))
+    Ok(Reply::data(input_reply(type_reply(data), "typed")).on(page.info()))
 }
 
 pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
