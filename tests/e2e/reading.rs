@@ -31,10 +31,21 @@ async fn a_long_list_is_collapsed_with_a_selector_that_finds_every_item() {
         count["js_return"], 500,
         "selector {selector} must match every collapsed item"
     );
-    // Link refs resolve to absolute URLs.
-    let first = scan["links"]["r1"].as_str().unwrap();
+    // A short href is shown as written; a long one becomes a ref that resolves to the
+    // absolute URL.
+    assert!(content.contains("<a href=\"/item/0\">"), "{content}");
+    tw.ok(
+        "execute_js",
+        json!({ "script": "const a = document.createElement('a'); a.href = '/item/0?utm_source=newsletter&utm_campaign=winter'; a.textContent = 'Tracked'; document.body.prepend(a); 0" }),
+    )
+    .await;
+    let again = tw.ok("scan_page", json!({})).await;
+    let tracked = again["content"].as_str().unwrap();
+    assert!(tracked.contains("<a #r1>Tracked</a>"), "{tracked}");
+    let first = again["links"]["r1"].as_str().unwrap();
     assert!(
-        first.starts_with("http://127.0.0.1:") && first.ends_with("/item/0"),
+        first.starts_with("http://127.0.0.1:")
+            && first.ends_with("/item/0?utm_source=newsletter&utm_campaign=winter"),
         "{first}"
     );
 

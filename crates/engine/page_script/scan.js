@@ -16,6 +16,8 @@ const DROP_IF_EMPTY = words('p ul ol li form table thead tbody tfoot tr nav main
 const STATE_ATTRS = ['aria-checked', 'aria-selected', 'aria-expanded', 'aria-pressed', 'aria-disabled'];
 const BORING_ROLES = words('presentation none generic');
 const CUT_MIN = 12, CUT_SHOWN = 3;
+// Longest href written inline; longer ones become refs listed in `links`.
+const LINK_INLINE_MAX = 30;
 
 function escText(s) {
   if (!/[&<>]/.test(s)) return s;
@@ -96,10 +98,14 @@ function renderContent(html, cutOn) {
     put(html ? escText(t) : t);
   }
 
+  // A short href is shown as the page wrote it; a long one (over LINK_INLINE_MAX, as
+  // BrowserTap draws the line) becomes a ref whose absolute URL `links` gives once.
   function linkRef(el) {
+    const written = el.getAttribute('href');
+    if (written.length <= LINK_INLINE_MAX) return { href: written };
     const url = el.href;
     if (!refs.has(url)) { refs.set(url, 'r' + (refs.size + 1)); links[refs.get(url)] = url; }
-    return refs.get(url);
+    return { ref: refs.get(url) };
   }
 
   function visitKids(node, noText) {
@@ -176,7 +182,7 @@ function renderContent(html, cutOn) {
     below = wasBelow;
     if (!html && tag === 'button') cur += ' ';
     if (kept && html && !OPTIONAL_END.has(tag)) cur = cur.trimEnd() + '</' + tag + '>';
-    if (!html && ref) put(' [#' + ref + ']');
+    if (!html && ref) put(' [' + (ref.ref ? '#' + ref.ref : ref.href) + ']');
     if (block) flush();
     if (snap && snap.emitted === emitted) { lines.length = snap.n; cur = snap.cur; }
   }
@@ -240,7 +246,7 @@ function renderContent(html, cutOn) {
   }
 
   function tagAttrs(el, tag, role, ce, ref) {
-    let s = ref ? ' #' + ref : '';
+    let s = !ref ? '' : ref.ref ? ' #' + ref.ref : attr('href', ref.href);
     if (tag === 'select' || tag === 'button') s += inputAttrs(el);
     else {
       const al = el.getAttribute('aria-label');
