@@ -25,7 +25,8 @@ struct RawPage {
 
 impl RawPage {
     /// With `page_script`, tabwire's page script is registered for every new document in
-    /// an isolated world, as tabwire registers it: what that costs a navigation shows.
+    /// an isolated world (as tabwire did before it installed the script with a
+    /// document's first call): what that costs a navigation shows.
     async fn open(page_script: bool) -> anyhow::Result<RawPage> {
         let options = engine::LaunchOptions::default();
         let browser = engine::browser::launch::launch_connected(&options)?;
@@ -34,7 +35,8 @@ impl RawPage {
             .call(
                 None,
                 "Target.createTarget",
-                json!({ "url": "about:blank" }),
+                // In a window of its own, as tabwire opens a tab in a browser it launched.
+                json!({ "url": "about:blank", "newWindow": true }),
                 TIMEOUT,
             )
             .await?;
@@ -135,6 +137,18 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
             tabwire: Samples::default(),
         },
         Row {
+            label: "navigate, raw CDP with the page script, then the URL and title read",
+            floor: "the same, then `Runtime.evaluate` of `[location.href, document.title]`",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "navigate, raw CDP with the page script, then the history entry read",
+            floor: "the same, then `Page.getNavigationHistory` (the browser's record of URL and title)",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
             label: "screenshot (viewport, PNG)",
             floor: "`Page.captureScreenshot {format: png}`",
             raw: Samples::default(),
@@ -160,13 +174,28 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
         rows[0].raw.push(timed.elapsed());
         let timed = Instant::now();
         call(&tabwire, "open_url", json!({ "url": url })).await?;
-        rows[0].tabwire.push(timed.elapsed());
-        rows[1].tabwire.push(timed.elapsed());
+        let tabwire_navigate = timed.elapsed();
+        for row in &mut rows[0..4] {
+            row.tabwire.push(tabwire_navigate);
+        }
         let timed = Instant::now();
         scripted.navigate(&url).await?;
         rows[1].raw.push(timed.elapsed());
+        let expression =
+            json!({ "expression": "[location.href, document.title]", "returnByValue": true });
+        for (row, method, params) in [
+            (2, "Runtime.evaluate", expression),
+            (3, "Page.getNavigationHistory", json!({})),
+        ] {
+            let url = format!("{url}&read={row}");
+            let timed = Instant::now();
+            scripted.navigate(&url).await?;
+            let read = scripted.send(method, params).await?;
+            rows[row].raw.push(timed.elapsed());
+            anyhow::ensure!(read.to_string().contains("Small"), "no title read: {read}");
+        }
 
-        for (row, speed) in [(2, false), (3, true)] {
+        for (row, speed) in [(4, false), (5, true)] {
             let timed = Instant::now();
             raw.send(
                 "Page.captureScreenshot",
@@ -181,10 +210,10 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
 
         let timed = Instant::now();
         raw.send("Accessibility.getFullAXTree", json!({})).await?;
-        rows[4].raw.push(timed.elapsed());
+        rows[6].raw.push(timed.elapsed());
         let timed = Instant::now();
         call(&tabwire, "scan_page", json!({})).await?;
-        rows[4].tabwire.push(timed.elapsed());
+        rows[6].tabwire.push(timed.elapsed());
     }
 
     let mut out = String::new();

@@ -43,6 +43,27 @@ pub const CORPUS: &[&str] = &[
     "long-list.html",
 ];
 
+/// Real pages nobody here wrote: documentation from Debian packages (Apache, Debian
+/// Reference, git, PostgreSQL, Python, SQLite), fetched into `target/search-corpus` by
+/// `scripts/fetch-search-corpus.sh` (the bench's set-up runs it when they are missing).
+pub const REAL: &[&str] = &[
+    "apache-name-vhosts",
+    "debref-gui",
+    "git-stash",
+    "pg-vacuum",
+    "py-csv",
+    "sqlite-autoincrement",
+];
+
+/// A fetched real page (only names of `REAL`).
+fn real_page(name: &str) -> Option<String> {
+    REAL.contains(&name).then_some(())?;
+    let path = crate::workspace()
+        .join("target/search-corpus/pages")
+        .join(format!("{name}.html"));
+    std::fs::read_to_string(path).ok()
+}
+
 /// A page of `tests/pages/corpus` (only plain file names are served).
 fn corpus_page(name: &str) -> Option<String> {
     if name.contains('/') || name.contains("..") || !name.ends_with(".html") {
@@ -51,8 +72,8 @@ fn corpus_page(name: &str) -> Option<String> {
     std::fs::read_to_string(crate::workspace().join("tests/pages/corpus").join(name)).ok()
 }
 
-/// Serves /big (any path starting so), /corpus/NAME (the fidelity corpus) and everything
-/// else as the small page; returns the base URL.
+/// Serves /big (any path starting so), /corpus/NAME (the fidelity corpus), /real/NAME (a
+/// fetched real page) and everything else as the small page; returns the base URL.
 pub async fn serve() -> anyhow::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
@@ -71,6 +92,11 @@ pub async fn serve() -> anyhow::Result<String> {
                     .and_then(|rest| rest.split([' ', '?']).next())
                 {
                     corpus_page(page).unwrap_or_else(|| SMALL.to_owned())
+                } else if let Some(page) = request
+                    .strip_prefix("GET /real/")
+                    .and_then(|rest| rest.split([' ', '?']).next())
+                {
+                    real_page(page).unwrap_or_else(|| SMALL.to_owned())
                 } else {
                     SMALL.to_owned()
                 };

@@ -121,11 +121,21 @@ pub struct Options {
 
 pub async fn run(env: &Env, site: &str, opts: &Options) -> anyhow::Result<Results> {
     let mut results = Results::default();
+    // The real pages are fetched once (apt-get download); without them the report says
+    // how to get them.
+    let ids: Vec<String> = crate::pages::REAL.iter().map(|p| (*p).to_owned()).collect();
+    let real_pages = match crate::search::fetch_corpus(&crate::workspace(), &ids) {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("real pages left out: {e:#}");
+            false
+        }
+    };
     for run in 0..opts.runs {
         let mut line = format!("run {}/{}:", run + 1, opts.runs);
         for kind in RUN_KINDS {
             let started = Instant::now();
-            match one_run(env, site, kind, run, opts.inner, &mut results).await {
+            match one_run(env, site, kind, run, opts.inner, real_pages, &mut results).await {
                 Ok(()) => {
                     line += &format!(
                         "  {} {:.1} s",
@@ -174,6 +184,7 @@ async fn one_run(
     kind: Kind,
     run: usize,
     inner: usize,
+    real_pages: bool,
     results: &mut Results,
 ) -> anyhow::Result<()> {
     let first = run == 0;
@@ -235,6 +246,22 @@ async fn one_run(
                     &format!("chars:corpus:{page}"),
                     snapshot.chars() as f64,
                 );
+            }
+        }
+        if first && real_pages {
+            // Real pages nobody here wrote, each whole; tabwire's complete scan beside.
+            for page in crate::pages::REAL {
+                server.navigate(&format!("{site}/real/{page}")).await?;
+                let snapshot = server.snapshot_whole().await?;
+                results.push(kind, &format!("chars:real:{page}"), snapshot.chars() as f64);
+                if kind == Kind::Tabwire {
+                    let whole = server.snapshot_complete().await?;
+                    results.push(
+                        kind,
+                        &format!("chars:real-complete:{page}"),
+                        whole.chars() as f64,
+                    );
+                }
             }
         }
         server.navigate(&format!("{site}/big?run={run}")).await?;

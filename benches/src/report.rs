@@ -809,6 +809,85 @@ fn chrome_face_section(w: &mut String, results: &Results) -> anyhow::Result<()> 
         thousands(totals[2] as u64),
         thousands(totals[3] as u64)
     )?;
+    real_pages_table(w, results)
+}
+
+/// The same on real pages nobody here wrote, with tabwire's complete scan (every control
+/// listed, nothing collapsed) beside its default one.
+fn real_pages_table(w: &mut String, results: &Results) -> anyhow::Result<()> {
+    let kinds = [
+        Kind::TabwireChrome,
+        Kind::Tabwire,
+        Kind::Playwright,
+        Kind::DevTools,
+    ];
+    let key = |page: &str| format!("chars:real:{page}");
+    if results
+        .get(Kind::DevTools, &key(crate::pages::REAL[0]))
+        .is_none()
+    {
+        writeln!(
+            w,
+            "Real pages (documentation from Debian packages) were not measured in this run: \
+             `scripts/fetch-search-corpus.sh` fetches them with `apt-get download`.\n"
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "Real pages nobody here wrote (documentation from Debian packages, fetched by \
+         `scripts/fetch-search-corpus.sh`), each whole: the chrome face's whole read, the btap \
+         face's default and complete scans (`cutlist: false`, `max_targets: 200`, no character \
+         budget), each peer's snapshot (characters of the reply).\n"
+    )?;
+    writeln!(
+        w,
+        "| page | tabwire --face chrome | tabwire (btap) default | tabwire (btap) complete | Playwright MCP | Chrome DevTools MCP | chrome ÷ DevTools MCP | btap complete ÷ DevTools MCP |"
+    )?;
+    writeln!(
+        w,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )?;
+    let mut totals = [0.0f64; 5];
+    let shown = |v: f64| thousands(v as u64);
+    let ratio = |a: f64, b: f64| {
+        if b > 0.0 {
+            format!("{:.2}×", a / b)
+        } else {
+            "n/a".into()
+        }
+    };
+    for page in crate::pages::REAL {
+        let got = |kind: Kind, key: &str| results.get(kind, key).map_or(0.0, |v| median(v));
+        let cells = kinds.map(|kind| got(kind, &key(page)));
+        let complete = got(Kind::Tabwire, &format!("chars:real-complete:{page}"));
+        let row = [cells[0], cells[1], complete, cells[2], cells[3]];
+        for (total, cell) in totals.iter_mut().zip(row) {
+            *total += cell;
+        }
+        writeln!(
+            w,
+            "| {page} | {} | {} | {} | {} | {} | {} | {} |",
+            shown(row[0]),
+            shown(row[1]),
+            shown(row[2]),
+            shown(row[3]),
+            shown(row[4]),
+            ratio(row[0], row[4]),
+            ratio(row[2], row[4]),
+        )?;
+    }
+    writeln!(
+        w,
+        "| **total** | {} | {} | {} | {} | {} | {} | {} |\n",
+        shown(totals[0]),
+        shown(totals[1]),
+        shown(totals[2]),
+        shown(totals[3]),
+        shown(totals[4]),
+        ratio(totals[0], totals[4]),
+        ratio(totals[2], totals[4]),
+    )?;
     Ok(())
 }
 

@@ -379,7 +379,7 @@ fn read_json(path: &Path) -> anyhow::Result<Vec<Value>> {
 }
 
 /// The corpus pages' folder, fetched first if a page is missing.
-fn fetch_corpus(root: &Path, ids: &[String]) -> anyhow::Result<PathBuf> {
+pub(crate) fn fetch_corpus(root: &Path, ids: &[String]) -> anyhow::Result<PathBuf> {
     let target = root.join("target/search-corpus");
     let pages = target.join("pages");
     if ids

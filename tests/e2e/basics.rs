@@ -187,3 +187,36 @@ async fn bad_input_is_named_and_the_server_keeps_serving() {
     let scan = tw.ok("scan_page", json!({})).await;
     assert!(scan["content"].as_str().unwrap().contains("Account"));
 }
+
+/// A navigation's reply names the page it landed on with the title the page ends up
+/// with: one its script sets while loading, none when it has none, and the new one after
+/// a same-document move.
+#[tokio::test]
+async fn open_url_reports_the_url_and_title_the_page_landed_with() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("landed-title").await;
+    let scripted = site.url("titled-by-script.html");
+    let landed = tw.ok("open_url", json!({ "url": scripted })).await;
+    assert_eq!(landed["title"], "Set by script", "{landed}");
+    assert_eq!(landed["url"], scripted);
+
+    let untitled = tw
+        .ok("open_url", json!({ "url": site.url("untitled.html") }))
+        .await;
+    assert_eq!(untitled["title"], "", "{untitled}");
+
+    let form = site.url("form.html");
+    let first = tw.ok("open_url", json!({ "url": form })).await;
+    assert_eq!(first["title"], "Form");
+    let moved = tw
+        .ok("open_url", json!({ "url": format!("{form}#section") }))
+        .await;
+    assert_eq!(moved["title"], "Form");
+    assert!(
+        moved["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("form.html#section"),
+        "{moved}"
+    );
+}

@@ -52,9 +52,20 @@ async fn a_success_carries_data_target_and_projections() {
             target["tab_id"]
         )
     );
-    assert!(target["generation"].is_string(), "{target}");
+    // The URL the navigation landed on, not the one the tab showed before it.
+    assert_eq!(target["url"], envelope["data"]["url"], "{target}");
     assert_eq!(envelope["diagnostics"]["tool"], "open_url");
     reply.ok();
+    // A new tab's reply says its generation, and so does its target.
+    let opened = tw
+        .call(
+            "open_new_tab",
+            json!({ "url": site.url("form.html"), "owner_id": "envelope" }),
+        )
+        .await;
+    let target = &opened.envelope["target"];
+    assert!(target["generation"].is_string(), "{target}");
+    assert_eq!(target["session_id"], opened.envelope["data"]["session_id"]);
 }
 
 #[tokio::test]

@@ -47,10 +47,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: EngineConfig) -> Arc<Engine> {
         let config = Arc::new(config);
-        let browsers = Arc::new(Browsers::new(
-            config.clone(),
-            crate::page::script::install_source(),
-        ));
+        let browsers = Arc::new(Browsers::new(config.clone()));
         let leases = Leases::new(&browsers);
         // Leases a previous run left are restored as soon as a browser is there to take
         // them, whatever the first call is.

@@ -18,7 +18,6 @@ pub type OnConnect = Box<dyn Fn(Arc<Browser>) + Send + Sync>;
 
 pub struct Browsers {
     config: Arc<EngineConfig>,
-    page_script: Arc<str>,
     /// Tab ids are never reused, even across a browser relaunch.
     registry: Arc<TabRegistry>,
     /// The launched or attached browser (not used by the extension link).
@@ -44,11 +43,9 @@ pub struct Loss {
 }
 
 impl Browsers {
-    /// `page_script` is installed in tabwire's isolated world of every document.
-    pub fn new(config: Arc<EngineConfig>, page_script: &str) -> Browsers {
+    pub fn new(config: Arc<EngineConfig>) -> Browsers {
         Browsers {
             config,
-            page_script: Arc::from(page_script),
             registry: Arc::default(),
             current: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
@@ -227,7 +224,6 @@ impl Browsers {
             registry: self.registry.clone(),
             child,
             temp_profile: temp,
-            page_script: self.page_script.clone(),
             extension_id: self.config.extension_id.clone(),
             own_windows: self.own_windows(),
         }

@@ -42,8 +42,6 @@ pub(crate) struct BrowserSetup {
     pub registry: Arc<TabRegistry>,
     pub child: Option<Child>,
     pub temp_profile: Option<std::path::PathBuf>,
-    /// Installed in tabwire's isolated world of every document (see `session_for`).
-    pub page_script: Arc<str>,
     pub extension_id: Option<String>,
     /// Whether new tabs open in windows of their own (see `Browsers::own_windows`).
     pub own_windows: bool,
@@ -72,7 +70,6 @@ pub struct Browser {
     /// The process of a browser we launched.
     process: Option<Process>,
     temp_profile: Option<std::path::PathBuf>,
-    page_script: Arc<str>,
     extension_id: Option<String>,
     own_windows: bool,
     pub product: Mutex<String>,
@@ -111,7 +108,6 @@ impl Browser {
             registry: setup.registry,
             process,
             temp_profile: setup.temp_profile,
-            page_script: setup.page_script,
             extension_id: setup.extension_id,
             own_windows: setup.own_windows,
             product: Mutex::new(String::new()),
@@ -474,19 +470,11 @@ impl Browser {
             .ok_or_else(|| EngineError::NoSuchTab(target_id.to_owned()))?
             .to_owned();
         let s = Some(session.as_str());
-        let install = json!({
-            "source": &*self.page_script,
-            "worldName": WORLD,
-            "runImmediately": true,
-        });
-        let (page, auto, frames, installed) = tokio::join!(
+        // The page script is not registered for new documents: each document gets it
+        // with its first page-script call (`Page::evaluate_op`), so a navigation, and every
+        // frame a page loads, costs nothing for a script no call may need.
+        let (page, frames, auto) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
-            self.conn.call(
-                s,
-                "Page.addScriptToEvaluateOnNewDocument",
-                install,
-                HOUSEKEEPING
-            ),
             self.conn
                 .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
             self.conn.call(
@@ -498,10 +486,6 @@ impl Browser {
         );
         page?;
         auto?;
-        // Without it each document gets the script with its first call instead.
-        if let Err(error) = installed {
-            tracing::debug!(%error, "page script not registered for new documents");
-        }
         // A tab still on its initial empty document has no frame tree over the extension
         // link; its first navigation names the main frame (see events).
         let main_frame = frames

@@ -230,10 +230,26 @@ impl Page {
             return self.evaluate_in(ctx, &standalone, by_value, timeout).await;
         }
         for attempt in 0..2 {
-            let Some(world) = self.top_world(timeout).await else {
+            let Some((world, fresh)) = self.top_world(timeout).await else {
                 break;
             };
             let in_world = ctx.in_context(world);
+            if fresh {
+                // A world made just now for this document: the script goes with the call.
+                let install = script::install_and_call(op, args);
+                match self
+                    .evaluate_in(&in_world, &install, by_value, timeout)
+                    .await
+                {
+                    Err(EngineError::Cdp(error)) if attempt == 0 && error.is_context_gone() => {
+                        tracing::debug!(op, "stale isolated world; made anew");
+                        self.browser
+                            .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
+                        continue;
+                    }
+                    other => return other,
+                }
+            }
             let call = script::installed_call(op, args);
             match self.evaluate_in(&in_world, &call, by_value, timeout).await {
                 // The world has no script yet (nothing ran): install it with the call.
@@ -243,7 +259,7 @@ impl Page {
                     tracing::debug!(op, "page script installed with the call");
                     self.browser
                         .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
-                    let Some(world) = self.top_world(timeout).await else {
+                    let Some((world, _)) = self.top_world(timeout).await else {
                         break;
                     };
                     let in_world = ctx.in_context(world);
@@ -267,13 +283,16 @@ impl Page {
         self.evaluate_in(ctx, &standalone, by_value, timeout).await
     }
 
-    /// tabwire's isolated world of the top document, made on first use per document.
-    async fn top_world(&self, timeout: Duration) -> Option<i64> {
+    /// tabwire's isolated world of the top document, made on first use per document;
+    /// `true` when it was made just now (and so has no page script yet).
+    async fn top_world(&self, timeout: Duration) -> Option<(i64, bool)> {
         let tab = self.browser.tab_by_target(&self.tab.target_id)?;
         if let Some(world) = tab.top_world {
-            return Some(world);
+            return Some((world, false));
         }
-        make_top_world(&self.browser, &self.tab.target_id, &self.session, timeout).await
+        make_top_world(&self.browser, &self.tab.target_id, &self.session, timeout)
+            .await
+            .map(|world| (world, true))
     }
 
     /// Runtime.evaluate in a context; a thrown exception becomes `script_error`.

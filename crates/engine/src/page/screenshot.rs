@@ -81,7 +81,10 @@ impl Page {
                 "applies only to jpeg and webp",
             ));
         }
-        let mut params = json!({ "format": request.format.name() });
+        // The fastest encoding Chromium has: a larger file (PNG about 1.3–2×), a quicker
+        // capture (a third to a half of the encoding time on real pages). Image tokens are
+        // counted by pixels, not bytes, so an agent pays nothing for the size.
+        let mut params = json!({ "format": request.format.name(), "optimizeForSpeed": true });
         if let Some(quality) = request.quality {
             params["quality"] = json!(quality);
         }

@@ -2,10 +2,10 @@
 //! binary.
 //!
 //! It runs in tabwire's isolated world of each document (the page's own scripts can
-//! neither see nor change it, and it sees pristine built-ins), where the browser installs
-//! it as `__tabwire(op, args)` when the document is created; each call then sends only
-//! the op and its arguments. A world that lacks it gets it with the first call; where no
-//! isolated world can be had, the whole script is evaluated for the one call.
+//! neither see nor change it, and it sees pristine built-ins), where the first call into
+//! that document installs it as `__tabwire(op, args)`; each later call sends only the op
+//! and its arguments. Where no isolated world can be had, the whole script is evaluated
+//! for the one call.
 
 use std::sync::OnceLock;
 
@@ -45,8 +45,8 @@ pub(crate) fn dispatcher() -> &'static str {
     })
 }
 
-/// Installs the script (the browser runs it as each document is created, off any call's
-/// path; see `Browser::session_for`).
+/// The script as a statement that installs it: what `bench floor` registers for every
+/// new document to show what doing so would cost a navigation.
 pub fn install_source() -> &'static str {
     static SOURCE: OnceLock<String> = OnceLock::new();
     SOURCE.get_or_init(|| format!("globalThis.__tabwire = {};", dispatcher()))

@@ -333,17 +333,20 @@ fn project(envelope: &mut Value, payload: &Value) {
     }
 }
 
-/// `{session_id, client_id, tab_id, generation, url?}` of the tab acted on, with the
-/// caller's own naming of it winning; null when neither names one. The URL is the one the
-/// payload reports (where a navigation landed), as BrowserTap's is; a payload without
-/// one leaves it out rather than repeat what the tab showed before the call.
+/// `{session_id, client_id, tab_id, generation?, url?}` of the tab acted on, with the
+/// caller's own naming of it winning; null when neither names one. As in BrowserTap, the
+/// generation and the URL are there when the payload reports them (a new tab, where a
+/// navigation landed); a payload without a URL leaves it out rather than repeat what the
+/// tab showed before the call.
 fn target(acted_on: Option<&TabInfo>, arguments: &Map<String, Value>, payload: &Value) -> Value {
     let mut target = Map::new();
     if let Some(tab) = acted_on {
         target.insert("session_id".into(), json!(tab.handle));
         target.insert("client_id".into(), json!(tab.client_id));
         target.insert("tab_id".into(), json!(tab.tab_id));
-        target.insert("generation".into(), json!(tab.generation.to_string()));
+        if payload.get("generation").is_some() {
+            target.insert("generation".into(), json!(tab.generation.to_string()));
+        }
         if let Some(url) = payload.get("url").filter(|url| url.is_string()) {
             target.insert("url".into(), url.clone());
         }
