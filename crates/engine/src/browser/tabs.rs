@@ -43,6 +43,9 @@ pub struct TabState {
     pub(crate) main_frame: Option<String>,
     /// tabwire's isolated world in the top document, once made.
     pub(crate) top_world: Option<i64>,
+    /// Held while that world is being made, so a call waits for the one a navigation
+    /// started making instead of making a second.
+    pub(crate) world_lock: Arc<tokio::sync::Mutex<()>>,
     /// Counts top documents, so a world made for one is never recorded for the next.
     pub(crate) document_seq: u64,
     /// What holds the reservation beyond one call, if anything does.
@@ -220,6 +223,7 @@ impl TabTable {
                 child_sessions: HashMap::new(),
                 main_frame: None,
                 top_world: None,
+                world_lock: Arc::new(tokio::sync::Mutex::new(())),
                 document_seq: 0,
                 holder: None,
                 refs: RefBook::default(),

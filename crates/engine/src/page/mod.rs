@@ -38,6 +38,9 @@ pub enum Acted<T> {
     DialogOpened(Dialog),
 }
 
+/// How long a call waits for the world a navigation is making before making its own.
+const WORLD_WAIT: Duration = Duration::from_secs(1);
+
 /// A tab reserved for one operation. Dropping it releases the reservation.
 pub struct Page {
     pub browser: Arc<Browser>,
@@ -290,9 +293,56 @@ impl Page {
         if let Some(world) = tab.top_world {
             return Some((world, false));
         }
-        make_top_world(&self.browser, &self.tab.target_id, &self.session, timeout)
+        // A navigation may be making it (with the script) right now: wait for that one,
+        // but not for long (a dialog the page opened stalls it; the call itself then
+        // meets the dialog as it would have).
+        let _making = tokio::time::timeout(WORLD_WAIT, tab.world_lock.clone().lock_owned())
             .await
-            .map(|world| (world, true))
+            .ok();
+        let tab = self.browser.tab_by_target(&self.tab.target_id)?;
+        if let Some(world) = tab.top_world {
+            return Some((world, false));
+        }
+        make_top_world(
+            &self.browser,
+            &self.tab.target_id,
+            &self.session,
+            false,
+            timeout,
+        )
+        .await
+        .map(|world| (world, true))
+    }
+
+    /// After a navigation, makes the new document's world and installs the script in it
+    /// in the background, where the agent's next call finds them ready (it would
+    /// otherwise pay for both itself). Nothing of the page is touched: the world is
+    /// tabwire's own.
+    pub(crate) fn prepare_world(&self) {
+        let (browser, target, session) = (
+            self.browser.clone(),
+            self.tab.target_id.clone(),
+            self.session.clone(),
+        );
+        tokio::spawn(async move {
+            let Some(tab) = browser.tab_by_target(&target) else {
+                return;
+            };
+            let _making = tab.world_lock.lock().await;
+            if browser
+                .tab_by_target(&target)
+                .is_some_and(|tab| tab.top_world.is_none())
+            {
+                make_top_world(
+                    &browser,
+                    &target,
+                    &session,
+                    true,
+                    crate::browser::HOUSEKEEPING,
+                )
+                .await;
+            }
+        });
     }
 
     /// Runtime.evaluate in a context; a thrown exception becomes `script_error`.
@@ -555,10 +605,13 @@ impl Page {
 /// Asks for tabwire's world in a tab's top document and records its context. The browser
 /// keeps one world per name and frame (where it installed the page script), so asking
 /// twice is harmless.
+/// Makes tabwire's isolated world in the top document (with `with_script`, installs the
+/// page script in it too) and records it, unless a new document arrived meanwhile.
 async fn make_top_world(
     browser: &Browser,
     target: &str,
     session: &str,
+    with_script: bool,
     timeout: Duration,
 ) -> Option<i64> {
     let tab = browser.tab_by_target(target)?;
@@ -575,6 +628,19 @@ async fn make_top_world(
         .ok()?;
     let world = created["executionContextId"].as_i64()?;
     tracing::debug!(world, "isolated world for the top document");
+    if with_script {
+        let install = json!({
+            "expression": script::install_source(), "contextId": world, "returnByValue": true,
+        });
+        let installed = browser
+            .conn
+            .call(Some(session), "Runtime.evaluate", install, timeout)
+            .await
+            .ok()?;
+        if installed.get("exceptionDetails").is_some() {
+            return None;
+        }
+    }
     // Recorded only if no new document arrived while asking.
     browser.update_tab(target, |tab| {
         if tab.document_seq == document {

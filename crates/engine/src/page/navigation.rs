@@ -124,6 +124,9 @@ impl Page {
             // A new document: do not wait for the event tracker to notice.
             self.browser
                 .update_tab(&self.tab.target_id, |tab| tab.new_document());
+            if loaded {
+                self.prepare_world();
+            }
         }
         // After a new document, the browser's record of the entry first: it answers
         // without waiting for the page's main thread, busy right after the load (a
