@@ -596,13 +596,18 @@ pub fn write(dir: &Path, results: &Results, ctx: &Context) -> anyhow::Result<()>
 fn miss_note(key: &str) -> &'static str {
     match key {
         "snapshot_small" => {
-            "on a small page the scan itself takes well under a millisecond; the rest is the \
-             round trip and the reply. Chrome DevTools MCP reads Chromium's accessibility tree \
-             instead, and its reply is smaller."
+            "this snapshot is taken the moment the navigation returns, so it waits for the \
+             new document's isolated world and the page script, which the navigation prepares \
+             in the background (a few ms right after a load, when the page's main thread is \
+             busy). A scan of a page already read takes under 2 ms, and one an agent asks for \
+             a moment after navigating about 4–5 ms (`bench floor`). Chrome DevTools MCP reads \
+             Chromium's accessibility tree, which needs neither."
         }
         "screenshot" => {
             "all three call Page.captureScreenshot on the same Chromium; the capture and PNG \
-             encoding (tens of ms here) dominate and no server can halve them."
+             encoding (tens of ms here) dominate and no server can halve them. tabwire asks for \
+             Chromium's fastest encoding (`optimizeForSpeed`: a larger PNG, a quicker capture); \
+             `docs/latency-floor.md` has raw CDP doing the same."
         }
         "cold" => {
             "most of it is Chromium starting (all three launch the same binary) and its first \
@@ -611,7 +616,7 @@ fn miss_note(key: &str) -> &'static str {
         }
         "navigate" => {
             "most of it is Chromium itself: a bare CDP client (Page.navigate, then the load \
-             event) takes about 40 ms for this page on this machine, about 0.4× Playwright \
+             event) takes about 30–35 ms for this page on this machine, about 0.4× Playwright \
              MCP's median before any server work. That leaves tabwire about 10 ms of its own \
              for 0.5×; it spends about that, so the goal lands on either side of the line from \
              run to run."

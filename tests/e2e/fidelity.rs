@@ -55,6 +55,10 @@ fn pages() -> Vec<(String, String)> {
         .map(|name| ((*name).to_owned(), format!("corpus/{name}")))
         .collect();
     if let Some(dir) = std::env::var_os(EXTRA_PAGES) {
+        // A relative folder is the workspace's (the test runs in the crate's folder).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(dir);
         let mut names: Vec<String> = std::fs::read_dir(dir)
             .into_iter()
             .flatten()

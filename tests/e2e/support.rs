@@ -265,7 +265,11 @@ async fn extra_page(UrlPath(name): UrlPath<String>) -> Response {
     if name.contains('/') || name.contains("..") {
         return StatusCode::NOT_FOUND.into_response();
     }
-    match std::fs::read(Path::new(&dir).join(&name)) {
+    // A relative folder is the workspace's (the test runs in the crate's folder).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(dir);
+    match std::fs::read(dir.join(&name)) {
         Ok(body) => html(String::from_utf8_lossy(&body).into_owned() + HARNESS),
         Err(_) => StatusCode::NOT_FOUND.into_response(),
     }
