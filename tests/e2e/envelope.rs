@@ -54,6 +54,12 @@ async fn a_success_carries_data_target_and_projections() {
     );
     // The URL the navigation landed on, not the one the tab showed before it.
     assert_eq!(target["url"], envelope["data"]["url"], "{target}");
+    assert!(
+        target["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/form.html")),
+        "{target}"
+    );
     assert_eq!(envelope["diagnostics"]["tool"], "open_url");
     reply.ok();
     // A new tab's reply says its generation, and so does its target.

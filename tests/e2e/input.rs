@@ -346,9 +346,10 @@ async fn a_click_guard_whose_finish_never_comes_disarms_itself() {
 }
 
 /// Date, time, colour and range inputs take their value whole: the page sees input and
-/// change, the form submits it, a malformed value is refused naming the format and
-/// changes nothing, and the snapshot lists the sub-fields Chromium draws inside each
-/// date or time input.
+/// change, the browser's own spelling of a value is accepted (seconds, an upper-case
+/// colour), a range clamps and says so, a malformed value is refused naming the format
+/// and changes nothing, focusing one changes nothing, and the snapshot lists the
+/// sub-fields Chromium draws inside each date or time input.
 #[tokio::test]
 async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
     let site = Site::start().await;
@@ -398,7 +399,7 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
     .await;
     tw.ok(
         "page_type",
-        json!({ "selector": "[name=wake]", "text": "2024-07-15T06:30" }),
+        json!({ "selector": "[name=wake]", "text": "2024-07-15T06:30:00" }),
     )
     .await;
     tw.ok(
@@ -413,14 +414,68 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
     .await;
     tw.ok(
         "page_type",
-        json!({ "selector": "[name=colour]", "text": "#ff8800" }),
+        json!({ "selector": "[name=colour]", "text": "#FF8800" }),
     )
     .await;
+    let clamped = tw
+        .ok(
+            "page_type",
+            json!({ "selector": "[name=floor]", "text": "99" }),
+        )
+        .await;
+    assert_eq!(clamped["value"], "12", "{clamped}");
+    assert_eq!(clamped["clamped"], true, "{clamped}");
     tw.ok(
         "page_type",
         json!({ "selector": "[name=floor]", "text": "7" }),
     )
     .await;
+    // Cleared with an empty text and clear; focused alone (no text), left as it is.
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=expiry]", "text": "", "clear": true }),
+    )
+    .await;
+    assert_eq!(
+        js(&tw, "document.querySelector('[name=expiry]').value").await,
+        ""
+    );
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=expiry]", "text": "2027-03" }),
+    )
+    .await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "[name=expiry]", "text": "" }),
+    )
+    .await;
+    for bad in ["orange", "#f80", ""] {
+        let refused = tw
+            .call(
+                "page_type",
+                json!({ "selector": "[name=colour]", "text": bad, "clear": true }),
+            )
+            .await;
+        assert_eq!(
+            refused.error_code(),
+            "invalid_request",
+            "{bad}: {}",
+            refused.envelope
+        );
+    }
+    let refused = tw
+        .call(
+            "page_type",
+            json!({ "selector": "[name=floor]", "text": "0x10" }),
+        )
+        .await;
+    assert_eq!(
+        refused.error_code(),
+        "invalid_request",
+        "{}",
+        refused.envelope
+    );
     let values = js(
         &tw,
         "[...document.querySelectorAll('input')].map(e => e.name + '=' + e.value).join(' ')",
@@ -470,8 +525,17 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
         .await;
     assert_eq!(disabled.error_code(), "read_only", "{}", disabled.envelope);
 
-    // The chrome face: the outline shows the sub-fields under the input, and the fill
-    // sets the value.
+    // The chrome face: focusing the input through the keyboard tool changes nothing; the
+    // outline shows the sub-fields under the input, and the fill sets the value.
+    tw.chrome_ok(
+        "chrome_keyboard",
+        json!({ "selector": "#departure", "keys": "Tab" }),
+    )
+    .await;
+    assert_eq!(
+        js(&tw, "document.getElementById('departure').value").await,
+        "2024-05-20"
+    );
     let read = tw
         .chrome_ok("chrome_read_page", json!({ "viewportOnly": false }))
         .await;

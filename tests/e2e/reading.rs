@@ -384,12 +384,21 @@ async fn a_lean_scan_and_click_keep_every_fact_an_agent_acts_on() {
     let submit = named("button", "Create account");
     assert_eq!(submit["rect"].as_array().unwrap().len(), 4);
 
-    // The locators act on those very elements.
-    tw.ok(
-        "page_type",
-        json!({ "selector": field["locator"], "text": "Ada" }),
-    )
-    .await;
+    // The locators act on those very elements, and the replies say so.
+    let typed = tw
+        .ok(
+            "page_type",
+            json!({ "selector": field["locator"], "text": "Ada" }),
+        )
+        .await;
+    assert_eq!(typed["status"], "typed", "{typed}");
+    assert_eq!(typed["focus_confirmed"], true, "{typed}");
+    assert_eq!(typed["typed_chars"], 3, "{typed}");
+    assert_eq!(typed["active_element"]["label"], "Full name", "{typed}");
+    assert!(
+        typed.get("submitted").is_none(),
+        "no key was pressed: {typed}"
+    );
     assert_eq!(
         js_value(&tw, "document.getElementById('name').value").await,
         "Ada"

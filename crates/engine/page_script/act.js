@@ -7,7 +7,7 @@ const TEXT_INPUT_TYPES = words('text search email tel url password number');
 // Chromium draws date and time inputs as sub-fields (month, day, year…) inside its
 // own shadow tree, which page script cannot reach, so the value is set as a whole.
 const VALUE_FORMATS = {
-  date: 'yyyy-mm-dd', time: 'hh:mm or hh:mm:ss (24-hour)', 'datetime-local': 'yyyy-mm-ddThh:mm',
+  date: 'yyyy-mm-dd', time: 'hh:mm or hh:mm:ss (24-hour)', 'datetime-local': 'yyyy-mm-ddThh:mm (seconds optional)',
   month: 'yyyy-mm', week: 'yyyy-Www', color: '#rrggbb', range: 'a number',
 };
 
@@ -333,19 +333,33 @@ TW.set_value = function (args) {
     return { status: 'read_only', message: 'field is ' + (isDisabled(el) ? 'disabled' : 'read-only'), element: redacted(el) };
   }
   const want = String(a.value == null ? '' : a.value).trim();
+  if (!takesValue(el.type, want)) {
+    return { status: 'ok', accepted: false, format: VALUE_FORMATS[el.type], type: el.type };
+  }
   const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
   const before = el.value;
   setter.call(el, want);
-  // A range rounds to its step and clamps to min/max; any number is a value it takes.
-  const taken = el.type === 'range' ? want !== '' && Number.isFinite(Number(want)) : el.value === want || want === '';
-  if (!taken) {
+  // A date or time value the browser does not parse becomes ''.
+  if (want !== '' && el.value === '') {
     setter.call(el, before);
     return { status: 'ok', accepted: false, format: VALUE_FORMATS[el.type], type: el.type };
   }
   el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
   el.dispatchEvent(new Event('change', { bubbles: true }));
-  return { status: 'ok', accepted: true, value: el.value, type: el.type };
+  const out = { status: 'ok', accepted: true, value: el.value, type: el.type };
+  // A range rounds to its step and stays within min and max.
+  if (el.type === 'range' && Number(el.value) !== Number(want)) out.clamped = true;
+  return out;
 };
+
+// Whether `want` is a value of the input's kind before it is tried (the browser turns a
+// colour or a number it cannot read into a default rather than refusing it). Date and
+// time inputs accept '' (cleared) and whatever the browser parses.
+function takesValue(type, want) {
+  if (type === 'color') return /^#[0-9a-f]{6}$/i.test(want);
+  if (type === 'range') return /^-?(\d+|\d*\.\d+)([eE][-+]?\d+)?$/.test(want);
+  return true;
+}
 
 TW.field_value = function (args) {
   const r = resolveLocator(args && args.locator);

@@ -182,7 +182,10 @@ function renderContent(html, cutOn) {
     below = wasBelow;
     if (!html && tag === 'button') cur += ' ';
     if (kept && html && !OPTIONAL_END.has(tag)) cur = cur.trimEnd() + '</' + tag + '>';
-    if (!html && ref) put(' [' + (ref.ref ? '#' + ref.ref : ref.href) + ']');
+    if (!html && ref) {
+      const shown = ref.ref ? '#' + ref.ref : collapse(ref.href);
+      if (shown) put(' [' + shown + ']');
+    }
     if (block) flush();
     if (snap && snap.emitted === emitted) { lines.length = snap.n; cur = snap.cur; }
   }
@@ -430,6 +433,8 @@ function observe(max, collapsed, skip, refBase) {
       if (name) t.name = clip(name, TREE_NAME_MAX);
     }
     if (tag === 'input' && el.type !== 'text') t.type = el.type;
+    // Date and time inputs: the engine adds the sub-fields Chromium's tree names.
+    if (tag === 'input' && SUBFIELD_TYPES.has(el.type)) t.sub = true;
     if (state.editable && !state.disabled && !state.readonly) t.editable = true;
     if (state.disabled) t.disabled = true;
     if (state.readonly) t.readonly = true;

@@ -143,7 +143,9 @@ pub async fn run() -> anyhow::Result<()> {
         .await?;
     println!(
         "  clicked at ({}, {}), hit_verified={}",
-        click["data"]["x"], click["data"]["y"], click["data"]["hit_verified"]
+        click["data"]["target"]["x"],
+        click["data"]["target"]["y"],
+        click["data"]["target"]["hit_verified"]
     );
     client
         .tool("wait_for", json!({ "text": "Welcome, Ada!" }))

@@ -5,8 +5,7 @@
 //!
 //! This is the lowest room above the CDP wire: it imports only the base modules (config,
 //! error, files, ids). It knows nothing of agents, page operations or faces; what it needs
-//! from above (the page script to install, what to do when a browser connects) it is
-//! handed.
+//! from above (what to do when a browser connects) it is handed.
 
 mod connector;
 pub(crate) mod dialogs;
@@ -470,9 +469,10 @@ impl Browser {
             .ok_or_else(|| EngineError::NoSuchTab(target_id.to_owned()))?
             .to_owned();
         let s = Some(session.as_str());
-        // The page script is not registered for new documents: each document gets it
-        // with its first page-script call (`Page::evaluate_op`), so a navigation, and every
-        // frame a page loads, costs nothing for a script no call may need.
+        // The page script is not registered for new documents: the page room installs it
+        // in the top document of a tabwire navigation once it has loaded, or with a
+        // document's first page-script call, so no frame and no navigation the page makes
+        // itself pays for a script no call may need.
         let (page, frames, auto) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
             self.conn

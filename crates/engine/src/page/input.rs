@@ -408,8 +408,14 @@ impl Page {
                 timeout,
             )
             .await?;
-        if report.get("value_format").is_some() {
-            // A date, time, colour or range input: its value is set whole (act.js).
+        // A date, time, colour or range input named by a locator takes the text as its
+        // whole value (act.js); focusing one (no text) leaves its value alone, and text
+        // typed into whatever has focus stays keystrokes.
+        let value_field = report
+            .as_object_mut()
+            .and_then(|map| map.remove("value_format"))
+            .is_some();
+        if value_field && locator.is_some() && (!text.is_empty() || clear) {
             let set = self
                 .run_ok(
                     &ctx,
@@ -429,8 +435,8 @@ impl Page {
                 ));
             }
             report["value"] = set["value"].clone();
-            if let Some(map) = report.as_object_mut() {
-                map.remove("value_format");
+            if set["clamped"] == true {
+                report["clamped"] = json!(true);
             }
         } else if clear && text.is_empty() {
             self.press_chord(&keys::parse_chord("Delete")?, timeout)

@@ -287,7 +287,8 @@ impl Page {
     }
 
     /// tabwire's isolated world of the top document, made on first use per document;
-    /// `true` when it was made just now (and so has no page script yet).
+    /// `true` when it was asked for just now (so the script goes with the call: a world
+    /// the browser kept, after a move within the document, gets it again, harmlessly).
     async fn top_world(&self, timeout: Duration) -> Option<(i64, bool)> {
         let tab = self.browser.tab_by_target(&self.tab.target_id)?;
         if let Some(world) = tab.top_world {
@@ -296,9 +297,10 @@ impl Page {
         // A navigation may be making it (with the script) right now: wait for that one,
         // but not for long (a dialog the page opened stalls it; the call itself then
         // meets the dialog as it would have).
-        let _making = tokio::time::timeout(WORLD_WAIT, tab.world_lock.clone().lock_owned())
-            .await
-            .ok();
+        let _making =
+            tokio::time::timeout(WORLD_WAIT.min(timeout), tab.world_lock.clone().lock_owned())
+                .await
+                .ok();
         let tab = self.browser.tab_by_target(&self.tab.target_id)?;
         if let Some(world) = tab.top_world {
             return Some((world, false));
@@ -602,11 +604,10 @@ impl Page {
     }
 }
 
-/// Asks for tabwire's world in a tab's top document and records its context. The browser
-/// keeps one world per name and frame (where it installed the page script), so asking
-/// twice is harmless.
-/// Makes tabwire's isolated world in the top document (with `with_script`, installs the
-/// page script in it too) and records it, unless a new document arrived meanwhile.
+/// Asks for tabwire's isolated world in a tab's top document (with `with_script`, installs
+/// the page script in it too) and records its context, unless a new document arrived
+/// meanwhile. The browser keeps one world per name and frame, so asking twice is
+/// harmless.
 async fn make_top_world(
     browser: &Browser,
     target: &str,

@@ -102,7 +102,7 @@ impl Page {
             ));
         }
         // Page.navigate names the new document's loader; a same-document move has none.
-        let same_document = method == "Page.navigate" && reply.get("loaderId").is_none();
+        let mut same_document = method == "Page.navigate" && reply.get("loaderId").is_none();
         let mut loaded = true;
         if !same_document {
             let main_frame = self
@@ -110,15 +110,20 @@ impl Page {
                 .tab_by_target(&self.tab.target_id)
                 .and_then(|tab| tab.main_frame.clone())
                 .unwrap_or_else(|| self.tab.target_id.clone());
+            let within = std::sync::atomic::AtomicBool::new(false);
             loaded = wait_event(&mut events, deadline, |event| {
-                event.session_id.as_deref() == Some(&self.session)
-                    && (event.method == "Page.loadEventFired"
-                        || event.method == "Page.navigatedWithinDocument"
-                        || (event.method == "Page.frameNavigated"
-                            && event.params["type"] == "BackForwardCacheRestore"
-                            && event.params["frame"]["id"] == main_frame.as_str()))
+                let mine = event.session_id.as_deref() == Some(&self.session);
+                let moved_within = mine && event.method == "Page.navigatedWithinDocument";
+                within.store(moved_within, std::sync::atomic::Ordering::Relaxed);
+                mine && (event.method == "Page.loadEventFired"
+                    || moved_within
+                    || (event.method == "Page.frameNavigated"
+                        && event.params["type"] == "BackForwardCacheRestore"
+                        && event.params["frame"]["id"] == main_frame.as_str()))
             })
             .await;
+            // A history move can stay in the document too.
+            same_document = within.load(std::sync::atomic::Ordering::Relaxed);
         }
         if !same_document {
             // A new document: do not wait for the event tracker to notice.
@@ -128,29 +133,37 @@ impl Page {
                 self.prepare_world();
             }
         }
-        // After a new document, the browser's record of the entry first: it answers
-        // without waiting for the page's main thread, busy right after the load (a
-        // page-side read costs a navigation about 6 ms; `bench floor`). It learns a title
-        // from the page a moment after the page has it, so an entry without one is asked
-        // of the page, and so is a same-document move (the browser records it a moment
-        // after the page made it); the target's own record when the page cannot answer.
-        let entry = match same_document {
-            false => self.history_entry().await,
-            true => None,
-        };
-        let (landed, title) = match entry {
-            Some((url, title)) if !url.is_empty() && !title.is_empty() => (url, title),
-            _ => match self.url_and_title().await {
-                Ok((url, title)) if !url.is_empty() => (url, title),
-                _ => self.current_url().await?,
-            },
-        };
+        // A new entry (Page.navigate to a new document) is what the browser's record
+        // describes best: it answers without waiting for the page's main thread, busy
+        // right after the load (a page-side read costs a navigation about 6 ms; `bench
+        // floor`).
+        let new_entry = method == "Page.navigate" && !same_document;
+        let (url, title) = self.landed(new_entry).await?;
         Ok(Navigated {
-            url: landed,
+            url,
             title,
             loaded,
             download: false,
         })
+    }
+
+    /// Where a navigation landed: a new entry's URL and title from the browser's record
+    /// when it has the title already (it learns it from the page a moment after the page
+    /// has it); otherwise, and after a reload, a history move or a same-document move
+    /// (where the record may still hold an earlier visit's title), from the page; the
+    /// target's own record when the page cannot answer.
+    async fn landed(&self, new_entry: bool) -> Result<(String, String)> {
+        if new_entry
+            && let Some((url, title)) = self.history_entry().await
+            && !url.is_empty()
+            && !title.is_empty()
+        {
+            return Ok((url, title));
+        }
+        match self.url_and_title().await {
+            Ok((url, title)) if !url.is_empty() => Ok((url, title)),
+            _ => self.current_url().await,
+        }
     }
 
     /// The URL and title of the tab's current history entry, as the browser has them.

@@ -7,10 +7,6 @@ use serde_json::{Value, json};
 use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
-/// Input types Chromium draws as sub-fields (month, day, year, hours…) in a shadow tree
-/// of its own, out of the page script's reach.
-const SUBFIELD_TYPES: &[&str] = &["date", "time", "datetime-local", "month", "week"];
-
 /// Roles of the sub-fields listed: the spin buttons and the picker's button.
 const SUBFIELD_ROLES: &[&str] = &["spinbutton", "button"];
 
@@ -98,8 +94,12 @@ impl Page {
     /// it is.
     async fn add_subfields(&self, ctx: &FrameContext, targets: &mut [Value], timeout: Duration) {
         for target in targets.iter_mut() {
-            let typed = target["type"].as_str().unwrap_or_default();
-            if !SUBFIELD_TYPES.contains(&typed) {
+            // scan.js marks the inputs Chromium draws as sub-fields (`SUBFIELD_TYPES`).
+            let marked = target
+                .as_object_mut()
+                .and_then(|t| t.remove("sub"))
+                .is_some();
+            if !marked {
                 continue;
             }
             match self.subfields(ctx, &target["locator"], timeout).await {
@@ -122,7 +122,9 @@ impl Page {
         let reply = self
             .evaluate_op(ctx, "element", &args, false, timeout)
             .await?;
-        let Some(object_id) = reply["result"]["objectId"].as_str() else {
+        // A locator that names nothing yields the page script's report, not a node.
+        let node = reply["result"]["subtype"] == "node";
+        let Some(object_id) = reply["result"]["objectId"].as_str().filter(|_| node) else {
             return Ok(Vec::new());
         };
         let tree = self

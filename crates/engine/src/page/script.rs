@@ -2,10 +2,11 @@
 //! binary.
 //!
 //! It runs in tabwire's isolated world of each document (the page's own scripts can
-//! neither see nor change it, and it sees pristine built-ins), where the first call into
-//! that document installs it as `__tabwire(op, args)`; each later call sends only the op
-//! and its arguments. Where no isolated world can be had, the whole script is evaluated
-//! for the one call.
+//! neither see nor change it, and it sees pristine built-ins), installed there as
+//! `__tabwire(op, args)` once a tabwire navigation has loaded the document (in the
+//! background, `Page::prepare_world`) or with the first call into it; each later call
+//! sends only the op and its arguments. Where no isolated world can be had, the whole
+//! script is evaluated for the one call.
 
 use std::sync::OnceLock;
 
@@ -45,8 +46,8 @@ pub(crate) fn dispatcher() -> &'static str {
     })
 }
 
-/// The script as a statement that installs it: what `bench floor` registers for every
-/// new document to show what doing so would cost a navigation.
+/// The script as a statement that installs it (`Page::prepare_world`; `bench floor`
+/// registers it for every new document to show what doing so would cost a navigation).
 pub fn install_source() -> &'static str {
     static SOURCE: OnceLock<String> = OnceLock::new();
     SOURCE.get_or_init(|| format!("globalThis.__tabwire = {};", dispatcher()))

@@ -241,31 +241,8 @@ impl Page {
             })
             .unwrap_or_default();
         let mut lines: Vec<Line> = lines;
-        let nodes = reply["nodes"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for (line, node) in lines.iter_mut().zip(nodes) {
-            let Some(reference) = node["r"].as_str().filter(|_| node["sub"] == true) else {
-                continue;
-            };
-            let locator = json!({ "ref": reference });
-            match self.subfields(ctx, &locator, timeout).await {
-                Ok(fields) => {
-                    line.subfields = fields
-                        .iter()
-                        .map(|f| {
-                            format!(
-                                "- {} {}",
-                                f["role"].as_str().unwrap_or_default(),
-                                quoted(f["name"].as_str().unwrap_or_default())
-                            )
-                        })
-                        .collect();
-                }
-                Err(error) => tracing::debug!(%error, "could not read a date input's sub-fields"),
-            }
-        }
+        self.add_subfield_lines(ctx, &reply, &mut lines, timeout)
+            .await;
         let frames = reply["frames"]
             .as_array()
             .map(|frames| {
@@ -286,6 +263,42 @@ impl Page {
             lines,
             frames,
         })
+    }
+
+    /// Below each date or time input's line (tree.js marks them `sub`), the sub-fields
+    /// Chromium's accessibility tree names inside it (`Page::subfields`).
+    async fn add_subfield_lines(
+        &self,
+        ctx: &FrameContext,
+        reply: &Value,
+        lines: &mut [Line],
+        timeout: Duration,
+    ) {
+        let nodes = reply["nodes"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for (line, node) in lines.iter_mut().zip(nodes) {
+            let Some(reference) = node["r"].as_str().filter(|_| node["sub"] == true) else {
+                continue;
+            };
+            let locator = json!({ "ref": reference });
+            match self.subfields(ctx, &locator, timeout).await {
+                Ok(fields) => {
+                    line.subfields = fields
+                        .iter()
+                        .map(|f| {
+                            let role = f["role"].as_str().unwrap_or_default();
+                            format!(
+                                "- {role} {}",
+                                quoted(f["name"].as_str().unwrap_or_default())
+                            )
+                        })
+                        .collect();
+                }
+                Err(error) => tracing::debug!(%error, "could not read a date input's sub-fields"),
+            }
+        }
     }
 
     /// The next ref number this tab hands out.

@@ -347,7 +347,12 @@ fn target(acted_on: Option<&TabInfo>, arguments: &Map<String, Value>, payload: &
         if payload.get("generation").is_some() {
             target.insert("generation".into(), json!(tab.generation.to_string()));
         }
-        if let Some(url) = payload.get("url").filter(|url| url.is_string()) {
+        // A download's URL is not a page the tab showed.
+        let download = payload.get("type").is_some_and(|t| t == "download");
+        if let Some(url) = payload
+            .get("url")
+            .filter(|url| url.is_string() && !download)
+        {
             target.insert("url".into(), url.clone());
         }
     }
