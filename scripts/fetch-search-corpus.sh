@@ -18,7 +18,8 @@
 # Usage: scripts/fetch-search-corpus.sh [TARGET]   (default target/search-corpus
 #        in this repository). Needs apt-get, apt-cache, dpkg-deb, gzip, python3
 #        and apt package lists (`apt-get update` once, as root, if apt-get
-#        download finds nothing).
+#        download finds nothing). FETCH_IDS="id id …" fetches only those pages
+#        (the test suite's fidelity check takes six).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,11 +33,17 @@ done
 [ -f "$CORPUS" ] || { echo "fetch-search-corpus: $CORPUS not found" >&2; exit 1; }
 
 # One tab-separated line per page: id, package, version, path.
-ROWS="$(python3 - "$CORPUS" <<'EOF'
+ROWS="$(python3 - "$CORPUS" "${FETCH_IDS:-}" <<'EOF'
 import json, re, sys
 pages = json.load(open(sys.argv[1], encoding="utf-8"))
+only = set(sys.argv[2].split())
+unknown = only - {p.get("id") for p in pages}
+if unknown:
+    sys.exit(f"FETCH_IDS: not in corpus.json: {' '.join(sorted(unknown))}")
 seen = set()
 for p in pages:
+    if only and p.get("id") not in only:
+        continue
     for k in ("id", "package", "version", "path"):
         v = p.get(k)
         if not isinstance(v, str) or not v or "\t" in v or "\n" in v:

@@ -912,10 +912,9 @@ fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
         "From the end-to-end test `tests/e2e/fidelity.rs` (its `target/fidelity-report.json`, \
          written {stamp}; {}), copied here by the benchmark. For every page of the corpus \
          (`tests/pages/corpus`: forms, tables, menus, dialogs, a modal, shadow DOM, same-site and \
-         cross-site iframes, ARIA widgets, tricky names, date and time inputs, a long list; and, \
-         when the test ran \
-         with `TABWIRE_FIDELITY_EXTRA=target/search-corpus/pages`, real documentation pages \
-         from Debian packages, the rows after `long-list`), Chromium's own \
+         cross-site iframes, ARIA widgets, tricky names, date and time inputs, a long list; and \
+         real documentation pages from Debian packages, the rows after `long-list`, which \
+         `scripts/test.sh` fetches), Chromium's own \
          accessibility tree (`Accessibility.getFullAXTree`, each frame) lists the controls with \
          an interactive role and a non-empty name. A control counts as matched when `scan_page` \
          lists a target with the same role and name (whitespace collapsed) and that target's \

@@ -42,10 +42,10 @@ const PAGES: &[&str] = &[
     "long-list.html",
 ];
 
-/// The environment variable naming a folder of more pages to check (real pages nobody
-/// here wrote, e.g. `target/search-corpus/pages` from `scripts/fetch-search-corpus.sh`);
-/// they are served with the click-logging harness appended. Unset in CI: the figures
-/// are a measurement, reported in `docs/benchmarks.md`, not part of the suite.
+/// The environment variable naming a folder of more pages to check: real pages nobody
+/// here wrote, served with the click-logging harness appended. `scripts/test.sh` fetches
+/// six Debian documentation pages into `target/fidelity-extra` and sets it (best effort:
+/// without a package mirror the check runs on the corpus alone, and says so).
 const EXTRA_PAGES: &str = "TABWIRE_FIDELITY_EXTRA";
 
 /// Each page's name and the path the site serves it at: the corpus, then any extra pages.
