@@ -540,13 +540,13 @@ async fn check_page(tw: &Tabwire, cdp: &Cdp, page: &str, url: &str) -> PageRepor
     report
 }
 
-/// A remote object for the control's DOM node, in its frame's session.
-async fn resolve(cdp: &Cdp, frame: &Frame, control: &AxControl) -> Option<String> {
+/// A remote object for a DOM node (a control's, by its backend id), in its frame's session.
+async fn resolve(cdp: &Cdp, frame: &Frame, backend_node: i64) -> Option<String> {
     let node = cdp
         .call(
             Some(&frame.session),
             "DOM.resolveNode",
-            json!({ "backendNodeId": control.backend_node }),
+            json!({ "backendNodeId": backend_node }),
         )
         .await;
     node["object"]["objectId"].as_str().map(str::to_owned)
@@ -555,7 +555,7 @@ async fn resolve(cdp: &Cdp, frame: &Frame, control: &AxControl) -> Option<String
 /// Where a control sits, for a failure message: its position in the document and the
 /// tags above it.
 async fn where_is(cdp: &Cdp, frame: &Frame, control: &AxControl) -> String {
-    let Some(object) = resolve(cdp, frame, control).await else {
+    let Some(object) = resolve(cdp, frame, control.backend_node).await else {
         return "not resolvable".into();
     };
     on_node(
@@ -660,7 +660,9 @@ async fn act_through(
     if let Some(host) = control.host {
         return fill_through(tw, cdp, frame, host, &candidates, targets, used, face).await;
     }
-    let object = resolve(cdp, frame, control).await.expect("resolved node");
+    let object = resolve(cdp, frame, control.backend_node)
+        .await
+        .expect("resolved node");
     let mut tried = Vec::new();
     for i in candidates {
         let before = on_node(
@@ -720,15 +722,7 @@ async fn fill_through(
     used: &mut [bool],
     face: Face,
 ) -> Result<(), String> {
-    let input = AxControl {
-        role: String::new(),
-        name: String::new(),
-        backend_node: host,
-        disabled: false,
-        dropdown_option: false,
-        host: None,
-    };
-    let object = resolve(cdp, frame, &input).await.expect("resolved input");
+    let object = resolve(cdp, frame, host).await.expect("resolved input");
     let mut tried = Vec::new();
     for &i in candidates {
         let kind = targets[i].field_of.as_deref().unwrap_or_default();
@@ -814,18 +808,13 @@ async fn inside_collapsed_run(
     if selectors.is_empty() {
         return false;
     }
-    let node = cdp
-        .call(
-            Some(&frame.session),
-            "DOM.resolveNode",
-            json!({ "backendNodeId": control.backend_node }),
-        )
-        .await;
-    let object = node["object"]["objectId"].as_str().expect("resolved node");
+    let object = resolve(cdp, frame, control.backend_node)
+        .await
+        .expect("resolved node");
     on_node(
         cdp,
         frame,
-        object,
+        &object,
         "function (sels) { for (let n = this; n; n = n.parentElement || (n.parentNode && n.parentNode.host)) { \
            if (n.nodeType === 1 && sels.some((s) => { try { return n.matches(s); } catch (e) { return false; } })) return true; } \
            return false; }",

@@ -345,6 +345,12 @@ async fn a_click_guard_whose_finish_never_comes_disarms_itself() {
     assert_eq!(checked["js_return"], true);
 }
 
+/// `page_type` of `text` into the field `selector` names, which must succeed.
+async fn type_whole(tw: &Tabwire, selector: &str, text: &str) -> Value {
+    tw.ok("page_type", json!({ "selector": selector, "text": text }))
+        .await
+}
+
 /// Date, time, colour and range inputs take their value whole: the page sees input and
 /// change, the browser's own spelling of a value is accepted (seconds, an upper-case
 /// colour), a range clamps and says so, a malformed value is refused naming the format
@@ -392,44 +398,15 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
         )
         .await;
     assert_eq!(typed["value"], "2024-07-14");
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=checkin]", "text": "09:45" }),
-    )
-    .await;
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=wake]", "text": "2024-07-15T06:30:00" }),
-    )
-    .await;
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=expiry]", "text": "2027-03" }),
-    )
-    .await;
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=sprint]", "text": "2024-W29" }),
-    )
-    .await;
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=colour]", "text": "#FF8800" }),
-    )
-    .await;
-    let clamped = tw
-        .ok(
-            "page_type",
-            json!({ "selector": "[name=floor]", "text": "99" }),
-        )
-        .await;
+    type_whole(&tw, "[name=checkin]", "09:45").await;
+    type_whole(&tw, "[name=wake]", "2024-07-15T06:30:00").await;
+    type_whole(&tw, "[name=expiry]", "2027-03").await;
+    type_whole(&tw, "[name=sprint]", "2024-W29").await;
+    type_whole(&tw, "[name=colour]", "#FF8800").await;
+    let clamped = type_whole(&tw, "[name=floor]", "99").await;
     assert_eq!(clamped["value"], "12", "{clamped}");
     assert_eq!(clamped["clamped"], true, "{clamped}");
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=floor]", "text": "7" }),
-    )
-    .await;
+    type_whole(&tw, "[name=floor]", "7").await;
     // Cleared with an empty text and clear; focused alone (no text), left as it is.
     tw.ok(
         "page_type",
@@ -440,16 +417,8 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
         js(&tw, "document.querySelector('[name=expiry]').value").await,
         ""
     );
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=expiry]", "text": "2027-03" }),
-    )
-    .await;
-    tw.ok(
-        "page_type",
-        json!({ "selector": "[name=expiry]", "text": "" }),
-    )
-    .await;
+    type_whole(&tw, "[name=expiry]", "2027-03").await;
+    type_whole(&tw, "[name=expiry]", "").await;
     for bad in ["orange", "#f80", ""] {
         let refused = tw
             .call(

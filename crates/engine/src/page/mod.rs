@@ -232,50 +232,31 @@ impl Page {
             let standalone = script::standalone_call(op, args);
             return self.evaluate_in(ctx, &standalone, by_value, timeout).await;
         }
-        for attempt in 0..2 {
+        // At most: a stale world, a world without the script, then the call.
+        for attempt in 0..3 {
             let Some((world, fresh)) = self.top_world(timeout).await else {
                 break;
             };
             let in_world = ctx.in_context(world);
-            if fresh {
-                // A world made just now for this document: the script goes with the call.
-                let install = script::install_and_call(op, args);
-                match self
-                    .evaluate_in(&in_world, &install, by_value, timeout)
-                    .await
-                {
-                    Err(EngineError::Cdp(error)) if attempt == 0 && error.is_context_gone() => {
-                        tracing::debug!(op, "stale isolated world; made anew");
-                        self.browser
-                            .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
-                        continue;
-                    }
-                    other => return other,
-                }
-            }
-            let call = script::installed_call(op, args);
+            // A world asked for just now gets the script with the call.
+            let call = if fresh {
+                script::install_and_call(op, args)
+            } else {
+                script::installed_call(op, args)
+            };
             match self.evaluate_in(&in_world, &call, by_value, timeout).await {
-                // The world has no script yet (nothing ran): install it with the call.
+                // A remembered world without the script (nothing ran), or a document
+                // replaced since the world was made (nothing ran): the world is asked for
+                // again, and the next attempt installs the script with the call. Install
+                // only into a world asked for just then: a context id kept from an earlier
+                // document may name some other world by now.
                 Ok(reply) if script::is_not_installed(&reply) => {
-                    // Install only into a world asked for just now: a context id kept from
-                    // an earlier document may name some other world by now.
                     tracing::debug!(op, "page script installed with the call");
-                    self.browser
-                        .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
-                    let Some((world, _)) = self.top_world(timeout).await else {
-                        break;
-                    };
-                    let in_world = ctx.in_context(world);
-                    let install = script::install_and_call(op, args);
-                    return self
-                        .evaluate_in(&in_world, &install, by_value, timeout)
-                        .await;
+                    self.forget_top_world();
                 }
-                // The document was replaced since the world was made (nothing ran).
                 Err(EngineError::Cdp(error)) if attempt == 0 && error.is_context_gone() => {
                     tracing::debug!(op, "stale isolated world; made anew");
-                    self.browser
-                        .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
+                    self.forget_top_world();
                 }
                 other => return other,
             }
@@ -284,6 +265,11 @@ impl Page {
         // whole script, in the main world, for this call.
         let standalone = script::standalone_call(op, args);
         self.evaluate_in(ctx, &standalone, by_value, timeout).await
+    }
+
+    fn forget_top_world(&self) {
+        self.browser
+            .update_tab(&self.tab.target_id, |tab| tab.top_world = None);
     }
 
     /// tabwire's isolated world of the top document, made on first use per document;

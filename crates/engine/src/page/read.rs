@@ -102,17 +102,31 @@ impl Page {
             if !marked {
                 continue;
             }
-            match self.subfields(ctx, &target["locator"], timeout).await {
-                Ok(fields) if !fields.is_empty() => target["fields"] = Value::Array(fields),
-                Ok(_) => {}
-                Err(error) => tracing::debug!(%error, "could not read a date input's sub-fields"),
+            let fields = self.subfields(ctx, &target["locator"], timeout).await;
+            if !fields.is_empty() {
+                target["fields"] = Value::Array(fields);
             }
         }
     }
 
     /// The named spin buttons and picker button Chromium's accessibility tree holds inside
-    /// the input a locator names.
+    /// the input a locator names, as `{role, name}`. Best effort: none when the tree
+    /// cannot be read (the snapshot still lists the input).
     pub(super) async fn subfields(
+        &self,
+        ctx: &FrameContext,
+        locator: &Value,
+        timeout: Duration,
+    ) -> Vec<Value> {
+        self.read_subfields(ctx, locator, timeout)
+            .await
+            .unwrap_or_else(|error| {
+                tracing::debug!(%error, "could not read a date input's sub-fields");
+                Vec::new()
+            })
+    }
+
+    async fn read_subfields(
         &self,
         ctx: &FrameContext,
         locator: &Value,

@@ -283,21 +283,17 @@ impl Page {
                 continue;
             };
             let locator = json!({ "ref": reference });
-            match self.subfields(ctx, &locator, timeout).await {
-                Ok(fields) => {
-                    line.subfields = fields
-                        .iter()
-                        .map(|f| {
-                            let role = f["role"].as_str().unwrap_or_default();
-                            format!(
-                                "- {role} {}",
-                                quoted(f["name"].as_str().unwrap_or_default())
-                            )
-                        })
-                        .collect();
-                }
-                Err(error) => tracing::debug!(%error, "could not read a date input's sub-fields"),
-            }
+            let fields = self.subfields(ctx, &locator, timeout).await;
+            line.subfields = fields
+                .iter()
+                .map(|f| {
+                    let role = f["role"].as_str().unwrap_or_default();
+                    format!(
+                        "- {role} {}",
+                        quoted(f["name"].as_str().unwrap_or_default())
+                    )
+                })
+                .collect();
         }
     }
 
