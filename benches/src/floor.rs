@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use serde_json::{Value, json};
 
-use crate::stats::Samples;
+use crate::stats::{AGENT_PAUSE, Samples, frame_phase};
 use crate::{call, pages, start_tabwire};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -82,6 +82,46 @@ impl RawPage {
             .connection
             .call(Some(&self.session), method, params, TIMEOUT)
             .await?)
+    }
+
+    /// tabwire's isolated world of the document in `frame`, with the page script
+    /// installed in it, as `Page::prepare_world` makes them.
+    async fn world_with_script(&self, frame: &str) -> anyhow::Result<i64> {
+        let created = self
+            .send(
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame, "worldName": "tabwire" }),
+            )
+            .await?;
+        let world = created["executionContextId"]
+            .as_i64()
+            .context("no isolated world")?;
+        let install = json!({
+            "expression": engine::page::script::install_source(),
+            "contextId": world,
+            "returnByValue": true,
+        });
+        let installed = self.send("Runtime.evaluate", install).await?;
+        anyhow::ensure!(
+            installed.get("exceptionDetails").is_none(),
+            "the page script did not install: {installed}"
+        );
+        Ok(world)
+    }
+
+    /// The page script's scan with its defaults, its result by value (as tabwire reads it).
+    async fn scan(&self, world: i64) -> anyhow::Result<()> {
+        let scanned = self
+            .send(
+                "Runtime.evaluate",
+                json!({ "expression": "__tabwire('scan', {})", "contextId": world, "returnByValue": true }),
+            )
+            .await?;
+        anyhow::ensure!(
+            scanned["result"]["value"]["status"] == "ok",
+            "the scan failed: {scanned}"
+        );
+        Ok(())
     }
 
     /// `Page.navigate`, then the load event of this session.
@@ -161,12 +201,40 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
             tabwire: Samples::default(),
         },
         Row {
-            label: "snapshot (small page)",
-            floor: "`Accessibility.getFullAXTree` (what Chrome DevTools MCP reads)",
+            label: "snapshot the moment a navigation returns",
+            floor: "`Accessibility.getFullAXTree` (what Chrome DevTools MCP reads), right after `Page.loadEventFired`",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "snapshot the moment a navigation returns, raw CDP doing tabwire's work",
+            floor: "right after the load: `Page.createIsolatedWorld`, `Runtime.evaluate` of the page script, `Runtime.evaluate` of its scan",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "snapshot 200 ms after a navigation (an agent's pause)",
+            floor: "`Accessibility.getFullAXTree`, 200 ms after the load",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "snapshot 200 ms after a navigation, raw CDP doing tabwire's work",
+            floor: "world and page script made right after the load (untimed), then 200 ms later `Runtime.evaluate` of the scan",
+            raw: Samples::default(),
+            tabwire: Samples::default(),
+        },
+        Row {
+            label: "snapshot of a page already read",
+            floor: "`Accessibility.getFullAXTree` again",
             raw: Samples::default(),
             tabwire: Samples::default(),
         },
     ];
+    let frame = raw.send("Page.getFrameTree", json!({})).await?["frameTree"]["frame"]["id"]
+        .as_str()
+        .context("no main frame")?
+        .to_owned();
     for n in 0..runs {
         let url = format!("{site}/small?floor={n}");
         let timed = Instant::now();
@@ -202,6 +270,7 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
         }
 
         for (row, speed) in [(4, false), (5, true)] {
+            tokio::time::sleep(frame_phase(2 * n + row)).await;
             let timed = Instant::now();
             raw.send(
                 "Page.captureScreenshot",
@@ -209,17 +278,49 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
             )
             .await?;
             rows[row].raw.push(timed.elapsed());
+            tokio::time::sleep(frame_phase(2 * n + row)).await;
             let timed = Instant::now();
             call(&tabwire, "capture_page_screenshot", json!({})).await?;
             rows[row].tabwire.push(timed.elapsed());
         }
 
+        for (first, paused) in [(6, false), (8, true)] {
+            let url = format!("{url}&snapshot={first}");
+            raw.navigate(&format!("{url}&raw=ax")).await?;
+            if paused {
+                tokio::time::sleep(AGENT_PAUSE).await;
+            }
+            let timed = Instant::now();
+            raw.send("Accessibility.getFullAXTree", json!({})).await?;
+            rows[first].raw.push(timed.elapsed());
+
+            raw.navigate(&format!("{url}&raw=script")).await?;
+            let timed = Instant::now();
+            let world = raw.world_with_script(&frame).await?;
+            if paused {
+                tokio::time::sleep(AGENT_PAUSE).await;
+            }
+            let timed = if paused { Instant::now() } else { timed };
+            raw.scan(world).await?;
+            rows[first + 1].raw.push(timed.elapsed());
+
+            call(&tabwire, "open_url", json!({ "url": url })).await?;
+            if paused {
+                tokio::time::sleep(AGENT_PAUSE).await;
+            }
+            let timed = Instant::now();
+            call(&tabwire, "scan_page", json!({})).await?;
+            let scanned = timed.elapsed();
+            rows[first].tabwire.push(scanned);
+            rows[first + 1].tabwire.push(scanned);
+        }
+
         let timed = Instant::now();
         raw.send("Accessibility.getFullAXTree", json!({})).await?;
-        rows[6].raw.push(timed.elapsed());
+        rows[10].raw.push(timed.elapsed());
         let timed = Instant::now();
         call(&tabwire, "scan_page", json!({})).await?;
-        rows[6].tabwire.push(timed.elapsed());
+        rows[10].tabwire.push(timed.elapsed());
     }
 
     let mut out = String::new();
@@ -244,10 +345,17 @@ pub async fn run(runs: usize) -> anyhow::Result<()> {
     }
     let _ = writeln!(
         out,
-        "\nThe screenshot rows time tabwire's one default capture (PNG, `Page.getLayoutMetrics` \
-         alongside) against each raw variant. The second row is the same tabwire figure against \
-         raw CDP that also registers tabwire's page script for every new document: the part of \
-         a navigation that is the script, and the part that is tabwire."
+        "\nThe navigate rows time tabwire's one `open_url` against each raw variant: the second \
+         is raw CDP that also registers tabwire's page script for every new document (the part \
+         of a navigation that is the script, and the part that is tabwire). The screenshot rows \
+         time tabwire's one default capture (PNG, fastest encoding, `Page.getLayoutMetrics` \
+         alongside) against each raw variant; before each timed capture, raw or tabwire, both \
+         pause the same fraction of a 60 Hz frame (a different one each time), because a \
+         capture waits for Chromium's next frame and back-to-back calls would otherwise always \
+         meet the frame clock at the same phase. The snapshot rows time tabwire's `scan_page` \
+         against Chromium's accessibility tree and against raw CDP doing what tabwire does, at \
+         two moments: the instant the navigation returns (the page's main thread is still busy \
+         with the load: every first call to the page waits for it) and after a 200 ms pause."
     );
     println!("{out}");
     std::fs::write(crate::workspace().join("docs/latency-floor.md"), out)?;

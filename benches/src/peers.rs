@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::mcp::{Reply, call_ok, tokens};
 use crate::procs::{BrowserSampler, server_peak_kib};
 use crate::servers::{Env, Handle, KINDS, Kind, RUN_KINDS, Server, evaluated_value, find_handle};
+use crate::stats::{AGENT_PAUSE, frame_phase};
 
 /// Per-server measurements: every sample of every metric, plus notes (errors, n/a).
 #[derive(Default)]
@@ -214,6 +215,11 @@ async fn one_run(
             results.reply(kind, "navigate", &navigated, count_tokens);
             let snapshot = server.snapshot().await?;
             results.reply(kind, "snapshot_small", &snapshot, count_tokens);
+            results.push(
+                kind,
+                "navigate_snapshot",
+                ms(navigated.elapsed + snapshot.elapsed),
+            );
             let go = server.find(&snapshot, "button", "Go")?;
             let name = server.find(&snapshot, "textbox", "Name")?;
             let clicked = server.click(&go).await?;
@@ -226,6 +232,7 @@ async fn one_run(
                 value == "1",
                 "the page counted {value:?} clicks, expected 1"
             );
+            tokio::time::sleep(frame_phase(run * inner + i)).await;
             let shot = server.screenshot().await?;
             results.reply(kind, "screenshot", &shot, count_tokens);
             ensure!(shot.image_chars > 0, "the screenshot reply has no image");
@@ -235,6 +242,14 @@ async fn one_run(
                     .await?;
                 ensure!(typed.contains("hello"), "the field holds {typed:?}");
             }
+            // The same small snapshot once the page has settled, as an agent's next call
+            // meets it: Chrome DevTools MCP's own navigation waits for that inside itself.
+            server
+                .navigate(&format!("{site}/small?run={run}&i={i}&settled"))
+                .await?;
+            tokio::time::sleep(AGENT_PAUSE).await;
+            let settled = server.snapshot().await?;
+            results.reply(kind, "snapshot_settled", &settled, false);
         }
         if first {
             // The fidelity corpus, each page whole, as each server snapshots it.

@@ -75,6 +75,20 @@ fn rows(agents: &[usize]) -> Vec<Row> {
         ),
         row(
             "Latency (median, p10–p90)",
+            "snapshot, small page, 200 ms after its navigation (the page settled)",
+            "snapshot_settled",
+            Unit::Ms,
+            half,
+        ),
+        row(
+            "Latency (median, p10–p90)",
+            "navigate, then snapshot at once (the pair, summed)",
+            "navigate_snapshot",
+            Unit::Ms,
+            Goal::None,
+        ),
+        row(
+            "Latency (median, p10–p90)",
             "snapshot, 10,000-element page",
             "snapshot_big",
             Unit::Ms,
@@ -596,18 +610,31 @@ pub fn write(dir: &Path, results: &Results, ctx: &Context) -> anyhow::Result<()>
 fn miss_note(key: &str) -> &'static str {
     match key {
         "snapshot_small" => {
-            "this snapshot is taken the moment the navigation returns, so it waits for the \
-             new document's isolated world and the page script, which the navigation prepares \
-             in the background (a few ms right after a load, when the page's main thread is \
-             busy). A scan of a page already read takes under 2 ms, and one an agent asks for \
-             a moment after navigating about 4–5 ms (`bench floor`). Chrome DevTools MCP reads \
-             Chromium's accessibility tree, which needs neither."
+            "this snapshot is asked for the instant the navigation returns, while the page's \
+             main thread is still busy with the load: any first call to the page waits for it \
+             (`docs/latency-floor.md`: Chromium's accessibility tree read takes about three \
+             times longer then than a moment later). tabwire's read then waits for its isolated \
+             world and page script, which the navigation starts making in the background. \
+             Chrome DevTools MCP's navigation waits for 100 ms of DOM quiet before it returns \
+             (its navigate row pays for that), so its snapshot meets a settled page; the next \
+             row compares the two on equal terms."
+        }
+        "snapshot_settled" => {
+            "every server meets a settled page here. The first call after a pause pays for the \
+             page's main thread waking up and for the first run of the scan's code in that \
+             document; Chrome DevTools MCP's read of the accessibility tree costs about as much \
+             on raw CDP as tabwire's scan, so neither can take half the other's time. \
+             `docs/latency-floor.md` has both beside raw CDP."
         }
         "screenshot" => {
-            "all three call Page.captureScreenshot on the same Chromium; the capture and PNG \
-             encoding (tens of ms here) dominate and no server can halve them. tabwire asks for \
-             Chromium's fastest encoding (`optimizeForSpeed`: a larger PNG, a quicker capture); \
-             `docs/latency-floor.md` has raw CDP doing the same."
+            "a capture waits for Chromium's next frame (60 Hz: up to one frame, half a frame on \
+             average), then copies and encodes it; all three servers call the same \
+             Page.captureScreenshot. Drawing frames without the 60 Hz limit \
+             (`--disable-frame-rate-limit`) would cut it to about 10 ms, but then an animated \
+             page draws as fast as the CPU allows (one CSS spinner: 1,200 frames a second, 1.7 \
+             cores, in a test on this machine), so tabwire does not. It asks for Chromium's \
+             fastest encoding (`optimizeForSpeed`); `docs/latency-floor.md` has raw CDP doing \
+             the same."
         }
         "cold" => {
             "most of it is Chromium starting (all three launch the same binary) and its first \
@@ -666,6 +693,13 @@ const METHOD: &str = "What each row means:
   evaluate: `browser_evaluate` / `evaluate_script` / `execute_js`. Latency is the MCP round
   trip as our client sees it. Cold start runs from spawning the server process to the
   first navigation's reply (MCP handshake and browser launch included).
+- **Order and pauses.** In each iteration: navigate, snapshot at once, click, type,
+  evaluate, screenshot, each call as soon as the last returned, except that before the
+  screenshot every server pauses the same fraction of a 60 Hz frame (a different one each
+  iteration: a capture waits for Chromium's next frame, and back-to-back calls would
+  otherwise meet the frame clock at the same phase each time, one server always early,
+  another always late). Then a second navigation, a 200 ms pause (an agent's turn is
+  longer), and the settled snapshot. the row `navigate, then snapshot` sums the first pair.
 - **tabwire complete snapshot.** `scan_page {cutlist: false, maxchars: 2000000,
   max_targets: 200}`: nothing collapsed, the most targets the tool lists. The default
   snapshot collapses runs of similar items (announcing each with a selector) and lists at

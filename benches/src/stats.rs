@@ -47,3 +47,39 @@ impl Samples {
         )
     }
 }
+
+/// Chromium draws (and so captures) on a 60 Hz frame clock. A capture asked for the
+/// moment the previous reply arrived lands on the same phase of that clock every time,
+/// one server always early and another always late, by up to a frame. Pausing a
+/// different fraction of a frame before each timed capture spreads every server's
+/// captures over the whole frame alike. The `n`th pause of a golden-ratio sequence:
+/// evenly spread, and the same from run to run.
+pub fn frame_phase(n: usize) -> Duration {
+    const FRAME_MS: f64 = 1000.0 / 60.0;
+    let fraction = (n as f64 * 0.618_033_988_75).fract();
+    Duration::from_secs_f64(fraction * FRAME_MS / 1e3)
+}
+
+/// How long an agent is taken to pause between calls where a row says so: shorter than
+/// any model's turn, and longer than the 100 ms of DOM quiet Chrome DevTools MCP's own
+/// navigation waits for (so every server's next call meets a settled page).
+pub const AGENT_PAUSE: Duration = Duration::from_millis(200);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn frame_phases_cover_one_frame_evenly() {
+        let phases: Vec<f64> = (0..60)
+            .map(|n| super::frame_phase(n).as_secs_f64() * 1e3)
+            .collect();
+        assert!(phases.iter().all(|&ms| (0.0..16.7).contains(&ms)));
+        for sixth in 0..6 {
+            let (lo, hi) = (sixth as f64 * 16.67 / 6.0, (sixth + 1) as f64 * 16.67 / 6.0);
+            let inside = phases.iter().filter(|&&ms| ms >= lo && ms < hi).count();
+            assert!(
+                (7..=13).contains(&inside),
+                "{inside} phases in [{lo}, {hi})"
+            );
+        }
+    }
+}

@@ -306,17 +306,25 @@ fn outline_targets(outline: &str) -> Vec<Target> {
 
 /// `role "name"` as an outline line writes it.
 fn role_and_name(head: &str) -> (String, String) {
-    match head.split_once(' ') {
-        Some((role, quoted)) => (
-            role.to_owned(),
-            quoted
-                .trim()
-                .trim_matches('"')
-                .replace("\\\"", "\"")
-                .replace("\\\\", "\\"),
-        ),
-        None => (head.to_owned(), String::new()),
+    let Some((role, rest)) = head.split_once(' ') else {
+        return (head.to_owned(), String::new());
+    };
+    (role.to_owned(), unquote(rest.trim()))
+}
+
+/// The name inside the outline's quotes: the first `"` opens it and the next unescaped
+/// `"` closes it; `\"` and `\\` inside stand for `"` and `\`.
+fn unquote(quoted: &str) -> String {
+    let mut name = String::new();
+    let mut chars = quoted.strip_prefix('"').unwrap_or(quoted).chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => name.extend(chars.next()),
+            '"' => break,
+            c => name.push(c),
+        }
     }
+    name
 }
 
 /// One control from Chromium's accessibility tree.

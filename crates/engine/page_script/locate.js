@@ -30,12 +30,21 @@ function inputRole(el) {
   return (role === 'textbox' || role === 'searchbox') && el.hasAttribute('list') ? 'combobox' : role;
 }
 
+// Chromium makes an anchor without href a link when it listens for clicks (click,
+// mousedown or mouseup; not keys, not pointer events, not a listener on an ancestor).
+// This world sees only the handlers written as attributes, not addEventListener's.
+const CLICK_HANDLER_ATTRIBUTES = ['onclick', 'onmousedown', 'onmouseup'];
+
+function hasClickHandler(el) {
+  return el.localName === 'a' && CLICK_HANDLER_ATTRIBUTES.some((name) => el.hasAttribute(name));
+}
+
 function implicitRole(el) {
   const tag = el.localName;
   if (SIMPLE_ROLES[tag]) return SIMPLE_ROLES[tag];
   if (HEADING_TAGS.has(tag)) return 'heading';
   switch (tag) {
-    case 'a': case 'area': return el.hasAttribute('href') ? 'link' : null;
+    case 'a': case 'area': return el.hasAttribute('href') || hasClickHandler(el) ? 'link' : null;
     case 'input': return inputRole(el);
     case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
     case 'img': return el.getAttribute('alt') === '' ? 'presentation' : 'img';

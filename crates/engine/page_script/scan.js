@@ -310,7 +310,8 @@ function renderState() {
 
 // ---------- observation: interactive targets and frames ----------
 
-const TARGET_SEL = 'a[href], area[href], button, input:not([type=hidden]), select, textarea, summary, canvas, ' +
+const TARGET_SEL = 'a[href], area[href], ' + CLICK_HANDLER_ATTRIBUTES.map(name => 'a[' + name + '], ').join('') +
+  'button, input:not([type=hidden]), select, textarea, summary, canvas, ' +
   'iframe, frame, [contenteditable]:not([contenteditable=false]), select[multiple] > option, ' +
   'select[multiple] > optgroup > option, select[size] > option, select[size] > optgroup > option, ' +
   ['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option',
