@@ -699,7 +699,7 @@ const METHOD: &str = "What each row means:
   iteration: a capture waits for Chromium's next frame, and back-to-back calls would
   otherwise meet the frame clock at the same phase each time, one server always early,
   another always late). Then a second navigation, a 200 ms pause (an agent's turn is
-  longer), and the settled snapshot. the row `navigate, then snapshot` sums the first pair.
+  longer), and the settled snapshot. The row `navigate, then snapshot` sums the first pair.
 - **tabwire complete snapshot.** `scan_page {cutlist: false, maxchars: 2000000,
   max_targets: 200}`: nothing collapsed, the most targets the tool lists. The default
   snapshot collapses runs of similar items (announcing each with a selector) and lists at
@@ -947,8 +947,10 @@ fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
          written {stamp}; {}), copied here by the benchmark. For every page of the corpus \
          (`tests/pages/corpus`: forms, tables, menus, dialogs, a modal, shadow DOM, same-site and \
          cross-site iframes, ARIA widgets, tricky names, date and time inputs, a long list; and \
-         real documentation pages from Debian packages, the rows after `long-list`, which \
-         `scripts/test.sh` fetches), Chromium's own \
+         real documentation pages from Debian packages, the rows after `long-list`: \
+         `scripts/test.sh` fetches and checks six, and the run copied here may have had more, \
+         `TABWIRE_FIDELITY_EXTRA=target/search-corpus/pages` checking all of \
+         `scripts/fetch-search-corpus.sh`'s 47), Chromium's own \
          accessibility tree (`Accessibility.getFullAXTree`, each frame) lists the controls with \
          an interactive role and a non-empty name. A control counts as matched when `scan_page` \
          lists a target with the same role and name (whitespace collapsed) and that target's \
