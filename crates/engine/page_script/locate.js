@@ -30,8 +30,9 @@ function inputRole(el) {
   return (role === 'textbox' || role === 'searchbox') && el.hasAttribute('list') ? 'combobox' : role;
 }
 
-// Chromium makes an anchor without href a link when it listens for clicks (click,
-// mousedown or mouseup; not keys, not pointer events, not a listener on an ancestor).
+// Chromium makes an anchor without href (HTML's or SVG's) a link when it listens for
+// clicks (click, mousedown or mouseup; not keys, not pointer events, not a listener on
+// an ancestor).
 // This world sees only the handlers written as attributes, not addEventListener's.
 const CLICK_HANDLER_ATTRIBUTES = ['onclick', 'onmousedown', 'onmouseup'];
 

@@ -174,11 +174,13 @@ function renderContent(html, cutOn) {
     if (!html && tag === 'button' && cur && !cur.endsWith(' ')) cur += ' ';
     if (tag === 'pre') pre++;
     if (tag === 'select') inSelect++;
-    if (ref) inLink++;
+    // An anchor that handles clicks is a link without an address.
+    const linkLike = Boolean(ref) || hasClickHandler(el);
+    if (linkLike) inLink++;
     visitKids(el);
     if (tag === 'pre') pre--;
     if (tag === 'select') inSelect--;
-    if (ref) inLink--;
+    if (linkLike) inLink--;
     below = wasBelow;
     if (!html && tag === 'button') cur += ' ';
     if (kept && html && !OPTIONAL_END.has(tag)) cur = cur.trimEnd() + '</' + tag + '>';

@@ -76,7 +76,9 @@ function treeValue(el) {
 function treeName(el, role) {
   const name = accessibleName(el);
   if (name) return name;
-  if (role === 'link' && el.href) return el.getAttribute('href');
+  // The attribute, not the property: an SVG <a>'s href is an object, always truthy.
+  const href = el.getAttribute('href');
+  if (role === 'link' && href) return href;
   return collapse(el.getAttribute('placeholder') || el.getAttribute('name') || '');
 }
 
