@@ -612,7 +612,7 @@ fn miss_note(key: &str) -> &'static str {
         "snapshot_small" => {
             "this snapshot is asked for the instant the navigation returns, while the page's \
              main thread is still busy with the load: any first call to the page waits for it \
-             (`docs/latency-floor.md`: Chromium's accessibility tree read takes about three \
+             (`docs/latency-floor.md`: Chromium's accessibility tree read takes three to four \
              times longer then than a moment later). tabwire's read then waits for its isolated \
              world and page script, which the navigation starts making in the background. \
              Chrome DevTools MCP's navigation waits for 100 ms of DOM quiet before it returns \
