@@ -260,7 +260,7 @@ fn outline_targets(outline: &str) -> Vec<Target> {
         let Some(line) = raw.trim_start().strip_prefix("- ") else {
             continue;
         };
-        let Some(at) = line.find(" [ref=") else {
+        let Some(at) = ref_position(line) else {
             if let Some((host_indent, input)) = &host
                 && indent > *host_indent
                 && let Some(kind) = &input.field_of
@@ -310,6 +310,29 @@ fn role_and_name(head: &str) -> (String, String) {
         return (head.to_owned(), String::new());
     };
     (role.to_owned(), unquote(rest.trim()))
+}
+
+/// Where a control line's ` [ref=` starts: after its quoted name, which may itself hold
+/// that text.
+fn ref_position(line: &str) -> Option<usize> {
+    let role_end = line.find(' ')?;
+    let mut from = role_end;
+    if line[role_end + 1..].starts_with('"') {
+        let name_start = role_end + 2;
+        let mut escaped = false;
+        for (at, c) in line[name_start..].char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => {
+                    from = name_start + at + 1;
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    line[from..].find(" [ref=").map(|at| from + at)
 }
 
 /// The name inside the outline's quotes: the first `"` opens it and the next unescaped
