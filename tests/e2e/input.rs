@@ -351,6 +351,13 @@ async fn type_whole(tw: &Tabwire, selector: &str, text: &str) -> Value {
         .await
 }
 
+/// `page_type` with these arguments fails with `code`; the failure's envelope.
+async fn type_refused(tw: &Tabwire, args: Value, code: &str) -> Value {
+    let refused = tw.call("page_type", args.clone()).await;
+    assert_eq!(refused.error_code(), code, "{args}: {}", refused.envelope);
+    refused.envelope
+}
+
 /// Date, time, colour and range inputs take their value whole: the page sees input and
 /// change, the browser's own spelling of a value is accepted (seconds, an upper-case
 /// colour), a range clamps and says so, a malformed value is refused naming the format
@@ -420,31 +427,11 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
     type_whole(&tw, "[name=expiry]", "2027-03").await;
     type_whole(&tw, "[name=expiry]", "").await;
     for bad in ["orange", "#f80", ""] {
-        let refused = tw
-            .call(
-                "page_type",
-                json!({ "selector": "[name=colour]", "text": bad, "clear": true }),
-            )
-            .await;
-        assert_eq!(
-            refused.error_code(),
-            "invalid_request",
-            "{bad}: {}",
-            refused.envelope
-        );
+        let args = json!({ "selector": "[name=colour]", "text": bad, "clear": true });
+        type_refused(&tw, args, "invalid_request").await;
     }
-    let refused = tw
-        .call(
-            "page_type",
-            json!({ "selector": "[name=floor]", "text": "0x10" }),
-        )
-        .await;
-    assert_eq!(
-        refused.error_code(),
-        "invalid_request",
-        "{}",
-        refused.envelope
-    );
+    let args = json!({ "selector": "[name=floor]", "text": "0x10" });
+    type_refused(&tw, args, "invalid_request").await;
     let values = js(
         &tw,
         "[...document.querySelectorAll('input')].map(e => e.name + '=' + e.value).join(' ')",
@@ -464,19 +451,9 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
 
     // A value in the wrong format: refused, naming the parameter and the format; the old
     // value stays.
-    let refused = tw
-        .call(
-            "page_type",
-            json!({ "selector": "#departure", "text": "20 May 2024" }),
-        )
-        .await;
-    assert_eq!(
-        refused.error_code(),
-        "invalid_request",
-        "{}",
-        refused.envelope
-    );
-    let message = refused.envelope["error"]["message"].as_str().unwrap();
+    let args = json!({ "selector": "#departure", "text": "20 May 2024" });
+    let refused = type_refused(&tw, args, "invalid_request").await;
+    let message = refused["error"]["message"].as_str().unwrap();
     assert!(
         message.starts_with("text:") && message.contains("yyyy-mm-dd"),
         "{message}"
@@ -486,13 +463,8 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
         "2024-05-20"
     );
     // A disabled one takes nothing.
-    let disabled = tw
-        .call(
-            "page_type",
-            json!({ "selector": "[name=late]", "text": "23:00" }),
-        )
-        .await;
-    assert_eq!(disabled.error_code(), "read_only", "{}", disabled.envelope);
+    let args = json!({ "selector": "[name=late]", "text": "23:00" });
+    type_refused(&tw, args, "read_only").await;
 
     // The chrome face: focusing the input through the keyboard tool changes nothing; the
     // outline shows the sub-fields under the input, and the fill sets the value.
