@@ -29,7 +29,7 @@ impl RawPage {
     /// document's first call): what that costs a navigation shows.
     async fn open(page_script: bool) -> anyhow::Result<RawPage> {
         let options = engine::LaunchOptions::default();
-        let browser = engine::browser::launch::launch_connected(&options)?;
+        let browser = engine::browser::launch::launch_connected(&options).await?;
         let connection = browser.connection.clone();
         let target = connection
             .call(

@@ -675,3 +675,57 @@ async fn raw_cdp_cannot_do_what_the_tools_refuse() {
         assert!(!tabs.to_string().contains("file:"), "{profile}: {tabs}");
     }
 }
+
+/// A browser at a CDP endpoint may not share tabwire's file system (another machine, a
+/// farm, or Windows tabwire beside a Linux browser), so its download is streamed to
+/// tabwire: the file lands in the output dir with the server's bytes and name, and the
+/// profile's cookies went with the request.
+#[tokio::test]
+async fn a_download_from_a_cdp_endpoint_browser_is_streamed_with_its_cookies() {
+    let site = Site::start().await;
+    let browser = crate::support::DebuggingBrowser::launch("download-endpoint").await;
+    let tw = Tabwire::stdio_with("download-endpoint", &["--cdp-endpoint", &browser.http]).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    tw.ok(
+        "set_cookies",
+        json!({ "cookies": [{ "name": "session", "value": "s3cr3t", "httpOnly": true, "path": "/" }] }),
+    )
+    .await;
+    let done = tw
+        .ok("download_file", json!({ "url": site.url("report") }))
+        .await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let path = done["path"].as_str().unwrap();
+    assert!(
+        path.ends_with("/downloads/report.csv"),
+        "named by its Content-Disposition: {path}"
+    );
+    assert_eq!(std::fs::read(path).unwrap(), REPORT.as_bytes());
+    assert_eq!(done["content_type"], "text/csv");
+    let echoed = tw
+        .ok(
+            "download_file",
+            json!({ "url": site.url("cookies"), "filename": "cookies.html" }),
+        )
+        .await;
+    let page = std::fs::read_to_string(echoed["path"].as_str().unwrap()).unwrap();
+    assert!(
+        page.contains("session=s3cr3t"),
+        "the cookie went with the download: {page}"
+    );
+    let missing = tw
+        .call(
+            "download_file",
+            json!({ "url": site.url("no-such-file.bin") }),
+        )
+        .await
+        .reported();
+    assert_eq!(missing["status"], "failed", "{missing}");
+    assert_eq!(missing["reason"], "http_404");
+    // Nothing is left half-written in the staging folder.
+    let staged: Vec<_> = std::fs::read_dir(tw.output_dir.join(".staging"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(staged.is_empty(), "{staged:?}");
+}

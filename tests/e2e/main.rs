@@ -23,3 +23,4 @@ mod reading;
 mod script;
 mod search;
 mod tabs;
+mod windows;

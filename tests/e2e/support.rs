@@ -978,3 +978,83 @@ pub async fn devtools_endpoint(chromium: &mut Child) -> String {
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     ws
 }
+
+/// tabwire built for Windows, run under Wine (scripts/test-windows.sh sets these):
+/// `TABWIRE_WINE_EXE` is the `tabwire.exe` to run, `WINEPREFIX` the prefix it runs in.
+pub struct Wine {
+    pub exe: PathBuf,
+}
+
+impl Wine {
+    /// The Windows build (the tests that need it are ignored by default and run by
+    /// scripts/test-windows.sh).
+    pub fn get() -> Wine {
+        let exe = std::env::var_os("TABWIRE_WINE_EXE")
+            .map(PathBuf::from)
+            .expect("TABWIRE_WINE_EXE names tabwire.exe (run scripts/test-windows.sh)");
+        Wine { exe }
+    }
+
+    /// The Wine loader.
+    pub fn loader() -> String {
+        std::env::var("TABWIRE_WINE").unwrap_or_else(|_| "/usr/lib/wine/wine64".into())
+    }
+
+    /// A Windows program (or tabwire.exe) under Wine, its output not read.
+    pub fn command(program: &Path) -> Command {
+        let mut command = Command::new(Wine::loader());
+        command
+            .arg(program)
+            .env("WINEDEBUG", "-all")
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Runs `tabwire.exe args` to the end; its stdout (asserting it succeeded).
+    pub async fn run(&self, args: &[&str]) -> String {
+        let output = Wine::command(&self.exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .expect("run tabwire.exe");
+        assert!(
+            output.status.success(),
+            "tabwire.exe {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf-8")
+    }
+
+    /// `tabwire.exe` as an MCP server over stdio, with an output dir in `work`.
+    pub async fn stdio(&self, work: PathBuf, extra: &[&str]) -> Tabwire {
+        std::fs::create_dir_all(work.join("out")).expect("output dir");
+        let mut args = vec!["--output-dir".to_owned(), win_path(&work.join("out"))];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut child = Wine::command(&self.exe)
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log_file(&work))
+            .spawn()
+            .expect("spawn tabwire.exe");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take().expect("stdin");
+        let client = tokio::time::timeout(PATIENCE, Listener::default().serve((stdout, stdin)))
+            .await
+            .expect("tabwire.exe did not initialize in time")
+            .expect("MCP initialize over stdio with tabwire.exe");
+        Tabwire {
+            linked_browser: None,
+            client,
+            child,
+            output_dir: work.join("out"),
+            work,
+        }
+    }
+}
+
+/// A Linux path as a Windows program under Wine names it (Wine maps `Z:` to `/`).
+pub fn win_path(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}

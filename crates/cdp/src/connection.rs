@@ -108,11 +108,13 @@ struct IncomingError {
 
 impl Connection {
     /// A connection over Chromium's `--remote-debugging-pipe`: `to_browser` is the write end
-    /// of the browser's fd 3, `from_browser` the read end of its fd 4.
-    pub fn over_pipe(
-        to_browser: tokio::net::unix::pipe::Sender,
-        from_browser: tokio::net::unix::pipe::Receiver,
-    ) -> Connection {
+    /// of the browser's descriptor 3, `from_browser` the read end of its 4 (how they are
+    /// made is the platform's business: `platform::process`).
+    pub fn over_pipe<W, R>(to_browser: W, from_browser: R) -> Connection
+    where
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    {
         let (conn, outgoing, incoming) = Connection::new(false);
         tokio::spawn(transport::pipe_writer(to_browser, outgoing));
         tokio::spawn(transport::pipe_reader(from_browser, incoming));

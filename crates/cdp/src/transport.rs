@@ -15,8 +15,8 @@ pub(crate) struct IncomingSink {
     pub on_close: Box<dyn Fn() + Send>,
 }
 
-pub(crate) async fn pipe_writer(
-    mut pipe: tokio::net::unix::pipe::Sender,
+pub(crate) async fn pipe_writer<W: tokio::io::AsyncWrite + Unpin>(
+    mut pipe: W,
     mut outgoing: mpsc::UnboundedReceiver<String>,
 ) {
     while let Some(message) = outgoing.recv().await {
@@ -28,7 +28,7 @@ pub(crate) async fn pipe_writer(
     }
 }
 
-pub(crate) async fn pipe_reader(mut pipe: tokio::net::unix::pipe::Receiver, sink: IncomingSink) {
+pub(crate) async fn pipe_reader<R: tokio::io::AsyncRead + Unpin>(mut pipe: R, sink: IncomingSink) {
     let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut chunk = vec![0u8; 64 * 1024];
     let mut scanned = 0;

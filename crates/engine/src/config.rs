@@ -39,12 +39,8 @@ pub struct LaunchOptions {
 impl LaunchOptions {
     /// Headless unless asked otherwise or a display is available.
     pub fn is_headless(&self) -> bool {
-        self.headless.unwrap_or(!display_available())
+        self.headless.unwrap_or(!platform::user::has_display())
     }
-}
-
-fn display_available() -> bool {
-    std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
 }
 
 #[derive(Debug, Clone)]

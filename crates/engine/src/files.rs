@@ -2,18 +2,21 @@
 //! root, the state dir), never through `..`, an absolute path or a symbolic link, and
 //! atomically (a temporary file, fsync, renamed into place).
 //!
-//! Confinement is enforced by the kernel, not by looking first: the path is walked one
-//! directory at a time from the root with `openat(O_NOFOLLOW | O_DIRECTORY)`, so a link
-//! planted anywhere below the root (even while we write) makes the write fail instead of
-//! landing elsewhere, and the file itself is created with `O_NOFOLLOW | O_EXCL`. The work
-//! is blocking, so the async entry points run it on the blocking pool; file contents are
-//! hashed and copied in chunks, never read whole.
+//! Confinement is enforced by the operating system, not by looking first: the path is
+//! walked one directory at a time from the root without following links
+//! (`platform::fs::Dir`: `openat(O_NOFOLLOW)` on Unix; reparse points refused and each
+//! directory held on Windows), so a link planted anywhere below the root (even while we
+//! write) makes the write fail instead of landing elsewhere, and the file itself is
+//! created only where nothing is. Names the platform would not store as given (on
+//! Windows `a.png:stream`, `CON`, a trailing dot) are refused when the path is made. The
+//! work is blocking, so the async entry points run it on the blocking pool; file contents
+//! are hashed and copied in chunks, never read whole.
 
-use std::ffi::{CString, OsStr};
+use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+
+use platform::fs::{Dir, Walk};
 
 use sha2::{Digest, Sha256};
 
@@ -104,7 +107,15 @@ pub fn confined_path(root: &Path, relative: &str, input: Input) -> Result<Confin
     let mut clean = PathBuf::new();
     for component in candidate.components() {
         match component {
-            Component::Normal(part) => clean.push(part),
+            Component::Normal(part) => {
+                if let Some(problem) = platform::fs::name_problem(&part.to_string_lossy()) {
+                    return Err(EngineError::invalid(
+                        input,
+                        format!("'{relative}': '{}' {problem}", part.to_string_lossy()),
+                    ));
+                }
+                clean.push(part)
+            }
             Component::CurDir => {}
             _ => {
                 return Err(EngineError::refused_input(
@@ -136,13 +147,15 @@ pub fn dir_within_roots(roots: &[PathBuf], absolute: &Path, input: Input) -> Opt
     let mut normal = PathBuf::new();
     for component in absolute.components() {
         match component {
-            Component::RootDir | Component::Normal(_) => normal.push(component),
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
+                normal.push(component)
+            }
             Component::CurDir => {}
             _ => return None,
         }
     }
     roots.iter().find_map(|root| {
-        let rest = normal.strip_prefix(root).ok()?;
+        let rest = platform::fs::strip_root(&normal, root)?;
         if rest.as_os_str().is_empty() {
             return Some(ConfinedDir::root(root));
         }
@@ -159,18 +172,20 @@ pub async fn write_atomic(target: ConfinedPath, bytes: Vec<u8>) -> Result<Writte
 pub fn write_atomic_blocking(target: &ConfinedPath, bytes: &[u8]) -> Result<Written> {
     let shown = target.path();
     let io = |e: std::io::Error| EngineError::io(format!("cannot write {}", shown.display()), e);
-    let dir = open_parent(target).map_err(io)?;
+    let walk = open_parent(target).map_err(io)?;
+    let dir = walk.dir();
     let temp = temp_name(target.file_name());
-    let mut file = create_new(&dir, &temp).map_err(io)?;
+    let mut file = dir.create_new(&temp).map_err(io)?;
     let written = file
         .write_all(bytes)
         .and_then(|()| file.sync_all())
-        .and_then(|()| rename_at(&dir, &temp, target.file_name(), true));
+        .and_then(|()| dir.rename(&temp, target.file_name(), true));
+    drop(file);
     if let Err(error) = written {
-        let _ = unlink_at(&dir, &temp);
+        let _ = dir.remove_file(&temp);
         return Err(io(error));
     }
-    let _ = sync_dir(&dir);
+    let _ = dir.sync();
     Ok(Written {
         path: shown,
         bytes: bytes.len() as u64,
@@ -200,17 +215,19 @@ pub async fn copy_into(source: PathBuf, target: ConfinedPath, overwrite: bool) -
             |e: std::io::Error| EngineError::io(format!("cannot write {}", shown.display()), e);
         let mut input = std::fs::File::open(&source)
             .map_err(|e| EngineError::io(format!("cannot read {}", source.display()), e))?;
-        let dir = open_parent(&target).map_err(io)?;
+        let walk = open_parent(&target).map_err(io)?;
+        let dir = walk.dir();
         let temp = temp_name(target.file_name());
-        let mut output = create_new(&dir, &temp).map_err(io)?;
+        let mut output = dir.create_new(&temp).map_err(io)?;
         let copied = copy_hashing(&mut input, &mut output).and_then(|(bytes, sha256)| {
             output.sync_all()?;
-            rename_at(&dir, &temp, target.file_name(), overwrite)?;
+            dir.rename(&temp, target.file_name(), overwrite)?;
             Ok((bytes, sha256))
         });
+        drop(output);
         match copied {
             Ok((bytes, sha256)) => {
-                let _ = sync_dir(&dir);
+                let _ = dir.sync();
                 Ok(Written {
                     path: shown,
                     bytes,
@@ -218,7 +235,7 @@ pub async fn copy_into(source: PathBuf, target: ConfinedPath, overwrite: bool) -
                 })
             }
             Err(error) => {
-                let _ = unlink_at(&dir, &temp);
+                let _ = dir.remove_file(&temp);
                 Err(exists_or(error, &target, io))
             }
         }
@@ -266,13 +283,13 @@ fn readable_file(roots: &[PathBuf], path: &str) -> Result<String> {
     let inside = roots
         .iter()
         .filter_map(|r| std::fs::canonicalize(r).ok())
-        .any(|root| canonical.starts_with(root));
+        .any(|root| platform::fs::strip_root(&canonical, &root).is_some());
     if !inside {
         return Err(refused(format!(
             "'{path}' is outside the allowed upload roots"
         )));
     }
-    Ok(canonical.display().to_string())
+    Ok(platform::fs::display_path(&canonical).display().to_string())
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -327,132 +344,21 @@ fn copy_hashing(input: &mut impl Read, output: &mut impl Write) -> std::io::Resu
     Ok((total, hex(&hasher.finalize())))
 }
 
-fn temp_name(final_name: &OsStr) -> CString {
-    let name = format!(
+fn temp_name(final_name: &OsStr) -> OsString {
+    OsString::from(format!(
         ".{}.{}.partial",
         final_name.to_string_lossy(),
         crate::ids::unique("w")
-    );
-    c_name(OsStr::new(&name))
+    ))
 }
 
-fn c_name(name: &OsStr) -> CString {
-    // A path component from a normal component never holds a NUL.
-    CString::new(name.as_bytes()).unwrap_or_default()
-}
-
-/// Opens the target's parent directory, creating directories on the way, each opened
-/// relative to the one before with O_NOFOLLOW: a symbolic link anywhere fails the walk.
-fn open_parent(target: &ConfinedPath) -> std::io::Result<OwnedFd> {
+/// Opens the target's parent directory, creating directories on the way, none of them
+/// through a link.
+fn open_parent(target: &ConfinedPath) -> std::io::Result<Walk> {
     std::fs::create_dir_all(&target.root)?;
-    let root = c_name(target.root.as_os_str());
-    let mut dir = open_dir(libc::AT_FDCWD, &root)?;
     let parent = target.relative.parent().unwrap_or(Path::new(""));
-    for component in parent.components() {
-        let name = c_name(component.as_os_str());
-        // SAFETY: dir is an open directory fd and name a NUL-terminated string.
-        let made = unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), 0o755) };
-        if made != 0 {
-            let error = std::io::Error::last_os_error();
-            if error.kind() != std::io::ErrorKind::AlreadyExists {
-                return Err(error);
-            }
-        }
-        dir =
-            open_dir(dir.as_raw_fd(), &name).map_err(|e| refuse_link(e, component.as_os_str()))?;
-    }
-    Ok(dir)
-}
-
-fn open_dir(at: libc::c_int, name: &CString) -> std::io::Result<OwnedFd> {
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: name is NUL-terminated; the returned fd is owned below.
-    let fd = unsafe { libc::openat(at, name.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: openat returned a fresh fd that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// A link where a directory was expected reads ELOOP or ENOTDIR; say so plainly.
-fn refuse_link(error: std::io::Error, name: &OsStr) -> std::io::Error {
-    match error.raw_os_error() {
-        Some(libc::ELOOP) | Some(libc::ENOTDIR) => std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!(
-                "'{}' is a symbolic link or not a directory; files are never written through links",
-                name.to_string_lossy()
-            ),
-        ),
-        _ => error,
-    }
-}
-
-fn create_new(dir: &OwnedFd, name: &CString) -> std::io::Result<std::fs::File> {
-    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: dir is an open directory fd, name NUL-terminated; the fd is owned below.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: openat returned a fresh fd that nothing else owns.
-    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
-}
-
-/// Renames within one directory. A rename replaces a link at the final name rather than
-/// following it. Without `overwrite`, an existing name is refused atomically where the
-/// platform can (Linux).
-fn rename_at(dir: &OwnedFd, from: &CString, to: &OsStr, overwrite: bool) -> std::io::Result<()> {
-    let to = c_name(to);
-    let fd = dir.as_raw_fd();
-    #[cfg(target_os = "linux")]
-    let rc = {
-        let flags = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
-        // SAFETY: both names are NUL-terminated and relative to one open directory fd.
-        unsafe { libc::renameat2(fd, from.as_ptr(), fd, to.as_ptr(), flags) }
-    };
-    #[cfg(not(target_os = "linux"))]
-    let rc = {
-        if !overwrite {
-            let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-            // SAFETY: stat is a valid buffer; names are NUL-terminated.
-            let exists = unsafe {
-                libc::fstatat(
-                    fd,
-                    to.as_ptr(),
-                    stat.as_mut_ptr(),
-                    libc::AT_SYMLINK_NOFOLLOW,
-                )
-            } == 0;
-            if exists {
-                return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists));
-            }
-        }
-        // SAFETY: both names are NUL-terminated and relative to one open directory fd.
-        unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) }
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-fn unlink_at(dir: &OwnedFd, name: &CString) -> std::io::Result<()> {
-    // SAFETY: name is NUL-terminated and relative to an open directory fd.
-    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Makes the rename itself durable.
-fn sync_dir(dir: &OwnedFd) -> std::io::Result<()> {
-    // SAFETY: fsync on an open fd we own.
-    if unsafe { libc::fsync(dir.as_raw_fd()) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    let parts: Vec<&OsStr> = parent.components().map(|c| c.as_os_str()).collect();
+    Dir::walk(&target.root, &parts)
 }
 
 #[cfg(test)]
@@ -483,6 +389,50 @@ mod tests {
         );
     }
 
+    /// Every way a Windows path can leave the root, or name something other than a plain
+    /// file inside it, is refused before anything is written.
+    #[cfg(windows)]
+    #[test]
+    fn windows_escapes_are_refused() {
+        let root = std::env::temp_dir().join("tw-out");
+        for bad in [
+            r"C:x.png",
+            r"C:\x.png",
+            r"\x.png",
+            r"/x.png",
+            r"\\?\C:\x.png",
+            r"\\.\C:\x.png",
+            r"\\server\share\x.png",
+            r"//server/share/x.png",
+            r"a.png:evil",
+            r"a.png::$DATA",
+            "CON",
+            "nul.txt",
+            r"shots\COM1",
+            "LPT9.png",
+            r"a\..\..\x.png",
+            r"..\x.png",
+            "a.png.",
+            "a.png ",
+        ] {
+            assert!(
+                confined_path(&root, bad, Input::OutputPath).is_err(),
+                "{bad}"
+            );
+        }
+        let ok = confined_path(&root, r"shots\a.png", Input::OutputPath).unwrap();
+        assert_eq!(ok.path(), root.join("shots").join("a.png"));
+        let roots = [PathBuf::from(r"C:\Users\Me\Out")];
+        let found = dir_within_roots(&roots, Path::new(r"c:\users\me\out\q3"), Input::Directory);
+        assert!(found.is_some(), "a case-folded root is the same folder");
+        let outside = dir_within_roots(&roots, Path::new(r"C:\Users\Me\Outside"), Input::Directory);
+        assert!(outside.is_none());
+        assert!(
+            dir_within_roots(&roots, Path::new(r"C:\Users\Me\Out\..\x"), Input::Directory)
+                .is_none()
+        );
+    }
+
     #[test]
     fn atomic_write_leaves_only_the_file() {
         let dir = scratch("atomic");
@@ -497,6 +447,7 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_link_inside_the_root_is_never_followed() {
         let dir = scratch("links");
@@ -539,6 +490,8 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// (Windows roots have a drive: `windows_escapes_are_refused` covers them.)
+    #[cfg(unix)]
     #[test]
     fn absolute_paths_are_placed_under_their_root() {
         let roots = [PathBuf::from("/data/out"), PathBuf::from("/data/reports")];

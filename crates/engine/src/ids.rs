@@ -19,13 +19,11 @@ fn process_nonce() -> u64 {
     static NONCE: OnceLock<u64> = OnceLock::new();
     *NONCE.get_or_init(|| {
         let mut bytes = [0u8; 8];
-        // SAFETY: the buffer is valid for 8 bytes; getrandom writes at most that many.
-        let read = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-        if read == 8 {
+        if platform::random::fill(&mut bytes).is_ok() {
             return u64::from_ne_bytes(bytes);
         }
-        // No kernel randomness (very old kernels): the clock and the pid, which is still
-        // unique per process, only guessable.
+        // No system randomness: the clock and the pid, which is still unique per
+        // process, only guessable.
         let clock = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)

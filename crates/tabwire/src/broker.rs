@@ -1,6 +1,7 @@
 //! Many agents, one browser: a per-user broker owns the browser link for one profile (or
-//! CDP endpoint) and serves every tabwire process that uses it, over a Unix socket in a
-//! private runtime directory.
+//! CDP endpoint) and serves every tabwire process that uses it, over a local socket of
+//! this user's (`platform::local`: a Unix socket in a private runtime directory, or a
+//! named pipe only this user may open on Windows).
 //!
 //! Each stdio `tabwire` for a shared profile is a relay: it connects to the broker (starting
 //! one if there is none), says in one line how its session is to be served (its faces,
@@ -12,8 +13,6 @@
 //! refused with the difference named, rather than silently served with the others'.
 //! The broker leaves, with its browser, a short grace period after its last client.
 
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -21,9 +20,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use platform::local::{Endpoint, Listener, Stream};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
 
 /// What a client says first: how its session is served, and the engine settings it
 /// expects.
@@ -44,62 +43,29 @@ const FIRST_CLIENT_WAIT: Duration = Duration::from_secs(10);
 
 /// Where one broker's socket, lock and log live.
 pub struct BrokerPaths {
-    pub socket: PathBuf,
+    pub socket: Endpoint,
     pub lock: PathBuf,
     pub log: PathBuf,
 }
 
-/// `$XDG_RUNTIME_DIR/tabwire`, else `/tmp/tabwire-<uid>`; created 0700 and refused if
-/// another user owns it or others can enter it.
-pub fn runtime_dir() -> anyhow::Result<PathBuf> {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(base) if base.is_absolute() => base.join("tabwire"),
-        _ => std::env::temp_dir().join(format!("tabwire-{uid}")),
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .with_context(|| format!("cannot create the runtime dir {}", dir.display()))?;
-    let meta = std::fs::symlink_metadata(&dir)?;
-    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
-        bail!(
-            "the runtime dir {} must be a directory owned by uid {uid} with mode 0700",
-            dir.display()
-        );
-    }
-    Ok(dir)
-}
-
 /// One broker per browser: the key is a hash of the profile path or endpoint.
 pub fn paths_for(link_key: &str) -> anyhow::Result<BrokerPaths> {
-    let dir = runtime_dir()?;
+    let dir = platform::local::runtime_dir()?;
     let key = &engine::files::sha256_hex(link_key.as_bytes())[..16];
     Ok(BrokerPaths {
-        socket: dir.join(format!("broker-{key}.sock")),
+        socket: Endpoint::named(&format!("broker-{key}"))?,
         lock: dir.join(format!("broker-{key}.lock")),
         log: dir.join(format!("broker-{key}.log")),
     })
 }
 
 /// Holds the broker's exclusive lock for as long as it lives.
-pub struct BrokerLock {
-    _file: std::fs::File,
-}
+pub type BrokerLock = platform::lock::Held;
 
 /// Takes the broker lock, or None if another broker holds it.
 pub fn try_lock(paths: &BrokerPaths) -> anyhow::Result<Option<BrokerLock>> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&paths.lock)
-        .with_context(|| format!("cannot open {}", paths.lock.display()))?;
-    // SAFETY: flock on an fd we own; the lock is released when the file closes.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    Ok((rc == 0).then_some(BrokerLock { _file: file }))
+    platform::lock::try_lock(&paths.lock)
+        .with_context(|| format!("cannot open {}", paths.lock.display()))
 }
 
 /// Takes the broker lock, waiting while a previous broker finishes shutting down (it
@@ -111,7 +77,7 @@ pub async fn acquire_or_join(paths: &BrokerPaths) -> anyhow::Result<Option<Broke
         if let Some(lock) = try_lock(paths)? {
             return Ok(Some(lock));
         }
-        if UnixStream::connect(&paths.socket).await.is_ok() {
+        if Stream::connect(&paths.socket).await.is_ok() {
             return Ok(None);
         }
         if tokio::time::Instant::now() > deadline {
@@ -125,12 +91,8 @@ pub async fn acquire_or_join(paths: &BrokerPaths) -> anyhow::Result<Option<Broke
 }
 
 /// Binds the broker socket (replacing a stale one; we hold the lock, so it is stale).
-pub fn bind(paths: &BrokerPaths) -> anyhow::Result<UnixListener> {
-    let _ = std::fs::remove_file(&paths.socket);
-    let listener = UnixListener::bind(&paths.socket)
-        .with_context(|| format!("cannot listen on {}", paths.socket.display()))?;
-    std::fs::set_permissions(&paths.socket, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+pub fn bind(paths: &BrokerPaths) -> anyhow::Result<Listener> {
+    Ok(Listener::bind(&paths.socket)?)
 }
 
 /// Serves MCP sessions on the socket. With a grace period, returns once no client has
@@ -138,7 +100,7 @@ pub fn bind(paths: &BrokerPaths) -> anyhow::Result<UnixListener> {
 pub async fn serve(
     engine: Arc<engine::Engine>,
     settings: Value,
-    listener: UnixListener,
+    mut listener: Listener,
     grace: Option<Duration>,
 ) {
     let clients = Arc::new(AtomicUsize::new(0));
@@ -161,11 +123,17 @@ pub async fn serve(
         };
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                if !same_user(&stream) {
-                    tracing::warn!("refused a broker connection from another user");
-                    continue;
-                }
+                let stream = match accepted {
+                    Ok(Some(stream)) => stream,
+                    Ok(None) => {
+                        tracing::warn!("refused a broker connection from another user");
+                        continue;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "a broker connection failed");
+                        continue;
+                    }
+                };
                 clients.fetch_add(1, Ordering::AcqRel);
                 served_anyone = true;
                 let (engine, settings) = (engine.clone(), settings.clone());
@@ -191,9 +159,9 @@ pub async fn serve(
 async fn serve_client(
     engine: Arc<engine::Engine>,
     settings: &Value,
-    stream: UnixStream,
+    stream: Stream,
 ) -> anyhow::Result<()> {
-    let (reader, mut writer) = stream.into_split();
+    let (reader, mut writer) = tokio::io::split(stream);
     let mut reader = BufReader::new(reader);
     let mut line = String::new();
     tokio::time::timeout(PREAMBLE_WAIT, reader.read_line(&mut line))
@@ -251,22 +219,26 @@ fn session_for(preamble: &Preamble, settings: &Value) -> anyhow::Result<mcp::Ses
 }
 
 /// Accepts linked browsers (through the extension's native host) on their own socket.
-pub fn serve_links(engine: Arc<engine::Engine>, socket: PathBuf) -> anyhow::Result<()> {
-    let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket)
-        .with_context(|| format!("cannot listen on {}", socket.display()))?;
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+pub fn serve_links(engine: Arc<engine::Engine>, socket: Endpoint) -> anyhow::Result<()> {
+    let mut listener = Listener::bind(&socket)?;
     let pairing: Arc<str> = crate::pairing::load_or_create()?.into();
     tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            if !same_user(&stream) {
-                tracing::warn!("refused an extension link from another user");
-                continue;
-            }
+        loop {
+            let stream = match listener.accept().await {
+                Ok(Some(stream)) => stream,
+                Ok(None) => {
+                    tracing::warn!("refused an extension link from another user");
+                    continue;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "the extension link socket failed");
+                    return;
+                }
+            };
             let engine = engine.clone();
             let pairing = pairing.clone();
             tokio::spawn(async move {
-                let (reader, writer) = stream.into_split();
+                let (reader, writer) = tokio::io::split(stream);
                 match engine.browsers.attach_link(reader, writer, &pairing).await {
                     Ok(client) => tracing::info!(client, "browser linked"),
                     Err(error) => tracing::warn!(%error, "extension link refused"),
@@ -277,18 +249,12 @@ pub fn serve_links(engine: Arc<engine::Engine>, socket: PathBuf) -> anyhow::Resu
     Ok(())
 }
 
-fn same_user(stream: &UnixStream) -> bool {
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    stream.peer_cred().is_ok_and(|cred| cred.uid() == uid)
-}
-
 /// Connects to the broker for this link, starting one if none answers.
 pub async fn connect_or_start(
     paths: &BrokerPaths,
     broker_args: &[String],
-) -> anyhow::Result<UnixStream> {
-    if let Ok(stream) = UnixStream::connect(&paths.socket).await {
+) -> anyhow::Result<Stream> {
+    if let Ok(stream) = Stream::connect(&paths.socket).await {
         return Ok(stream);
     }
     let log = std::fs::OpenOptions::new()
@@ -303,14 +269,9 @@ pub async fn connect_or_start(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log));
-    // SAFETY: setsid is async-signal-safe. A new session keeps the broker alive when the
-    // client that started it (and its process group) goes away.
-    unsafe {
-        command.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    // A session of its own keeps the broker alive when the client that started it (and
+    // its process group) goes away.
+    platform::process::detach(&mut command);
     let mut broker = command.spawn().context("cannot start the tabwire broker")?;
     let stdout = broker.stdout.take().context("broker stdout")?;
     // The broker says "ready" once it listens, or "busy" if another broker won the race.
@@ -324,7 +285,7 @@ pub async fn connect_or_start(
     }
     // A broker that lost the race to another is already exiting; the winner listens soon.
     for attempt in 0..100 {
-        match UnixStream::connect(&paths.socket).await {
+        match Stream::connect(&paths.socket).await {
             Ok(stream) => return Ok(stream),
             Err(_) if attempt < 99 => tokio::time::sleep(Duration::from_millis(50)).await,
             Err(error) => {
@@ -340,8 +301,8 @@ pub async fn connect_or_start(
 
 /// Says the preamble and reads the broker's answer; then copies MCP bytes between this
 /// process's stdin/stdout and the broker until either side closes.
-pub async fn relay(stream: UnixStream, preamble: &Preamble) -> anyhow::Result<()> {
-    let (from_broker, mut to_broker) = stream.into_split();
+pub async fn relay(stream: Stream, preamble: &Preamble) -> anyhow::Result<()> {
+    let (from_broker, mut to_broker) = tokio::io::split(stream);
     let mut from_broker = BufReader::new(from_broker);
     to_broker
         .write_all(format!("{}\n", serde_json::to_string(preamble)?).as_bytes())

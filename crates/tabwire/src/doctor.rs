@@ -29,28 +29,23 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         Some(endpoint) => println!("ok   link: CDP endpoint {endpoint} (checked on first use)"),
         None => match engine::find_browser(args.browser_path.as_deref()) {
             Ok(path) => {
-                let version = std::process::Command::new(&path)
-                    .arg("--version")
-                    .output()
-                    .ok()
-                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-                    .unwrap_or_default();
-                println!("ok   browser: {} {version}", path.display());
+                println!(
+                    "ok   browser: {} {}",
+                    path.display(),
+                    browser_version(&path)
+                );
             }
             Err(error) => {
                 problems += 1;
                 println!("MISSING browser: {error}");
-                println!(
-                    "     fix: apt-get install -y chromium   (or pass --browser-path /path/to/chrome)"
-                );
+                println!("     fix: install one, or pass --browser-path /path/to/chrome");
             }
         },
     }
     if engine::running_as_root() {
         println!("note running as root: the browser is started with --no-sandbox");
     }
-    let display =
-        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let display = platform::user::has_display();
     println!(
         "ok   display: {}",
         if display {
@@ -81,23 +76,21 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         }
     }
     let exe = std::env::current_exe().ok();
-    let name = format!("{}.json", crate::native_host::HOST_NAME);
     let mut registered = 0;
-    for (browser, dir) in crate::native_host::manifest_dirs() {
-        let path = dir.join(&name);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
+    for found in platform::native_messaging::find(crate::native_host::HOST_NAME) {
         registered += 1;
-        let current = exe
-            .as_ref()
-            .is_some_and(|exe| text.contains(&exe.display().to_string()));
+        let browser = found.browser;
+        // The manifest is JSON: the binary's path is escaped inside it.
+        let current = exe.as_ref().is_some_and(|exe| {
+            serde_json::from_str::<serde_json::Value>(&found.manifest)
+                .is_ok_and(|m| m["path"].as_str() == Some(&exe.display().to_string()))
+        });
         if current {
-            println!("ok   native host for {browser}: {}", path.display());
+            println!("ok   native host for {browser}: {}", found.place);
         } else {
             println!(
                 "STALE native host for {browser}: {} names another tabwire binary",
-                path.display()
+                found.place
             );
             println!("     fix: tabwire install-native-host");
         }
@@ -109,7 +102,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     }
     match crate::pairing::load() {
         Ok(Some(_)) => println!(
-            "ok   link pairing secret: {} (0600)",
+            "ok   link pairing secret: {} (readable by this user only)",
             crate::pairing::path().display()
         ),
         Ok(None) => println!(
@@ -151,4 +144,51 @@ fn tab_search(config: &engine::EngineConfig) {
             );
         }
     }
+}
+
+/// The browser's version, as far as it can be told without starting it: Chrome on
+/// Windows keeps each version in a folder named for it beside chrome.exe (and
+/// `--version` there opens a window instead of printing); elsewhere `--version` prints
+/// it, given 5 s at most (a binary that does something else is not waited for).
+fn browser_version(path: &std::path::Path) -> String {
+    if cfg!(windows) {
+        let versions = path.parent().and_then(|dir| std::fs::read_dir(dir).ok());
+        return versions
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| {
+                name.split('.').count() == 4 && name.split('.').all(|p| p.parse::<u32>().is_ok())
+            })
+            .max_by_key(|name| {
+                name.split('.')
+                    .map(|p| p.parse::<u32>().unwrap_or(0))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+    }
+    let Ok(mut child) = std::process::Command::new(path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    else {
+        return String::new();
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            let mut out = String::new();
+            if let Some(mut stdout) = child.stdout.take() {
+                let _ = std::io::Read::read_to_string(&mut stdout, &mut out);
+            }
+            return out.trim().to_owned();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    "(did not say its version within 5 s)".into()
 }

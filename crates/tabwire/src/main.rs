@@ -30,6 +30,9 @@ struct Cli {
     serve: ServeArgs,
 }
 
+/// How this platform separates the paths of a list in one variable (`PATH`'s way).
+const PATH_LIST_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
+
 #[derive(clap::Args, Debug, Clone)]
 struct ServeArgs {
     /// Serve MCP Streamable HTTP on this address (at /mcp) instead of stdio.
@@ -102,7 +105,7 @@ struct ServeArgs {
         long = "upload-root",
         value_name = "DIR",
         env = "TABWIRE_UPLOAD_ROOTS",
-        value_delimiter = ':'
+        value_delimiter = PATH_LIST_SEPARATOR
     )]
     upload_roots: Vec<PathBuf>,
     /// A directory download_file may save into besides the output dir (repeatable).
@@ -110,7 +113,7 @@ struct ServeArgs {
         long = "download-root",
         value_name = "DIR",
         env = "TABWIRE_DOWNLOAD_ROOTS",
-        value_delimiter = ':'
+        value_delimiter = PATH_LIST_SEPARATOR
     )]
     download_roots: Vec<PathBuf>,
     /// Shortest permission lease in seconds (for tests; leases are 60–600 s).
@@ -249,25 +252,6 @@ enum Client {
     Codex,
 }
 
-/// Idle connections and many sessions need file descriptors; take what the hard limit
-/// allows (bounded), so a flood meets tabwire's own limits first.
-fn raise_open_file_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit with a valid rlimit struct.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-            let wanted = limit.rlim_max.min(65_536);
-            if limit.rlim_cur < wanted {
-                limit.rlim_cur = wanted;
-                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-            }
-        }
-    }
-}
-
 /// Logs go to stderr at TABWIRE_LOG's level (warn by default) and, for MCP clients that
 /// asked for logs, tabwire's own crates' events at debug and above (each client filters
 /// by its level).
@@ -310,7 +294,7 @@ fn run() -> anyhow::Result<()> {
         return runtime.block_on(native_host::run(&origin));
     }
     let cli = Cli::parse();
-    raise_open_file_limit();
+    platform::shutdown::raise_open_file_limit();
     // stdout belongs to MCP; logs go to stderr.
     init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -361,13 +345,13 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
             extra_args: args.browser_args.clone(),
         }),
     };
-    let output_dir = match &args.output_dir {
-        Some(dir) => dir.clone(),
-        None => home().join("Downloads").join("tabwire"),
-    };
+    let output_dir = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(platform::dirs::default_output_dir);
     std::fs::create_dir_all(&output_dir)
         .with_context(|| format!("cannot create the output dir {}", output_dir.display()))?;
-    let output_dir = output_dir.canonicalize().unwrap_or(output_dir);
+    let output_dir = platform::fs::canonical(&output_dir).unwrap_or(output_dir);
     // The browser we launch carries the tabwire extension, for the browser-API tools.
     let extension_dir = extension::write_out().ok();
     let link = match (link, &extension_dir) {
@@ -387,7 +371,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
         .map(|dir| {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create the download root {}", dir.display()))?;
-            Ok(dir.canonicalize().unwrap_or_else(|_| dir.clone()))
+            Ok(platform::fs::canonical(dir).unwrap_or_else(|_| dir.clone()))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let state_file = args.link_identity().map(|key| {
@@ -414,28 +398,29 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
     })
 }
 
-/// Registers the native-messaging host manifest where browsers look for it.
+/// Registers the native-messaging host where browsers look for it.
 fn install_native_host(profile: Option<PathBuf>) -> anyhow::Result<()> {
     let binary = std::env::current_exe().context("cannot find this executable's path")?;
     let manifest = serde_json::to_vec_pretty(&native_host::manifest(&binary))?;
-    let name = format!("{}.json", native_host::HOST_NAME);
-    let targets: Vec<(String, PathBuf)> = match profile {
-        Some(dir) => vec![("this profile".into(), dir.join("NativeMessagingHosts"))],
-        None => native_host::manifest_dirs()
-            .into_iter()
-            .filter(|(_, dir)| dir.parent().is_some_and(|p| p.exists()))
-            .map(|(browser, dir)| (browser.to_owned(), dir))
-            .collect(),
+    let write = |path: &std::path::Path, bytes: &[u8]| {
+        engine::files::write_file_blocking(path, bytes)
+            .map(drop)
+            .map_err(|e| std::io::Error::other(e.to_string()))
     };
-    if targets.is_empty() {
+    let host = native_host::HOST_NAME;
+    let done = match profile {
+        Some(dir) => {
+            platform::native_messaging::register_in_profile(&dir, host, &manifest, &write)?
+        }
+        None => platform::native_messaging::register(host, &manifest, &write)?,
+    };
+    if done.is_empty() {
         anyhow::bail!(
             "no Chrome, Chromium, Edge or Brave profile found; pass --browser-user-data-dir DIR"
         );
     }
-    for (browser, dir) in targets {
-        let path = dir.join(&name);
-        engine::files::write_file_blocking(&path, &manifest)?;
-        println!("{browser}: {}", path.display());
+    for registered in done {
+        println!("{}: {}", registered.browser, registered.place);
     }
     println!("extension id: {}", native_host::EXTENSION_ID);
     crate::pairing::load_or_create()?;
@@ -443,36 +428,17 @@ fn install_native_host(profile: Option<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `$XDG_DATA_HOME/tabwire` (default `~/.local/share/tabwire`).
+/// Where tabwire keeps its data (`platform::dirs`).
 fn data_dir() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home().join(".local").join("share"))
-        .join("tabwire")
+    platform::dirs::data_dir()
 }
 
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
-}
-
-/// `$XDG_STATE_HOME/tabwire` (default `~/.local/state/tabwire`).
 fn state_dir() -> PathBuf {
-    std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home().join(".local").join("state"))
-        .join("tabwire")
+    platform::dirs::state_dir()
 }
 
 fn default_profile_dir() -> PathBuf {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home().join(".local").join("share"));
-    data.join("tabwire").join("profile")
+    data_dir().join("profile")
 }
 
 impl ServeArgs {
@@ -505,7 +471,7 @@ impl ServeArgs {
         let canonical = |dirs: &[PathBuf]| -> Vec<String> {
             dirs.iter()
                 .map(|d| {
-                    d.canonicalize()
+                    platform::fs::canonical(d)
                         .unwrap_or_else(|_| d.clone())
                         .display()
                         .to_string()
@@ -515,7 +481,7 @@ impl ServeArgs {
         let output_dir = self
             .output_dir
             .clone()
-            .unwrap_or_else(|| home().join("Downloads").join("tabwire"));
+            .unwrap_or_else(platform::dirs::default_output_dir);
         // Made now so that client and broker both name it by its canonical path.
         let _ = std::fs::create_dir_all(&output_dir);
         serde_json::json!({
@@ -617,22 +583,12 @@ async fn run_broker(args: ServeArgs) -> anyhow::Result<()> {
         _ = shutdown_signal() => {}
     }
     engine.shutdown().await;
-    let _ = std::fs::remove_file(&paths.socket);
+    paths.socket.remove();
     Ok(())
 }
 
 async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
+    platform::shutdown::requested().await
 }
 
 /// A client's configuration for this binary, with `--face` when it is not the default.

@@ -9,10 +9,8 @@
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use platform::local::{Endpoint, Stream};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-
-use crate::broker;
 
 /// The extension's id, fixed by the public key in extension/manifest.json.
 pub const EXTENSION_ID: &str = "ppccifgifikdledggbjmlefilliimeen";
@@ -23,8 +21,8 @@ pub const HOST_NAME: &str = "dev.tabwire.link";
 const CHUNK_BYTES: usize = 400 * 1024;
 
 /// The socket linked browsers reach the engine owner through.
-pub fn link_socket() -> anyhow::Result<std::path::PathBuf> {
-    Ok(broker::runtime_dir()?.join("extension-link.sock"))
+pub fn link_socket() -> anyhow::Result<Endpoint> {
+    Ok(Endpoint::named("extension-link")?)
 }
 
 pub async fn run(origin: &str) -> anyhow::Result<()> {
@@ -37,7 +35,7 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
     // The engine's owner may be starting; wait a little, then let the extension retry.
     let mut stream = None;
     for _ in 0..50 {
-        match UnixStream::connect(&socket).await {
+        match Stream::connect(&socket).await {
             Ok(s) => {
                 stream = Some(s);
                 break;
@@ -51,7 +49,7 @@ pub async fn run(origin: &str) -> anyhow::Result<()> {
             socket.display()
         )
     })?;
-    let (from_engine, to_engine) = stream.into_split();
+    let (from_engine, to_engine) = tokio::io::split(stream);
     // Both directions may write to the engine: relayed messages, and our own refusals.
     let to_engine = tokio::sync::Mutex::new(to_engine);
     let mut stdin = tokio::io::stdin();
@@ -137,36 +135,6 @@ pub fn manifest(binary: &std::path::Path) -> serde_json::Value {
         "type": "stdio",
         "allowed_origins": [format!("chrome-extension://{EXTENSION_ID}/")],
     })
-}
-
-/// Where each browser looks for per-user native-messaging hosts on this OS.
-pub fn manifest_dirs() -> Vec<(&'static str, std::path::PathBuf)> {
-    let home = crate::home();
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| home.join(".config"));
-    if cfg!(target_os = "macos") {
-        let support = home.join("Library/Application Support");
-        vec![
-            ("Chrome", support.join("Google/Chrome/NativeMessagingHosts")),
-            ("Chromium", support.join("Chromium/NativeMessagingHosts")),
-            ("Edge", support.join("Microsoft Edge/NativeMessagingHosts")),
-            (
-                "Brave",
-                support.join("BraveSoftware/Brave-Browser/NativeMessagingHosts"),
-            ),
-        ]
-    } else {
-        vec![
-            ("Chrome", config.join("google-chrome/NativeMessagingHosts")),
-            ("Chromium", config.join("chromium/NativeMessagingHosts")),
-            ("Edge", config.join("microsoft-edge/NativeMessagingHosts")),
-            (
-                "Brave",
-                config.join("BraveSoftware/Brave-Browser/NativeMessagingHosts"),
-            ),
-        ]
-    }
 }
 
 #[cfg(test)]

@@ -8,10 +8,10 @@
 //! It lives in the config dir, apart from the runtime dir that holds the socket, on
 //! purpose: a container or sandbox given the runtime dir for its other sockets still
 //! cannot link a browser of its own making. It is created on first use (`tabwire
-//! install-native-host` does it up front), 0600, and never printed.
+//! install-native-host` does it up front), readable by this user alone
+//! (`platform::secret`: mode 0600, or a DACL naming only this user), and never printed.
 
-use std::io::{Read, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -19,14 +19,10 @@ use anyhow::{Context, bail};
 /// 32 random bytes, hex.
 const SECRET_CHARS: usize = 64;
 
-/// `$XDG_CONFIG_HOME/tabwire/link-secret` (default `~/.config/tabwire/link-secret`).
+/// `link-secret` in the config dir (`~/.config/tabwire` on Linux, `%APPDATA%\tabwire`
+/// on Windows).
 pub fn path() -> PathBuf {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| crate::home().join(".config"))
-        .join("tabwire")
-        .join("link-secret")
+    platform::dirs::config_dir().join("link-secret")
 }
 
 /// The secret, created if there is none yet.
@@ -40,15 +36,10 @@ pub fn load_or_create() -> anyhow::Result<String> {
     // Written whole under a private name, then linked into place: a reader never sees
     // half a secret, and of two racing creators the first link wins and both use it.
     let staged = dir.join(format!(".link-secret.{}", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&staged)
+    let _ = std::fs::remove_file(&staged);
+    let secret = platform::random::hex(SECRET_CHARS / 2).context("no system randomness")?;
+    platform::secret::create_private(&staged, secret.as_bytes())
         .with_context(|| format!("cannot write {}", staged.display()))?;
-    file.write_all(random_hex()?.as_bytes())?;
-    file.sync_all()?;
     let linked = std::fs::hard_link(&staged, &path);
     let _ = std::fs::remove_file(&staged);
     match linked {
@@ -66,15 +57,7 @@ pub fn load() -> anyhow::Result<Option<String>> {
     let mut text = String::new();
     match std::fs::File::open(&path) {
         Ok(mut file) => {
-            let mode = file.metadata()?.permissions().mode();
-            if mode & 0o077 != 0 {
-                bail!(
-                    "{} is readable by others (mode {:o}); run `chmod 600 {}`",
-                    path.display(),
-                    mode & 0o777,
-                    path.display()
-                );
-            }
+            platform::secret::check_private(&file, &path).map_err(anyhow::Error::msg)?;
             file.read_to_string(&mut text)?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -88,12 +71,4 @@ pub fn load() -> anyhow::Result<Option<String>> {
         );
     }
     Ok(Some(secret.to_owned()))
-}
-
-fn random_hex() -> anyhow::Result<String> {
-    let mut bytes = [0u8; SECRET_CHARS / 2];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut bytes))
-        .context("cannot read /dev/urandom")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

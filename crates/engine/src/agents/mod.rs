@@ -5,6 +5,7 @@
 //!
 //! The top room: it may import every other.
 
+pub mod desktop;
 mod receipts;
 mod scripts;
 mod services;
@@ -35,6 +36,8 @@ pub struct Engine {
     pub leases: Arc<Leases>,
     /// The search index of every open tab, kept current in the background.
     pub search: Arc<crate::search::TabSearch>,
+    /// Tickets of the native file dialogs the desktop pair inspected.
+    pub dialogs: desktop::NativeDialogs,
     creations: tabs::Creations,
     next_session: AtomicU64,
     live_sessions: std::sync::atomic::AtomicUsize,
@@ -79,11 +82,20 @@ impl Engine {
             receipts: Receipts::default(),
             recordings: Recordings::default(),
             leases,
+            dialogs: desktop::NativeDialogs::default(),
             creations: tabs::Creations::default(),
             next_session: AtomicU64::new(1),
             live_sessions: std::sync::atomic::AtomicUsize::new(0),
             defaults: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Which processes are the browser, for the desktop pair: the one tabwire launched,
+    /// and installed browsers.
+    pub fn browser_processes(&self) -> desktop::BrowserProcesses {
+        desktop::BrowserProcesses {
+            own_pid: self.browsers.current().and_then(|b| b.pid()),
+        }
     }
 
     pub fn link_name(&self) -> &'static str {

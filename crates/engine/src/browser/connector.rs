@@ -217,7 +217,7 @@ impl Browsers {
 
     pub(super) fn setup(
         &self,
-        child: Option<tokio::process::Child>,
+        child: Option<platform::process::BrowserProcess>,
         temp: Option<std::path::PathBuf>,
     ) -> BrowserSetup {
         BrowserSetup {
@@ -244,7 +244,7 @@ impl Browsers {
     async fn connect(&self) -> Result<Arc<Browser>> {
         match &self.config.link {
             LinkConfig::Managed(options) => {
-                let launched = launch::launch_connected(options)?;
+                let launched = launch::launch_connected(options).await?;
                 let conn = launched.connection;
                 let setup = self.setup(Some(launched.child), launched.temp_profile);
                 Browser::start(conn, "managed", setup)

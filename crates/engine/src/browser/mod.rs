@@ -17,9 +17,9 @@ mod link;
 mod process;
 pub(crate) mod tabs;
 
+use platform::process::BrowserProcess as Child;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::process::Child;
 
 use process::Process;
 

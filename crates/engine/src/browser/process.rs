@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::process::Child;
+use platform::process::BrowserProcess;
 use tokio::sync::{oneshot, watch};
 
 use super::lock;
@@ -20,7 +20,10 @@ pub(crate) struct Process {
 
 impl Process {
     /// Watches `child`; when it exits, `on_exit` runs with how it exited.
-    pub(crate) fn watch(mut child: Child, on_exit: impl FnOnce(&str) + Send + 'static) -> Process {
+    pub(crate) fn watch(
+        mut child: BrowserProcess,
+        on_exit: impl FnOnce(&str) + Send + 'static,
+    ) -> Process {
         let pid = child.id();
         let (exited_tx, exited) = watch::channel(None);
         let (kill, killed) = oneshot::channel::<()>();
@@ -28,14 +31,13 @@ impl Process {
             let status = tokio::select! {
                 status = child.wait() => status,
                 _ = killed => {
-                    let _ = child.kill().await;
+                    let _ = child.start_kill();
                     child.wait().await
                 }
             };
-            let how = match status {
-                Ok(status) => describe(status),
-                Err(error) => format!("the browser process could not be waited for: {error}"),
-            };
+            let how = status.unwrap_or_else(|error| {
+                format!("the browser process could not be waited for: {error}")
+            });
             on_exit(&how);
             exited_tx.send_replace(Some(how));
         });
@@ -67,14 +69,5 @@ impl Process {
         if let Some(kill) = lock(&self.kill).take() {
             let _ = kill.send(());
         }
-    }
-}
-
-fn describe(status: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("the browser process exited with code {code}"),
-        (None, Some(signal)) => format!("the browser process was killed by signal {signal}"),
-        _ => "the browser process exited".to_owned(),
     }
 }

@@ -51,6 +51,9 @@ pub async fn download(
     if browser.is_linked() {
         return download_linked(&browser, &request).await;
     }
+    if matches!(config.link, crate::config::LinkConfig::Endpoint(_)) {
+        return download_streamed(browser, config, request).await;
+    }
     let staging = config.output_dir.join(".staging");
     tokio::fs::create_dir_all(&staging)
         .await
@@ -129,6 +132,212 @@ pub async fn download(
         &request.url,
         progress.mime.as_deref(),
     ))
+}
+
+/// A browser reached at a CDP endpoint may not share our file system (another machine, a
+/// farm, another OS: its download folder is not ours), so its download is streamed to
+/// us instead. A background tab navigates to the URL (the request a click would make,
+/// with the profile's cookies), the response is held before the browser handles it
+/// (`Fetch`, at the response stage), its body is read through `IO.read` chunk by chunk
+/// into the staging folder and moved into place, and the navigation is then dropped.
+async fn download_streamed(
+    browser: Arc<Browser>,
+    config: Arc<EngineConfig>,
+    request: DownloadRequest,
+) -> Result<Value> {
+    let tab = browser
+        .open_tab("about:blank", false, Some(DOWNLOAD_OWNER))
+        .await?;
+    let saved = async {
+        let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;
+        let mut events = browser.conn.subscribe();
+        let pattern =
+            json!({ "urlPattern": "*", "resourceType": "Document", "requestStage": "Response" });
+        page.cdp(
+            "Fetch.enable",
+            json!({ "patterns": [pattern] }),
+            HOUSEKEEPING,
+        )
+        .await?;
+        // The navigation answers only once the held response is let go, so it runs
+        // beside the handling of that response; it ends first only when it failed.
+        let navigate = page.cdp(
+            "Page.navigate",
+            json!({ "url": request.url }),
+            request.timeout,
+        );
+        tokio::pin!(navigate);
+        let held = held_response(&mut events, &page.session, request.timeout);
+        tokio::pin!(held);
+        let paused = tokio::select! {
+            paused = &mut held => paused?,
+            navigated = &mut navigate => {
+                if let Some(error) = navigated?["errorText"].as_str() {
+                    return Ok(failed(Value::Null, error, &request.url));
+                }
+                held.await?
+            }
+        };
+        let id = paused["requestId"].clone();
+        let status = paused["responseStatusCode"].as_u64().unwrap_or(0);
+        let outcome = if let Some(reason) = paused["responseErrorReason"].as_str() {
+            Ok(failed(Value::Null, reason, &request.url))
+        } else if status >= 400 {
+            Ok(failed(Value::Null, &format!("http_{status}"), &request.url))
+        } else {
+            save_held_body(&page, &config, &request, &paused).await
+        };
+        let _ = page
+            .cdp(
+                "Fetch.failRequest",
+                json!({ "requestId": id, "errorReason": "Aborted" }),
+                HOUSEKEEPING,
+            )
+            .await;
+        outcome
+    }
+    .await;
+    let _ = browser.close_tab(&tab).await;
+    saved
+}
+
+/// The first document response held in `session`, within `timeout`.
+async fn held_response(
+    events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    session: &str,
+    timeout: Duration,
+) -> Result<Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(event))
+                if event.method == "Fetch.requestPaused"
+                    && event.session_id.as_deref() == Some(session) =>
+            {
+                return Ok(event.params.clone());
+            }
+            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(_)) => return Err(EngineError::Cdp(cdp::CdpError::Disconnected)),
+            Err(_) => {
+                return Err(EngineError::page(
+                    ErrorCode::DownloadNotStarted,
+                    format!("no response within {} s", timeout.as_secs_f64()),
+                    Value::Null,
+                ));
+            }
+        }
+    }
+}
+
+/// Streams a held response's body into the request's directory.
+async fn save_held_body(
+    page: &Page,
+    config: &EngineConfig,
+    request: &DownloadRequest,
+    paused: &Value,
+) -> Result<Value> {
+    let header = |name: &str| {
+        paused["responseHeaders"].as_array().and_then(|headers| {
+            headers
+                .iter()
+                .find(|h| {
+                    h["name"]
+                        .as_str()
+                        .is_some_and(|n| n.eq_ignore_ascii_case(name))
+                })
+                .and_then(|h| h["value"].as_str())
+        })
+    };
+    let name = request
+        .filename
+        .clone()
+        .or_else(|| header("content-disposition").and_then(disposition_filename))
+        .or_else(|| name_from_url(&request.url))
+        .unwrap_or_else(|| "download".into());
+    let target = request.directory.file(&sanitize(&name), Input::Filename)?;
+    let body = page
+        .cdp(
+            "Fetch.takeResponseBodyAsStream",
+            json!({ "requestId": paused["requestId"] }),
+            request.timeout,
+        )
+        .await?;
+    let stream = body["stream"].as_str().unwrap_or_default().to_owned();
+    let staged = config
+        .output_dir
+        .join(".staging")
+        .join(crate::ids::unique("stream"));
+    let read = read_stream(page, &stream, &staged, request.timeout).await;
+    let _ = page
+        .cdp("IO.close", json!({ "handle": stream }), HOUSEKEEPING)
+        .await;
+    if let Err(error) = read {
+        let _ = tokio::fs::remove_file(&staged).await;
+        return Err(error);
+    }
+    let written = files::move_into(staged, target, request.overwrite).await?;
+    let mime = header("content-type").map(|t| t.split(';').next().unwrap_or(t).trim());
+    Ok(completed(&written, Value::Null, &request.url, mime).with_field("streamed", json!(true)))
+}
+
+/// Reads a CDP stream to its end into a new file of ours.
+async fn read_stream(
+    page: &Page,
+    stream: &str,
+    staged: &std::path::Path,
+    timeout: Duration,
+) -> Result<()> {
+    use base64::Engine as _;
+    use tokio::io::AsyncWriteExt;
+    let io = |e: std::io::Error| EngineError::io(format!("cannot write {}", staged.display()), e);
+    if let Some(parent) = staged.parent() {
+        tokio::fs::create_dir_all(parent).await.map_err(io)?;
+    }
+    let mut file = tokio::fs::File::create(staged).await.map_err(io)?;
+    loop {
+        let chunk = page
+            .cdp(
+                "IO.read",
+                json!({ "handle": stream, "size": 1 << 20 }),
+                timeout,
+            )
+            .await?;
+        let data = chunk["data"].as_str().unwrap_or_default();
+        if chunk["base64Encoded"] == true {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|e| {
+                    EngineError::Io(format!("the browser sent undecodable content: {e}"))
+                })?;
+            file.write_all(&bytes).await.map_err(io)?;
+        } else {
+            file.write_all(data.as_bytes()).await.map_err(io)?;
+        }
+        if chunk["eof"] == true {
+            break;
+        }
+    }
+    file.flush().await.map_err(io)?;
+    Ok(())
+}
+
+/// The file name a `Content-Disposition` header gives (`filename*=UTF-8''…` or
+/// `filename="…"`).
+fn disposition_filename(header: &str) -> Option<String> {
+    let parts: Vec<&str> = header.split(';').map(str::trim).collect();
+    let value = |key: &str| {
+        parts.iter().find_map(|part| {
+            let (name, value) = part.split_once('=')?;
+            name.trim().eq_ignore_ascii_case(key).then(|| value.trim())
+        })
+    };
+    if let Some(extended) = value("filename*") {
+        let encoded = extended.split_once("''").map_or(extended, |(_, rest)| rest);
+        return Some(percent_decoded(encoded)).filter(|n| !n.is_empty());
+    }
+    value("filename")
+        .map(|name| name.trim_matches('"').to_owned())
+        .filter(|n| !n.is_empty())
 }
 
 /// Which download a wait is for.
@@ -612,7 +821,20 @@ fn sanitize(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{name_from_url, without_uniquifier};
+    use super::{disposition_filename, name_from_url, without_uniquifier};
+
+    #[test]
+    fn a_disposition_names_the_file() {
+        assert_eq!(
+            disposition_filename("attachment; filename=\"report.csv\"").as_deref(),
+            Some("report.csv")
+        );
+        assert_eq!(
+            disposition_filename("attachment; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf").as_deref(),
+            Some("résumé.pdf")
+        );
+        assert_eq!(disposition_filename("inline"), None);
+    }
 
     #[test]
     fn browser_uniquifiers_are_dropped() {

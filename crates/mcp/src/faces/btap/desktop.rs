@@ -1,10 +1,12 @@
 //! The desktop pair: native file dialogs of the browser. Only a Windows standard file
 //! dialog can be owned by the browser this way; elsewhere both tools answer, after the
-//! opt-in check, that the capability is unsupported here.
+//! opt-in check, that the capability is unsupported here. The tickets and checks are the
+//! engine's (`engine::agents::desktop`); this maps them to BrowserTap's payloads.
 
+use engine::agents::desktop::{Cancelled, DialogRefusal, Identity, Inspected};
 use serde_json::{Value, json};
 
-use crate::face::{Call, Reply, ToolError};
+use crate::face::{Call, Profile, Reply, ToolError};
 use crate::tool_params;
 
 tool_params! {
@@ -20,19 +22,76 @@ tool_params! {
     }
 }
 
-pub async fn inspect_native_file_dialog(_: Call, p: Inspect) -> Result<Reply, ToolError> {
-    Ok(Reply::data(refusal("inspect", p.desktop_opt_in)))
+pub async fn inspect_native_file_dialog(call: Call, p: Inspect) -> Result<Reply, ToolError> {
+    if !p.desktop_opt_in {
+        return Ok(Reply::data(opt_in_required("inspect")));
+    }
+    let engine = call.engine();
+    Ok(Reply::data(
+        match engine.dialogs.inspect(engine.browser_processes()).await {
+            Ok(inspected) => inspected_payload(&inspected),
+            Err(refusal) => refused("inspect", &refusal),
+        },
+    ))
 }
 
-pub async fn cancel_native_file_dialog(_: Call, p: Cancel) -> Result<Reply, ToolError> {
-    let mut reply = refusal("cancel", p.desktop_opt_in);
-    reply["ticket"] = json!(p.ticket);
-    Ok(Reply::data(reply))
+pub async fn cancel_native_file_dialog(call: Call, p: Cancel) -> Result<Reply, ToolError> {
+    if !p.desktop_opt_in {
+        let mut reply = opt_in_required("cancel");
+        reply["ticket"] = json!(p.ticket);
+        return Ok(Reply::data(reply));
+    }
+    let engine = call.engine();
+    if !engine::agents::desktop::supported() {
+        return Ok(Reply::data(refused("cancel", &DialogRefusal::Unsupported)));
+    }
+    // Every opted-in attempt uses its ticket up, refusals included.
+    let identity = match engine.dialogs.take(&p.ticket) {
+        Ok(identity) => identity,
+        Err(refusal) => return Ok(Reply::data(refused("cancel", &refusal))),
+    };
+    if call.settings.profile() == Profile::Safe {
+        // The safe profile sends no physical-style input without the user's approval,
+        // and tabwire asks for none (no elicitation): the user must act.
+        let mut reply = base("cancel", true);
+        fail(
+            &mut reply,
+            "refused",
+            "requires_user_action",
+            "The safe profile needs the user's approval to cancel a native dialog; cancel it yourself, or use the lab profile.",
+        );
+        reply["reason"] = json!("elicitation_unsupported");
+        reply["desktop"]["ticket_consumed"] = json!(true);
+        return Ok(Reply::data(reply));
+    }
+    Ok(Reply::data(
+        match engine
+            .dialogs
+            .cancel(identity, engine.browser_processes())
+            .await
+        {
+            Ok(cancelled) => cancelled_payload(&cancelled),
+            Err(refusal) => {
+                let mut reply = refused("cancel", &refusal);
+                reply["desktop"]["ticket_consumed"] = json!(true);
+                reply
+            }
+        },
+    ))
 }
 
-/// What both tools answer: refused without the opt-in, else unsupported on this OS.
-fn refusal(action: &str, opted_in: bool) -> Value {
-    let mut reply = json!({
+/// BrowserTap's name for the platform (Python's `sys.platform`).
+fn platform_name() -> &'static str {
+    match std::env::consts::OS {
+        "windows" => "win32",
+        "macos" => "darwin",
+        other => other,
+    }
+}
+
+/// What every payload of the pair starts from.
+fn base(action: &str, opted_in: bool) -> Value {
+    json!({
         "ok": false,
         "on_screen": null,
         "dispatched": false,
@@ -43,21 +102,112 @@ fn refusal(action: &str, opted_in: bool) -> Value {
             "capability": "native_file_dialog",
             "action": action,
             "explicit_opt_in": opted_in,
-            "platform": std::env::consts::OS,
+            "platform": platform_name(),
             "input_method": "targeted_window_message",
         },
-    });
-    if !opted_in {
-        reply["status"] = json!("refused");
-        reply["code"] = json!("desktop_opt_in_required");
-        reply["message"] = json!("Explicit desktop_opt_in=true is required.");
-    } else {
-        reply["status"] = json!("unsupported");
-        reply["code"] = json!("native_dialog_unsupported");
-        reply["message"] = json!(format!(
-            "Native file dialogs are supported only on Windows; this server runs on {}, where the browser owns no such dialog tabwire could reach.",
-            std::env::consts::OS
-        ));
+    })
+}
+
+fn fail(reply: &mut Value, status: &str, code: &str, message: &str) {
+    reply["status"] = json!(status);
+    reply["code"] = json!(code);
+    reply["message"] = json!(message);
+}
+
+fn opt_in_required(action: &str) -> Value {
+    let mut reply = base(action, false);
+    fail(
+        &mut reply,
+        "refused",
+        "desktop_opt_in_required",
+        "Explicit desktop_opt_in=true is required.",
+    );
+    reply
+}
+
+fn refused(action: &str, refusal: &DialogRefusal) -> Value {
+    let mut reply = base(action, true);
+    let status = match refusal {
+        DialogRefusal::Unsupported => "unsupported",
+        r if r.dispatched() => "unknown",
+        _ => "refused",
+    };
+    fail(&mut reply, status, refusal.code(), &refusal.message());
+    if refusal.dispatched() {
+        reply["dispatched"] = json!(true);
+        reply["may_have_executed"] = json!(true);
+        reply["delivery_state"] = json!("acknowledged");
+        reply["desktop"]["closed_observed"] = json!(false);
     }
+    reply
+}
+
+fn hex(hwnd: usize) -> String {
+    format!("{hwnd:#x}")
+}
+
+fn identity_fields(reply: &mut Value, identity: &Identity, browser: &str) {
+    let desktop = &mut reply["desktop"];
+    desktop["browser"] = json!(browser);
+    desktop["dialog_hwnd"] = json!(hex(identity.hwnd));
+    desktop["cancel_hwnd"] = json!(hex(identity.cancel_hwnd));
+    desktop["owner_chain"] = json!(
+        identity
+            .owner_chain
+            .iter()
+            .map(|&h| hex(h))
+            .collect::<Vec<_>>()
+    );
+    desktop["process_id"] = json!(identity.process_id);
+    desktop["process_created"] = json!(identity.process_created);
+    desktop["recognition"] = json!("windows_shell_file_dialog");
+    desktop["identity_source"] = json!("win32_owner_process_and_window_class");
+}
+
+fn inspected_payload(inspected: &Inspected) -> Value {
+    let mut reply = base("inspect", true);
+    let dialog = &inspected.dialog;
+    reply["ok"] = json!(true);
+    reply["status"] = json!("inspected");
+    reply["ticket"] = json!(inspected.ticket);
+    reply["expires_in_seconds"] = json!(inspected.expires_in.as_secs_f64());
+    reply["on_screen"] = json!(dialog.foreground);
+    identity_fields(&mut reply, &dialog.identity, &inspected.browser);
+    reply["dialog"] = json!({
+        "title": dialog.title,
+        "folder": dialog.folder,
+        "file_name": dialog.file_name,
+        "buttons": dialog.buttons.iter().map(|b| json!({ "id": b.id, "text": b.text })).collect::<Vec<_>>(),
+    });
+    reply
+}
+
+fn cancelled_payload(cancelled: &Cancelled) -> Value {
+    let mut reply = base("cancel", true);
+    reply["ok"] = json!(true);
+    reply["status"] = json!("success");
+    reply["cancelled"] = json!(true);
+    reply["dispatched"] = json!(true);
+    reply["may_have_executed"] = json!(true);
+    reply["delivery_state"] = json!("acknowledged");
+    reply["on_screen"] = json!(true);
+    let browser =
+        engine::agents::desktop::browser_name(&cancelled.identity.image).unwrap_or("browser");
+    identity_fields(&mut reply, &cancelled.identity, browser);
+    reply["desktop"]["ticket_consumed"] = json!(true);
+    reply["desktop"]["closed_observed"] = json!(true);
+    let observed: Vec<&str> = cancelled
+        .input
+        .idle_ms
+        .map(|_| "os_last_input_time")
+        .into_iter()
+        .collect();
+    reply["input_quiet"] = json!({
+        "checked": true,
+        "enforced": !observed.is_empty(),
+        "observed": observed,
+        "held_input_checked": true,
+        "input_held": false,
+    });
     reply
 }
