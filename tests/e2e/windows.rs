@@ -441,3 +441,101 @@ async fn doctor_finds_a_browser_where_windows_installs_them() {
         .await;
     assert!(said.contains(&win_path(&elsewhere)), "{said}");
 }
+
+/// The extension link's Windows plumbing: the native host tabwire.exe (as Chrome starts
+/// it, with the extension's origin) reaches the engine's owner over its named pipe and
+/// adds the pairing secret, and the engine takes the link. The "extension" here is the
+/// test speaking native messaging and answering the few CDP commands a link starts with:
+/// it proves the transport and the pairing on Windows, not a browser (no Windows browser
+/// runs under Wine).
+#[allow(deprecated)] // MCP logging (SEP-2577); tabwire still offers it
+#[tokio::test]
+#[ignore = "needs Wine and the Windows build: scripts/test-windows.sh"]
+async fn the_native_host_links_a_browser_through_the_named_pipe_with_the_pairing_secret() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let wine = Wine::get();
+    // Another extension's origin is refused before anything is relayed.
+    let other = Wine::command(&wine.exe)
+        .arg("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("run the native host");
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("refusing native-messaging caller"));
+    let tw = wine
+        .stdio(
+            scratch("wine-link"),
+            &["--extension", "--broker-grace", "0"],
+        )
+        .await;
+    tw.client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await
+        .expect("logging/setLevel");
+    // The engine's owner (the broker) serves the link pipe once the client is up.
+    let status = tw.ok("get_setup_status", json!({})).await;
+    assert_eq!(status["linked_browsers"], json!([]), "{status}");
+
+    let mut host = Wine::command(&wine.exe)
+        .arg("chrome-extension://ppccifgifikdledggbjmlefilliimeen/")
+        .arg("--parent-window=0")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the native host");
+    let mut to_host = host.stdin.take().unwrap();
+    let mut from_host = host.stdout.take().unwrap();
+    let send = |message: serde_json::Value| {
+        let bytes = message.to_string().into_bytes();
+        let mut framed = (bytes.len() as u32).to_le_bytes().to_vec();
+        framed.extend(bytes);
+        framed
+    };
+    let hello = json!({ "tabwire_link": 1, "client_id": "wine-link", "browser": "chrome", "extension_version": "test" });
+    to_host.write_all(&send(hello)).await.unwrap();
+    // Answer what the engine asks until the test ends.
+    let answering = tokio::spawn(async move {
+        loop {
+            let mut length = [0u8; 4];
+            if from_host.read_exact(&mut length).await.is_err() {
+                return;
+            }
+            let mut body = vec![0u8; u32::from_le_bytes(length) as usize];
+            if from_host.read_exact(&mut body).await.is_err() {
+                return;
+            }
+            let message: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let Some(id) = message["id"].as_u64() else {
+                continue;
+            };
+            let result = match message["method"].as_str().unwrap_or_default() {
+                "Target.getTargets" => json!({ "targetInfos": [] }),
+                "Browser.getVersion" => json!({ "product": "Chrome/1.0 (stand-in)" }),
+                _ => json!({}),
+            };
+            let mut reply = json!({ "id": id, "result": result });
+            if let Some(session) = message.get("sessionId") {
+                reply["sessionId"] = session.clone();
+            }
+            if to_host.write_all(&send(reply)).await.is_err() {
+                return;
+            }
+        }
+    });
+    tw.client
+        .service()
+        .wait_for("the log of the link", |heard| {
+            matches!(heard, crate::support::Heard::Log(log) if log.data["message"] == "browser linked")
+        })
+        .await;
+    let linked = tw.ok("get_setup_status", json!({})).await;
+    assert!(
+        linked["linked_browsers"].to_string().contains("wine-link"),
+        "{linked}"
+    );
+    answering.abort();
+    let _ = host.kill().await;
+}

@@ -178,6 +178,40 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    #[cfg(windows)]
+    #[test]
+    fn a_file_everyone_can_read_is_refused_with_the_fix() {
+        use std::os::windows::io::FromRawHandle;
+        use windows_sys::Win32::Foundation::{GENERIC_WRITE, INVALID_HANDLE_VALUE};
+        use windows_sys::Win32::Storage::FileSystem::{
+            CREATE_ALWAYS, CreateFileW, FILE_ATTRIBUTE_NORMAL,
+        };
+        let path = std::env::temp_dir().join(format!("tw-open-secret-{}", std::process::id()));
+        let me = crate::win::current_user_sid().unwrap();
+        // Everyone (WD) may read it.
+        let open =
+            crate::win::Security::from_sddl(&format!("D:P(A;;GA;;;{})(A;;GR;;;WD)", me.text))
+                .unwrap();
+        // SAFETY: a NUL-terminated path; the attributes outlive the call.
+        let handle = unsafe {
+            CreateFileW(
+                crate::win::wide(&path).as_ptr(),
+                GENERIC_WRITE,
+                0,
+                &open.attributes,
+                CREATE_ALWAYS,
+                FILE_ATTRIBUTE_NORMAL,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_ne!(handle, INVALID_HANDLE_VALUE);
+        // SAFETY: a fresh handle.
+        drop(unsafe { File::from_raw_handle(handle) });
+        let why = check_private(&File::open(&path).unwrap(), &path).unwrap_err();
+        assert!(why.contains("S-1-1-0") && why.contains("icacls"), "{why}");
+        std::fs::remove_file(path).unwrap();
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_file_others_can_read_is_refused_with_the_fix() {

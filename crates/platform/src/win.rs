@@ -136,7 +136,7 @@ impl Security {
         Security::from_sddl(&format!("D:P(A;;GA;;;{})", sid.text))
     }
 
-    fn from_sddl(sddl: &str) -> io::Result<Security> {
+    pub(crate) fn from_sddl(sddl: &str) -> io::Result<Security> {
         let mut descriptor: PSECURITY_DESCRIPTOR = null_mut();
         // SAFETY: the SDDL is NUL-terminated; the descriptor is freed on drop.
         check(unsafe {
