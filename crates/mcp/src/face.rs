@@ -218,6 +218,11 @@ pub struct Face {
     pub render: fn(&ToolDef, Result<Reply, ToolError>, &Rendered) -> CallToolResult,
     /// The output schema of a tool (None: it declares none).
     pub output_schema: fn(&ToolDef) -> Option<Map<String, Value>>,
+    /// Whether each tool's annotations name every hint (BrowserTap declares all four), or
+    /// only those that differ from MCP's defaults (read-only false, destructive true,
+    /// idempotent false, open-world true): the same facts, for a face whose original
+    /// declares none.
+    pub every_hint: bool,
 }
 
 /// What the server knows of a call beyond its outcome.

@@ -171,8 +171,8 @@ fn base_schema(kind: Kind) -> Value {
     match kind {
         Kind::Str => json!({"type": "string"}),
         Kind::Bool => json!({"type": "boolean"}),
-        Kind::Int { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
-        Kind::Num { min, max } => json!({"type": "number", "minimum": min, "maximum": max}),
+        Kind::Int { min, max } => bounded("integer", min as f64, max as f64),
+        Kind::Num { min, max } => bounded("number", min, max),
         Kind::Choice(options) => json!({"type": "string", "enum": options}),
         Kind::Locator => json!({"type": ["string", "object"]}),
         Kind::Session => json!({"type": "string"}),
@@ -195,6 +195,30 @@ fn base_schema(kind: Kind) -> Value {
         Kind::StrListOrObject => json!({"type": ["string", "array", "object"]}),
         Kind::Text => json!({"type": "string"}),
         Kind::Any => json!({}),
+    }
+}
+
+/// A number's schema. Every call is checked against both bounds; the schema shows only
+/// those that tell a caller something: a floor above zero, a ceiling a real call could
+/// meet (not a sanity cap like 86,400 s or 2^63). Every tool's schema is read by every
+/// session before its first call, so each byte here is paid many times.
+fn bounded(kind: &str, min: f64, max: f64) -> Value {
+    let mut schema = json!({ "type": kind });
+    if min > 0.0 {
+        schema["minimum"] = number(min);
+    }
+    if max <= 10_000.0 {
+        schema["maximum"] = number(max);
+    }
+    schema
+}
+
+/// 30 rather than 30.0: the same number, shorter.
+pub(crate) fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        json!(value as i64)
+    } else {
+        json!(value)
     }
 }
 
@@ -225,7 +249,12 @@ pub fn schema(params: &[Param]) -> Map<String, Value> {
                 property = with_null(property);
                 property["default"] = Value::Null;
             }
-            Presence::Default(value) => property["default"] = value.clone(),
+            Presence::Default(value) => {
+                property["default"] = match value.as_f64() {
+                    Some(n) if value.is_f64() => number(n),
+                    _ => value.clone(),
+                }
+            }
             Presence::Required | Presence::Optional => {}
         }
         if !param.doc.is_empty() {

@@ -193,17 +193,35 @@ impl TabwireServer {
 }
 
 fn describe(face: &Face, tool: &ToolDef) -> Tool {
-    let annotations = ToolAnnotations::new()
-        .read_only(tool.hints.read_only)
-        .destructive(tool.hints.destructive)
-        .idempotent(tool.hints.idempotent)
-        .open_world(tool.hints.open_world);
+    let hints = &tool.hints;
+    let mut annotations = ToolAnnotations::new();
+    let mut any = false;
+    // MCP's defaults: read-only false, destructive true, idempotent false, open-world true.
+    let mut said = |value: bool, default: bool| {
+        let say = face.every_hint || value != default;
+        any |= say;
+        say
+    };
+    if said(hints.read_only, false) {
+        annotations = annotations.read_only(hints.read_only);
+    }
+    if said(hints.destructive, true) {
+        annotations = annotations.destructive(hints.destructive);
+    }
+    if said(hints.idempotent, false) {
+        annotations = annotations.idempotent(hints.idempotent);
+    }
+    if said(hints.open_world, true) {
+        annotations = annotations.open_world(hints.open_world);
+    }
     let mut described = Tool::new(
         tool.name,
         tool.description,
         Arc::new(params::schema((tool.params)())),
-    )
-    .with_annotations(annotations);
+    );
+    if any {
+        described = described.with_annotations(annotations);
+    }
     if let Some(schema) = (face.output_schema)(tool) {
         described = described.with_raw_output_schema(Arc::new(schema));
     }

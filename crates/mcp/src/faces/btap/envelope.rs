@@ -543,25 +543,9 @@ fn as_reported(error: &EngineError) -> Option<Value> {
     Some(payload)
 }
 
-/// The output schema every btap tool declares: the envelope, an object.
-pub fn output_schema(tool: &ToolDef) -> Option<Map<String, Value>> {
-    let schema = json!({
-        "type": "object",
-        "title": format!("{}Result", tool.name),
-        "properties": {
-            "ok": {"type": "boolean"},
-            "result_contract": {"type": "string", "const": CONTRACT},
-            "version": {"type": "integer"},
-            "data": {},
-            "error": {"type": ["object", "null"]},
-            "error_code": {"type": ["string", "null"]},
-            "retryable": {"type": "boolean"},
-            "target": {"type": ["object", "null"]},
-            "diagnostics": {"type": "object"},
-            "legacy": {},
-        },
-        "required": ["ok", "result_contract", "version", "error", "error_code", "retryable", "target", "diagnostics"],
-        "additionalProperties": true,
-    });
-    schema.as_object().cloned()
+/// The output schema every btap tool declares: an object, as BrowserTap declares it (the
+/// envelope's fields are documented once, in the instructions and the README, rather
+/// than in every tool of every session's `tools/list`).
+pub fn output_schema(_: &ToolDef) -> Option<Map<String, Value>> {
+    json!({ "type": "object" }).as_object().cloned()
 }

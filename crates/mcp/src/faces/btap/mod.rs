@@ -59,6 +59,7 @@ pub const FACE: Face = Face {
         page_click/page_type, wait with wait_for instead of sleeping.",
     render: envelope::render,
     output_schema: envelope::output_schema,
+    every_hint: true,
 };
 
 pub const TOOLS: &[ToolDef] = &[

@@ -16,14 +16,14 @@ tool_params! {
     /// to capture it, and the image keeps the page's real size.
     #[allow(dead_code)]
     pub struct Screenshot {
-        name: Option<String> = Str, optional, "file name for the saved PNG (a timestamp is added)";
+        name: Option<String> = Str, optional, "file name (a timestamp is added)";
         selector: Option<String> = Str, optional, "capture only this element (CSS selector or a ref)";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        background: bool = Bool, default(false), "tabwire captures without bringing the tab forward anyway";
-        width: f64 = Num { min: 1.0, max: 20000.0 }, default(800.0), "accepted for compatibility: the image keeps the page's real size";
-        height: f64 = Num { min: 1.0, max: 20000.0 }, default(600.0), "accepted for compatibility: the image keeps the page's real size";
-        storeBase64: bool = Bool, default(false), "send the image back (as MCP image content)";
+        background: bool = Bool, default(false), "";
+        width: f64 = Num { min: 1.0, max: 20000.0 }, default(800.0), "ignored: the real size is kept";
+        height: f64 = Num { min: 1.0, max: 20000.0 }, default(600.0), "ignored: the real size is kept";
+        storeBase64: bool = Bool, default(false), "return it as image content";
         fullPage: bool = Bool, default(true), "the whole page, not only the viewport";
         savePng: bool = Bool, default(true), "save it as a PNG under the output dir";
     }

@@ -13,8 +13,8 @@ use crate::tool_params;
 
 tool_params! {
     pub struct History {
-        text: String = Str, default(""), "words in the URL or title; empty: everything in the time range";
-        startTime: Option<String> = Str, optional, "from: ISO date, \"3 days ago\", today, yesterday, now (default: 24 hours ago)";
+        text: String = Str, default(""), "words in the URL or title";
+        startTime: Option<String> = Str, optional, "ISO date, \"3 days ago\", today, yesterday (default: 24 h ago)";
         endTime: Option<String> = Str, optional, "until (default: now)";
         maxResults: i64 = Int { min: 1, max: 100_000 }, default(100), "";
         excludeCurrentTabs: bool = Bool, default(false), "leave out pages open in a tab now";
@@ -25,7 +25,7 @@ tool_params! {
     pub struct BookmarkSearch {
         query: String = Str, default(""), "words in the title or URL; empty: all";
         maxResults: i64 = Int { min: 1, max: 100_000 }, default(50), "";
-        folderPath: Option<String> = Str, optional, "only in this folder: a path (Work/Resources) or an id";
+        folderPath: Option<String> = Str, optional, "a folder path (Work/Resources) or id";
     }
 }
 
@@ -33,8 +33,8 @@ tool_params! {
     pub struct BookmarkAdd {
         url: Option<String> = Str, optional, "default: this session's tab's URL";
         title: Option<String> = Str, optional, "default: the page's title";
-        parentId: Option<String> = Str, optional, "folder path (Work/Resources) or id; default: the bookmarks bar";
-        createFolder: bool = Bool, default(false), "make the folders of parentId that are missing";
+        parentId: Option<String> = Str, optional, "folder path (Work/Resources) or id";
+        createFolder: bool = Bool, default(false), "create missing folders";
     }
 }
 

@@ -25,18 +25,18 @@ tool_params! {
     /// `frameId` is the original's: refs reach into frames by themselves.
     #[allow(dead_code)]
     pub struct ClickElement {
-        selector: Option<String> = Str, optional, "CSS selector (or XPath with selectorType: xpath)";
+        selector: Option<String> = Str, optional, "CSS, or XPath with selectorType xpath";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
-        r#ref: Option<String> = Str, optional, "a ref from chrome_read_page (takes precedence over selector)";
+        r#ref: Option<String> = Str, optional, "ref from chrome_read_page";
         coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y} to click instead";
         double: bool = Bool, default(false), "double-click";
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
-        modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey} held during the click";
-        waitForNavigation: bool = Bool, default(false), "wait for a navigation the click starts to load";
+        modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey}";
+        waitForNavigation: bool = Bool, default(false), "wait for the navigation it starts";
         timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(5000.0), "ms for the element and any navigation";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored: refs reach into frames by themselves";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored";
     }
 }
 
@@ -44,13 +44,13 @@ tool_params! {
     /// `frameId` is the original's: refs reach into frames by themselves.
     #[allow(dead_code)]
     pub struct FillOrSelect {
-        selector: Option<String> = Str, optional, "CSS selector (or XPath with selectorType: xpath)";
+        selector: Option<String> = Str, optional, "CSS, or XPath with selectorType xpath";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
-        r#ref: Option<String> = Str, optional, "a ref from chrome_read_page (takes precedence over selector)";
-        value: Value = Any, required, "text for a field, an option's value or text for a select, true/false for a checkbox";
+        r#ref: Option<String> = Str, optional, "ref from chrome_read_page";
+        value: Value = Any, required, "text, an option's value or text, or true/false for a checkbox";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored: refs reach into frames by themselves";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored";
     }
 }
 
@@ -58,8 +58,8 @@ tool_params! {
     /// `frameId` is the original's: refs reach into frames by themselves.
     #[allow(dead_code)]
     pub struct Keyboard {
-        keys: String = Str, required, "keys or chords, comma-separated: \"Enter\", \"Ctrl+A\", \"A,B,C\"; other text is typed";
-        selector: Option<String> = Str, optional, "focus this element first (default: the focused element)";
+        keys: String = Str, required, "keys or chords: \"Enter\", \"Ctrl+A\", \"A,B,C\"; other text is typed";
+        selector: Option<String> = Str, optional, "focus this element first";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         delay: f64 = Num { min: 0.0, max: 10_000.0 }, default(0.0), "ms between key sequences";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
@@ -75,24 +75,24 @@ tool_params! {
         action: String = Choice(&["left_click", "right_click", "double_click", "triple_click", "left_click_drag",
             "scroll", "scroll_to", "type", "key", "fill", "fill_form", "hover", "wait", "resize_page", "zoom",
             "screenshot"]), required, "what to do";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
-        background: bool = Bool, default(false), "tabwire never brings the window forward for input";
-        r#ref: Option<String> = Str, optional, "element ref from chrome_read_page (click, scroll, type target, drag end)";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+        background: bool = Bool, default(false), "";
+        r#ref: Option<String> = Str, optional, "ref from chrome_read_page (target; drag end)";
         coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y}";
         startRef: Option<String> = Str, optional, "drag start ref";
         startCoordinates: Option<Value> = COORDINATE, optional, "drag start point";
         scrollDirection: Option<String> = Choice(&["up", "down", "left", "right"]), optional, "";
         scrollAmount: i64 = Int { min: 1, max: 10 }, default(3), "scroll ticks";
-        text: Option<String> = Str, optional, "text to type, or keys for action key (space-separated: \"cmd+a Backspace\")";
+        text: Option<String> = Str, optional, "text to type; keys for key (\"cmd+a Backspace\")";
         repeat: i64 = Int { min: 1, max: 100 }, default(1), "action key: times to repeat";
-        modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey} for clicks";
+        modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey}";
         region: Option<Value> = Object, optional, "action zoom: {x0, y0, x1, y1} in viewport px";
         selector: Option<String> = Str, optional, "action fill: CSS selector (instead of ref)";
         value: Option<Value> = Any, optional, "action fill: the value";
         elements: Option<Value> = List, optional, "action fill_form: [{ref, value}]";
         width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "action resize_page";
         height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "action resize_page";
-        appear: bool = Bool, default(true), "action wait with text: wait for it to appear (false: to go)";
+        appear: bool = Bool, default(true), "wait: for text to appear (false: to go)";
         timeout: f64 = Num { min: 0.0, max: 120_000.0 }, default(10_000.0), "ms for action wait with text";
         duration: Option<f64> = Num { min: 0.0, max: 30.0 }, optional, "seconds for action wait";
     }
@@ -102,8 +102,8 @@ tool_params! {
     pub struct UploadFile {
         selector: String = Str, required, "CSS selector of the <input type=file>";
         filePath: Option<String> = Str, optional, "a file under an allowed upload root";
-        fileUrl: Option<String> = Str, optional, "not taken: upload from a file under an upload root";
-        base64Data: Option<String> = Str, optional, "not taken: upload from a file under an upload root";
+        fileUrl: Option<String> = Str, optional, "not taken: use filePath";
+        base64Data: Option<String> = Str, optional, "not taken: use filePath";
         fileName: String = Str, default("uploaded-file"), "";
         multiple: bool = Bool, default(false), "";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";

@@ -50,6 +50,7 @@ pub const FACE: Face = Face {
         with chrome_click_element, chrome_fill_or_select or chrome_computer.",
     render: reply::render,
     output_schema: |_| None,
+    every_hint: false,
 };
 
 pub const TOOLS: &[ToolDef] = &[
@@ -68,7 +69,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         tabs::Navigate,
         tabs::navigate,
-        "Navigate to a URL (in a new tab unless tabId is given; an open tab of this session on that URL is brought forward), refresh the tab, or go back/forward (url: \"back\"/\"forward\"). Waits for the page to load and reports where it landed."
+        "Open a URL (a new tab unless tabId; this session's tab on that URL is reused), refresh, or go back/forward (url \"back\"/\"forward\"); waits for the load, says where it landed."
     ),
     tool!(
         "chrome_close_tabs",
@@ -101,7 +102,7 @@ pub const TOOLS: &[ToolDef] = &[
         WRITE,
         capture::Screenshot,
         capture::screenshot,
-        "Screenshot the page (full page by default), an element, or the viewport: saved as PNG under the output dir, and returned as an image with storeBase64"
+        "Screenshot the page (full by default), an element or the viewport: a PNG under the output dir, returned as an image with storeBase64"
     ),
     // Network.
     tool!(
@@ -159,7 +160,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::ReadPage,
         read::read_page,
-        "The page as an outline, one node a line: - role \"name\" [ref=ref_N] (x,y). Controls carry refs the input tools take; iframes and shadow DOM included. Only what is in view unless viewportOnly: false."
+        "The page as an outline, a node a line: - role \"name\" [ref=ref_N] (x,y); refs act in the input tools; frames and shadow DOM included; the viewport unless viewportOnly: false."
     ),
     tool!(
         "chrome_get_web_content",
@@ -167,7 +168,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::WebContent,
         read::get_web_content,
-        "The page's main content as text with its title, byline and metadata (not menus and footers), or cleaned HTML with format: html; selector narrows both"
+        "The page's main content as text with its metadata (not menus and footers), or cleaned HTML with format: html"
     ),
     tool!(hidden "chrome_get_interactive_elements", "read", READ, read::InteractiveElements, read::get_interactive_elements,
         "The page's controls with refs and coordinates (chrome_read_page is the better tool)"),
@@ -177,7 +178,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::SearchTabs,
         read::search_tabs_content,
-        "Find the open tabs (every window and profile) whose content means what the query says, or holds an exact identifier; each with the passage that matched. Offline, in-process"
+        "Find the open tabs whose content means what the query says or holds an exact identifier, with the passage that matched; offline"
     ),
     // Input.
     tool!(
@@ -186,7 +187,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         input::Computer,
         input::computer,
-        "Mouse and keyboard: click, drag, scroll, hover, type, key chords, fill, wait, resize, zoom, screenshot. Aim with a ref from chrome_read_page (preferred) or viewport coordinates."
+        "Mouse and keyboard: click, drag, scroll, hover, type, keys, fill, wait, resize, zoom, screenshot; aim with a ref (preferred) or viewport coordinates."
     ),
     tool!(
         "chrome_click_element",

@@ -17,17 +17,17 @@ const MAX_REQUESTS: usize = 100;
 
 tool_params! {
     pub struct CaptureStart {
-        url: Option<String> = Str, optional, "open this URL in the session's tab once capturing";
-        maxCaptureTime: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(180_000.0), "ms until the capture stops by itself (0: never)";
-        inactivityTimeout: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(60_000.0), "ms without requests until it stops by itself (0: never)";
-        includeStatic: bool = Bool, default(false), "also images, styles, scripts, fonts and media";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        url: Option<String> = Str, optional, "open this URL once capturing";
+        maxCaptureTime: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(180_000.0), "ms until it stops (0: never)";
+        inactivityTimeout: f64 = Num { min: 0.0, max: 86_400_000.0 }, default(60_000.0), "ms idle until it stops (0: never)";
+        includeStatic: bool = Bool, default(false), "also images, styles, scripts, fonts";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
 tool_params! {
     pub struct CaptureStop {
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
@@ -50,8 +50,8 @@ tool_params! {
         headers: Option<Value> = Object, optional, "request headers";
         body: Option<String> = Str, optional, "request body (POST, PUT, …)";
         timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(30_000.0), "ms";
-        formData: Option<Value> = Object, optional, "multipart: {fields: {name: value}, files: [{name, filename, type, base64Data}]}";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "the page to send it from (its origin and cookies)";
+        formData: Option<Value> = Object, optional, "multipart {fields, files: [{name, filename, type, base64Data}]}";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "send from this page (its cookies)";
     }
 }
 

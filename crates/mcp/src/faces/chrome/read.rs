@@ -14,11 +14,11 @@ use crate::tool_params;
 
 tool_params! {
     pub struct ReadPage {
-        filter: Option<String> = Choice(&["interactive", "all"]), optional, "interactive: controls only; default: the outline with headings, landmarks and text";
+        filter: Option<String> = Choice(&["interactive", "all"]), optional, "interactive: controls only";
         depth: Option<i64> = Int { min: 0, max: 1000 }, optional, "how many levels of the outline to show";
-        refId: Option<String> = Str, optional, "only the subtree of this ref (from an earlier read)";
-        viewportOnly: bool = Bool, default(true), "false: the whole page, not only what is in view (tabwire's addition)";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        refId: Option<String> = Str, optional, "only this ref's subtree";
+        viewportOnly: bool = Bool, default(true), "false: the whole page, not only the viewport";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
@@ -27,10 +27,10 @@ tool_params! {
     /// `textContent` is the original's older switch; text is what is read unless html is asked.
     #[allow(dead_code)]
     pub struct WebContent {
-        url: Option<String> = Str, optional, "read the open tab with this URL (opened if none is)";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        url: Option<String> = Str, optional, "the tab with this URL (opened if none)";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "do not bring the tab to the front";
-        format: Option<String> = Choice(&["text", "html"]), optional, "text (main content and metadata, the default) or html (cleaned)";
+        format: Option<String> = Choice(&["text", "html"]), optional, "text (main content; default) or html (cleaned)";
         htmlContent: bool = Bool, default(false), "the older form of format: html";
         textContent: bool = Bool, default(true), "the older form of format: text";
         selector: Option<String> = Str, optional, "only this element's content";
@@ -48,10 +48,10 @@ tool_params! {
 
 tool_params! {
     pub struct SearchTabs {
-        query: String = Str, required, "what to look for: a description in any language, or an exact identifier";
-        maxResults: i64 = Int { min: 1, max: 50 }, default(10), "most tabs answered (tabwire)";
-        tabIds: Option<Vec<u64>> = IntList, optional, "search only these tabs (tabwire)";
-        windowIds: Option<Vec<u64>> = IntList, optional, "search only tabs of these windows (tabwire)";
+        query: String = Str, required, "a description in any language, or an exact identifier";
+        maxResults: i64 = Int { min: 1, max: 50 }, default(10), "most tabs answered";
+        tabIds: Option<Vec<u64>> = IntList, optional, "only these tabs";
+        windowIds: Option<Vec<u64>> = IntList, optional, "only these windows' tabs";
     }
 }
 

@@ -14,7 +14,7 @@ use crate::tool_params;
 tool_params! {
     pub struct Javascript {
         code: String = Str, required, "runs as an async function body: await and return work";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         timeoutMs: f64 = Num { min: 0.0, max: 600_000.0 }, default(15_000.0), "";
         maxOutputBytes: i64 = Int { min: 1, max: 10_000_000 }, default(51_200), "the result is cut past this (and says so)";
     }
@@ -25,16 +25,16 @@ tool_params! {
     #[allow(dead_code)]
     pub struct Console {
         url: Option<String> = Str, optional, "open this URL in the session's tab first";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "";
         includeExceptions: bool = Bool, default(true), "";
         maxMessages: i64 = Int { min: 1, max: 10_000 }, default(100), "";
-        mode: String = Choice(&["snapshot", "buffer"]), default("snapshot"), "snapshot: what the page logged so far, at once; buffer: a buffer kept from the first call on, read without waiting";
+        mode: String = Choice(&["snapshot", "buffer"]), default("snapshot"), "snapshot: what was logged so far; buffer: kept from the first call on";
         buffer: bool = Bool, default(false), "the same as mode: buffer";
         clear: bool = Bool, default(false), "buffer: empty it before reading";
         clearAfterRead: bool = Bool, default(false), "buffer: empty it after reading";
-        pattern: Option<String> = Str, optional, "a JavaScript RegExp (or /re/flags) the text must match";
+        pattern: Option<String> = Str, optional, "RegExp (or /re/flags) to match";
         onlyErrors: bool = Bool, default(false), "";
         limit: Option<i64> = Int { min: 1, max: 10_000 }, optional, "at most this many messages";
     }
@@ -57,7 +57,7 @@ tool_params! {
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "";
         r#type: String = Choice(&["ISOLATED", "MAIN"]), required, "the world: ISOLATED (its own) or MAIN (the page's)";
-        jsScript: String = Str, required, "runs now and in every later page of the tab; listens with window.addEventListener(name, e => e.detail.respond(answer))";
+        jsScript: String = Str, required, "runs now and on every later page; answers events with e.detail.respond(x)";
     }
 }
 

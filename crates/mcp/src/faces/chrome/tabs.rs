@@ -15,11 +15,11 @@ tool_params! {
         url: Option<String> = Str, optional, "URL to open; \"back\" or \"forward\" move through the tab's history";
         newWindow: bool = Bool, default(false), "open it in a new window";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "navigate this tab instead of opening one";
-        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "a window of the browser (informational)";
-        background: bool = Bool, default(false), "do not bring the tab to the front or make it this session's tab";
-        width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "window width in px; opens a new window";
-        height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "window height in px; opens a new window";
-        refresh: bool = Bool, default(false), "reload the tab instead (url is ignored)";
+        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+        background: bool = Bool, default(false), "leave it in the background";
+        width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
+        height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
+        refresh: bool = Bool, default(false), "reload instead";
         timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(30_000.0), "ms to wait for the page to load";
     }
 }
@@ -42,8 +42,8 @@ tool_params! {
 tool_params! {
     pub struct BackOrForward {
         direction: Option<String> = Choice(&["back", "forward"]), optional, "back (the default) or forward";
-        isForward: Option<bool> = Bool, optional, "true: forward (the older form of direction)";
-        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "default: this session's tab";
+        isForward: Option<bool> = Bool, optional, "older form of direction";
+        tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
