@@ -249,6 +249,156 @@ async fn read_page_has_every_named_control_of_chromiums_accessibility_tree() {
     );
 }
 
+/// Both faces' lean replies (`--replies lean`) against the same tree: `scan_page {}` and
+/// `chrome_read_page {viewportOnly: false}`, each followed through every cursor it names,
+/// must list every named control on a line with its role and name, and that line's ref
+/// (`e12`), given to `page_click` or `chrome_click_element`, must put the click on that
+/// very element, frames included.
+#[tokio::test]
+async fn lean_outlines_have_every_named_control_of_chromiums_accessibility_tree() {
+    let site = Site::start().await;
+    let browser = DebuggingBrowser::launch("fidelity-lean-browser").await;
+    let tw = Tabwire::stdio_with(
+        "fidelity-lean",
+        &[
+            "--cdp-endpoint",
+            &browser.http,
+            "--face",
+            "btap,chrome",
+            "--replies",
+            "lean",
+        ],
+    )
+    .await;
+    let cdp = Cdp::connect(&browser.ws).await;
+    let mut missing = Vec::new();
+    println!(
+        "\nlean replies' fidelity against Chromium's accessibility tree (every cursor followed)"
+    );
+    println!(
+        "{:<16} {:>8} {:>8} {:>8} {:>10} {:>8} {:>10}",
+        "page", "controls", "scan", "chars", "read_page", "chars", ""
+    );
+    let (mut controls_total, mut matched) = (0, [0usize; 2]);
+    for (name, path) in pages() {
+        let url = site.url(&path);
+        let opened = tw.text("open_url", json!({ "url": url })).await;
+        assert!(!opened.is_error, "{}", opened.text);
+        let frames = chromium_frames(&cdp, &url).await;
+        let mut row = format!("{:<16}", name.trim_end_matches(".html"));
+        let mut controls = 0;
+        for (which, (tool, args, face)) in [
+            ("scan_page", json!({}), Face::BtapLean),
+            (
+                "chrome_read_page",
+                json!({ "viewportOnly": false }),
+                Face::ChromeLean,
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (outline, chars) = tw.read_all(tool, args).await;
+            let targets = lean_targets(&outline);
+            let mut used = vec![false; targets.len()];
+            let (mut count, mut found) = (0, 0);
+            for frame in &frames {
+                for control in frame.controls.iter() {
+                    if control.dropdown_option {
+                        if !outline.contains(&control.name) {
+                            missing.push(format!(
+                                "{name} ({tool}): drop-down option {:?} not in its select's line",
+                                control.name
+                            ));
+                        }
+                        continue;
+                    }
+                    count += 1;
+                    match act_through(&tw, &cdp, frame, control, &targets, &mut used, face).await {
+                        Ok(()) => found += 1,
+                        Err(why) => missing.push(format!(
+                            "{name} ({tool}): {} {:?} ({}): {why}",
+                            control.role, control.name, frame.url
+                        )),
+                    }
+                }
+            }
+            if which == 0 {
+                row.push_str(&format!(" {count:>8}"));
+                controls = count;
+            }
+            row.push_str(&format!(" {found:>8} {chars:>8}"));
+            matched[which] += found;
+        }
+        controls_total += controls;
+        println!("{row}");
+    }
+    println!(
+        "{:<16} {controls_total:>8} {:>8} {:>8} {:>10}",
+        "total", matched[0], "", matched[1]
+    );
+    assert!(
+        missing.is_empty(),
+        "controls in Chromium's accessibility tree that a lean reply lacks or cannot act on:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The controls of a lean outline: `role "name" state… e12` lines (one space a level),
+/// and the sub-field lines (`spinbutton "Day"`, no ref) right below a date or time
+/// input's line.
+fn lean_targets(outline: &str) -> Vec<Target> {
+    let mut targets: Vec<Target> = Vec::new();
+    let mut host: Option<(usize, Target)> = None;
+    for raw in outline.lines() {
+        let indent = raw.len() - raw.trim_start().len();
+        let line = raw.trim_start();
+        let reference = line.rsplit_once(' ').map(|(_, last)| last).filter(|last| {
+            last.len() > 1 && last.starts_with('e') && last[1..].chars().all(|c| c.is_ascii_digit())
+        });
+        let Some(reference) = reference else {
+            if let Some((host_indent, input)) = &host
+                && indent > *host_indent
+                && let Some(kind) = &input.field_of
+            {
+                let (role, name) = role_and_name(line);
+                targets.push(Target {
+                    role,
+                    name,
+                    field_of: Some(kind.clone()),
+                    ..input.clone()
+                });
+            } else {
+                host = None;
+            }
+            continue;
+        };
+        let head = &line[..line.len() - reference.len() - 1];
+        let (role, name) = role_and_name(head);
+        let target = Target {
+            role,
+            name,
+            locator: json!({ "ref": reference }),
+            disabled: head.contains(" disabled"),
+            continued: false,
+            field_of: None,
+        };
+        let kind = head
+            .split_whitespace()
+            .find_map(|word| word.strip_prefix("type="))
+            .map(str::to_owned);
+        host = Some((
+            indent,
+            Target {
+                field_of: kind,
+                ..target.clone()
+            },
+        ));
+        targets.push(target);
+    }
+    targets
+}
+
 /// The controls of an outline: `- role "name" [ref=ref_N]` lines, and the sub-field
 /// lines (`- spinbutton "Day"`, no ref) right below a date or time input's line.
 fn outline_targets(outline: &str) -> Vec<Target> {
@@ -309,7 +459,13 @@ fn role_and_name(head: &str) -> (String, String) {
     let Some((role, rest)) = head.split_once(' ') else {
         return (head.to_owned(), String::new());
     };
-    (role.to_owned(), unquote(rest.trim()))
+    // Without a quoted name, what follows the role is its state (`readonly`, `checked`).
+    let name = if rest.trim_start().starts_with('"') {
+        unquote(rest.trim())
+    } else {
+        String::new()
+    };
+    (role.to_owned(), name)
 }
 
 /// Where a control line's ` [ref=` starts: after its quoted name, which may itself hold
@@ -636,6 +792,9 @@ enum Face {
     Btap,
     /// `chrome_click_element` with the locator's ref.
     Chrome,
+    /// The same tools, answering in lean replies (`--replies lean`).
+    BtapLean,
+    ChromeLean,
 }
 
 /// Clicks through `page_click` (a btap locator) or `chrome_click_element` (a ref): is the
@@ -649,6 +808,16 @@ async fn click_through(tw: &Tabwire, face: Face, locator: &Value) -> (bool, Stri
         Face::Chrome => {
             let reply = tw
                 .chrome("chrome_click_element", json!({ "ref": locator["ref"] }))
+                .await;
+            (reply.is_error, reply.text)
+        }
+        Face::BtapLean => {
+            let reply = tw.text("page_click", json!({ "selector": locator })).await;
+            (reply.is_error, reply.text)
+        }
+        Face::ChromeLean => {
+            let reply = tw
+                .text("chrome_click_element", json!({ "ref": locator["ref"] }))
                 .await;
             (reply.is_error, reply.text)
         }
@@ -776,6 +945,21 @@ async fn fill_through(
             Face::Chrome => {
                 let reply = tw
                     .chrome(
+                        "chrome_fill_or_select",
+                        json!({ "ref": locator["ref"], "value": value }),
+                    )
+                    .await;
+                (reply.is_error, reply.text)
+            }
+            Face::BtapLean => {
+                let reply = tw
+                    .text("page_type", json!({ "selector": locator, "text": value }))
+                    .await;
+                (reply.is_error, reply.text)
+            }
+            Face::ChromeLean => {
+                let reply = tw
+                    .text(
                         "chrome_fill_or_select",
                         json!({ "ref": locator["ref"], "value": value }),
                     )

@@ -16,6 +16,7 @@ mod fidelity;
 mod fuzz;
 mod hostile;
 mod input;
+mod lean;
 mod lifecycle;
 mod permissions;
 mod protocol;

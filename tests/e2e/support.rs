@@ -1058,3 +1058,73 @@ impl Wine {
 pub fn win_path(path: &Path) -> String {
     format!("Z:{}", path.display()).replace('/', "\\")
 }
+
+/// A tool reply read as text, whatever its shape (a lean reply, an envelope, a payload):
+/// whether MCP flagged an error, the text, and any images.
+#[derive(Debug)]
+pub struct TextReply {
+    pub is_error: bool,
+    pub text: String,
+    pub images: usize,
+    pub structured: bool,
+}
+
+pub async fn text_call(client: &Client, tool: &str, arguments: Value) -> TextReply {
+    let result = call_tool(client, tool, arguments).await;
+    let mut text = String::new();
+    let mut images = 0;
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(t) => text.push_str(&t.text),
+            ContentBlock::Image(_) => images += 1,
+            _ => {}
+        }
+    }
+    TextReply {
+        is_error: result.is_error == Some(true),
+        text,
+        images,
+        structured: result.structured_content.is_some(),
+    }
+}
+
+impl Tabwire {
+    /// A tool call whose reply is read as text (lean replies).
+    pub async fn text(&self, tool: &str, arguments: Value) -> TextReply {
+        text_call(&self.client, tool, arguments).await
+    }
+
+    /// A lean read followed through every cursor it names: the outline lines of all its
+    /// replies (header and cut notes left out) and the characters the agent read.
+    pub async fn read_all(&self, tool: &str, arguments: Value) -> (String, usize) {
+        let mut call = arguments;
+        let (mut outline, mut chars) = (String::new(), 0);
+        for _ in 0..1000 {
+            let reply = self.text(tool, call.clone()).await;
+            assert!(!reply.is_error, "{tool} {call}: {}", reply.text);
+            chars += reply.text.chars().count();
+            let mut cursor = None;
+            for (i, line) in reply.text.lines().enumerate() {
+                if i == 0 {
+                    continue; // the header: title · url · tab
+                }
+                if let Some(rest) = line.strip_prefix("[cut: ") {
+                    cursor = rest.split('"').nth(1).map(str::to_owned);
+                    continue;
+                }
+                if line.starts_with('[')
+                    && line.ends_with("outside the viewport: scroll, or viewportOnly: false]")
+                {
+                    continue;
+                }
+                outline.push_str(line);
+                outline.push('\n');
+            }
+            match cursor {
+                Some(cursor) => call["cursor"] = json!(cursor),
+                None => return (outline, chars),
+            }
+        }
+        panic!("{tool} kept naming cursors");
+    }
+}

@@ -24,7 +24,9 @@ function refFor(el, base) {
 }
 
 // The live element a ref names in this document, or null.
-function elementOfRef(ref) {
+function elementOfRef(given) {
+  // Lean replies write ref_12 as e12; both name one element.
+  const ref = /^e\d+$/.test(given) ? 'ref_' + given.slice(1) : given;
   const held = refBook().elementOf.get(ref);
   const el = held && held.deref();
   if (el && el.isConnected) return el;

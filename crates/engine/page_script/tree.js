@@ -86,7 +86,8 @@ TW.read_tree = function (args) {
   const a = args || {};
   const interactiveOnly = a.filter === 'interactive';
   const viewportOnly = a.viewport_only !== false;
-  const maxLines = a.max_lines > 0 ? a.max_lines : 4000;
+  // The engine pages the outline (a cursor reads on); this only bounds one document.
+  const maxLines = a.max_lines > 0 ? a.max_lines : 100000;
   const maxDepth = typeof a.depth === 'number' && a.depth >= 0 ? a.depth : Infinity;
   let root = document.body || document.documentElement;
   if (a.focus_ref) {
@@ -112,7 +113,10 @@ TW.read_tree = function (args) {
   let pending = '', pendingDepth = 0, pendingShown = true;
   const flush = () => {
     const text = collapse(pending);
-    if (text && pendingShown && !interactiveOnly) push(pendingDepth, '- text ' + quoteName(text, TREE_TEXT_MAX));
+    if (text && pendingShown && !interactiveOnly && push(pendingDepth, '- text ' + quoteName(text, TREE_TEXT_MAX))) {
+      // The text itself, for outlines written without quotes (the lean replies).
+      nodes[nodes.length - 1].v = clip(text, TREE_TEXT_MAX);
+    }
     pending = '';
   };
 
@@ -192,6 +196,7 @@ TW.read_tree = function (args) {
         let text = '- ' + line.role;
         if (line.name) text += ' ' + quoteName(line.name, TREE_NAME_MAX);
         if (!push(depth, text)) return;
+        Object.assign(nodes[nodes.length - 1], { role: line.role, name: clip(line.name || '', TREE_NAME_MAX) });
         childDepth = depth + 1;
       }
       pendingDepth = childDepth;

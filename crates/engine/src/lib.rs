@@ -48,7 +48,7 @@ pub use page::input::ClickTarget;
 pub use page::navigation::Navigated;
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
-pub use page::tree::{Control, Snapshot, TreeRequest, Viewport};
+pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::user_script::INLINE_LIMIT;
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
 pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};

@@ -124,6 +124,9 @@ pub struct Reply {
     pub facts: Map<String, Value>,
     /// Images sent as MCP image content next to the payload: (base64, mime type).
     pub images: Vec<(String, &'static str)>,
+    /// The reply in a few words, for lean replies (`--replies lean`): an outline, or
+    /// what an input did. None: the payload is encoded as it is (`lean::encode`).
+    pub lean: Option<String>,
 }
 
 impl Reply {
@@ -142,6 +145,40 @@ impl Reply {
     pub fn fact(mut self, name: &str, value: impl Into<Value>) -> Reply {
         self.facts.insert(name.to_owned(), value.into());
         self
+    }
+
+    /// The lean text of this reply (used only in lean mode).
+    pub fn lean(mut self, text: impl Into<String>) -> Reply {
+        self.lean = Some(text.into());
+        self
+    }
+}
+
+/// How a session's replies are written. The facts are the same either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Replies {
+    /// The originals' wire shapes, byte for byte: for clients that parse them.
+    #[default]
+    Exact,
+    /// Plain text for a model: no repeated projections, nothing null or default, the
+    /// outline with its refs inline, one-line errors.
+    Lean,
+}
+
+impl Replies {
+    pub fn name(self) -> &'static str {
+        match self {
+            Replies::Exact => "exact",
+            Replies::Lean => "lean",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Replies, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "exact" | "" => Ok(Replies::Exact),
+            "lean" => Ok(Replies::Lean),
+            other => Err(format!("unknown reply mode '{other}': exact or lean")),
+        }
     }
 }
 
@@ -171,15 +208,22 @@ pub struct SessionSettings {
     floor: Profile,
     profile: std::sync::Mutex<Profile>,
     pub allow_blocked_cdp: bool,
+    /// How this session's replies are written.
+    pub replies: Replies,
 }
 
 impl SessionSettings {
-    pub fn new(floor: Profile, allow_blocked_cdp: bool) -> SessionSettings {
+    pub fn new(floor: Profile, allow_blocked_cdp: bool, replies: Replies) -> SessionSettings {
         SessionSettings {
             floor,
             profile: std::sync::Mutex::new(floor),
             allow_blocked_cdp,
+            replies,
         }
+    }
+
+    pub fn lean(&self) -> bool {
+        self.replies == Replies::Lean
     }
 
     pub fn profile(&self) -> Profile {

@@ -8,6 +8,7 @@
 mod face;
 pub mod faces;
 mod http;
+mod lean;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577; clients still use it.
 pub mod logging;
 mod params;
@@ -18,6 +19,6 @@ mod server;
 mod stream;
 
 pub use face::OVERRIDE_ENV;
-pub use face::{Face, Profile, ToolDef};
+pub use face::{Face, Profile, Replies, ToolDef};
 pub use http::{HttpOptions, serve_http};
 pub use server::{ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream};

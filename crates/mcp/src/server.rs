@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use engine::{AgentSession, Engine};
 
-use crate::face::{Call, Face, Profile, Rendered, SessionSettings, ToolDef};
+use crate::face::{Call, Face, Profile, Rendered, Replies, SessionSettings, ToolDef};
 use crate::logging;
 use crate::params;
 
@@ -45,6 +45,8 @@ pub struct SessionOptions {
     pub profile: Profile,
     /// The operator allowed blocked raw CDP (lab only).
     pub allow_blocked_cdp: bool,
+    /// How replies are written (exact by default).
+    pub replies: Replies,
 }
 
 impl SessionOptions {
@@ -58,7 +60,7 @@ impl SessionOptions {
         let listed = catalogue
             .iter()
             .filter(|(_, tool)| tool.listed)
-            .map(|(face, tool)| describe(face, tool))
+            .map(|(face, tool)| describe(face, tool, self.replies))
             .collect();
         let instructions = self
             .faces
@@ -72,6 +74,7 @@ impl SessionOptions {
             instructions: instructions.into(),
             profile: self.profile,
             allow_blocked_cdp: self.allow_blocked_cdp,
+            replies: self.replies,
         }
     }
 }
@@ -84,6 +87,7 @@ pub struct SharedSession {
     instructions: Arc<str>,
     profile: Profile,
     allow_blocked_cdp: bool,
+    replies: Replies,
 }
 
 /// One MCP session's handler.
@@ -182,6 +186,7 @@ impl TabwireServer {
             settings: Arc::new(SessionSettings::new(
                 shared.profile,
                 shared.allow_blocked_cdp,
+                shared.replies,
             )),
             catalogue: shared.catalogue.clone(),
             listed: shared.listed.clone(),
@@ -192,7 +197,7 @@ impl TabwireServer {
     }
 }
 
-fn describe(face: &Face, tool: &ToolDef) -> Tool {
+fn describe(face: &Face, tool: &ToolDef, replies: Replies) -> Tool {
     let hints = &tool.hints;
     let mut annotations = ToolAnnotations::new();
     let mut any = false;
@@ -222,7 +227,8 @@ fn describe(face: &Face, tool: &ToolDef) -> Tool {
     if any {
         described = described.with_annotations(annotations);
     }
-    if let Some(schema) = (face.output_schema)(tool) {
+    // A lean reply is text, not structured content, so it declares no output schema.
+    if let Some(schema) = (face.output_schema)(tool).filter(|_| replies == Replies::Exact) {
         described = described.with_raw_output_schema(Arc::new(schema));
     }
     described
@@ -254,7 +260,7 @@ impl ServerHandler for TabwireServer {
         self.catalogue
             .iter()
             .find(|(_, tool)| tool.name == name)
-            .map(|(face, tool)| describe(face, tool))
+            .map(|(face, tool)| describe(face, tool, self.settings.replies))
     }
 
     #[allow(deprecated)]
@@ -347,7 +353,7 @@ impl ServerHandler for TabwireServer {
             Err(error) => Err(error),
         };
         // A default tab that closed and was replaced is a fact of this call.
-        let outcome = outcome.map(|reply| match self.session.take_switch() {
+        let mut outcome = outcome.map(|reply| match self.session.take_switch() {
             Some(switch) => reply
                 .fact("switched_session", switch.to)
                 .fact("switched_from", switch.from),
@@ -374,6 +380,11 @@ impl ServerHandler for TabwireServer {
                 "error": outcome.as_ref().err().map(ToString::to_string),
             }),
         );
+        if self.settings.lean() {
+            let lean = outcome.as_mut().ok().and_then(|reply| reply.lean.take());
+            let exact = (face.render)(tool, outcome, &rendered);
+            return Ok(crate::lean::rewrite(face, exact, lean, &rendered).into());
+        }
         Ok((face.render)(tool, outcome, &rendered).into())
     }
 }

@@ -32,6 +32,9 @@ pub struct Preamble {
     pub faces: String,
     pub profile: String,
     pub allow_blocked_cdp: bool,
+    /// `exact` or `lean` (an older client says nothing: exact).
+    #[serde(default)]
+    pub replies: String,
     pub engine: Value,
 }
 
@@ -215,6 +218,7 @@ fn session_for(preamble: &Preamble, settings: &Value) -> anyhow::Result<mcp::Ses
         faces,
         profile,
         allow_blocked_cdp: preamble.allow_blocked_cdp,
+        replies: mcp::Replies::parse(&preamble.replies).map_err(anyhow::Error::msg)?,
     })
 }
 

@@ -25,6 +25,18 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             println!("     fix: --face btap, --face chrome or --face btap,chrome");
         }
     }
+    match mcp::Replies::parse(&args.replies) {
+        Ok(mcp::Replies::Lean) => println!(
+            "ok   replies: lean (plain text for a model; --replies exact for drop-in clients)"
+        ),
+        Ok(mcp::Replies::Exact) => println!(
+            "ok   replies: exact (the originals' shapes; --replies lean for fewer tokens when a model reads them)"
+        ),
+        Err(error) => {
+            problems += 1;
+            println!("BAD  replies: {error}");
+        }
+    }
     match &args.cdp_endpoint {
         Some(endpoint) => println!("ok   link: CDP endpoint {endpoint} (checked on first use)"),
         None => match engine::find_browser(args.browser_path.as_deref()) {

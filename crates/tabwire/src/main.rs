@@ -83,6 +83,15 @@ struct ServeArgs {
         value_name = "FACES"
     )]
     face: String,
+    /// How replies are written: exact (the originals' shapes, for drop-in clients) or
+    /// lean (plain text for a model: the fewest tokens, the same facts).
+    #[arg(
+        long,
+        env = "TABWIRE_REPLIES",
+        default_value = "exact",
+        value_name = "exact|lean"
+    )]
+    replies: String,
     /// Where screenshots, PDFs and large results are written (default ~/Downloads/tabwire).
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
@@ -234,6 +243,9 @@ enum Command {
     PrintConfig {
         #[arg(value_enum)]
         client: Client,
+        /// Configure lean replies (`--replies lean`): for an agent that is a model.
+        #[arg(long)]
+        lean: bool,
     },
 }
 
@@ -314,8 +326,10 @@ fn run() -> anyhow::Result<()> {
             Some(Command::InstallNativeHost {
                 browser_user_data_dir,
             }) => install_native_host(browser_user_data_dir),
-            Some(Command::PrintConfig { client }) => {
-                println!("{}", print_config(client, &cli.serve.face)?);
+            Some(Command::PrintConfig { client, lean }) => {
+                let lean =
+                    lean || mcp::Replies::parse(&cli.serve.replies) == Ok(mcp::Replies::Lean);
+                println!("{}", print_config(client, &cli.serve.face, lean)?);
                 Ok(())
             }
         }
@@ -451,6 +465,7 @@ impl ServeArgs {
                 ProfileArg::Lab => mcp::Profile::Lab,
             },
             allow_blocked_cdp: std::env::var(mcp::OVERRIDE_ENV).is_ok_and(|v| v == "1"),
+            replies: mcp::Replies::parse(&self.replies).map_err(anyhow::Error::msg)?,
         })
     }
 
@@ -462,6 +477,7 @@ impl ServeArgs {
             faces: self.face.clone(),
             profile: options.profile.name().to_owned(),
             allow_blocked_cdp: options.allow_blocked_cdp,
+            replies: options.replies.name().to_owned(),
             engine: self.engine_settings(),
         })
     }
@@ -591,16 +607,20 @@ async fn shutdown_signal() {
     platform::shutdown::requested().await
 }
 
-/// A client's configuration for this binary, with `--face` when it is not the default.
-fn print_config(client: Client, faces: &str) -> anyhow::Result<String> {
+/// A client's configuration for this binary, with `--face` when it is not the default and
+/// `--replies lean` when asked for.
+fn print_config(client: Client, faces: &str, lean: bool) -> anyhow::Result<String> {
     mcp::faces::by_names(faces).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let exe = exe.display().to_string();
-    let args: Vec<&str> = if faces == "btap" {
+    let mut args: Vec<&str> = if faces == "btap" {
         Vec::new()
     } else {
         vec!["--face", faces]
     };
+    if lean {
+        args.extend(["--replies", "lean"]);
+    }
     let joined = args.join(" ");
     let command_line = if joined.is_empty() {
         exe.clone()

@@ -33,18 +33,7 @@ impl Page {
         let ctx = self.frame_context(&request.frame, timeout).await?;
         let mut extra = Value::Null;
         if let Some(code) = &request.extra_js {
-            // Evaluated as execute_js evaluates (its values converted the same way: a
-            // DOM node, a Map or a cycle is described, not refused); a script that throws
-            // is reported beside the scan, which still happens.
-            extra = match super::user_script::evaluate_user_script(self, code).await {
-                Ok(value) => value,
-                Err(EngineError::Page {
-                    code: ErrorCode::ScriptError,
-                    message,
-                    ..
-                }) => json!({ "error": message }),
-                Err(error) => return Err(error),
-            };
+            extra = self.script_before_read(code).await?;
         }
         let mut result = self
             .run(
@@ -85,6 +74,21 @@ impl Page {
             result["frame"] = json!(request.frame);
         }
         Ok(result)
+    }
+
+    /// A script a read runs first (`extra_js`), evaluated as execute_js evaluates (its
+    /// values converted the same way: a DOM node, a Map or a cycle is described, not
+    /// refused); one that throws is reported as `{error}`, and the read still happens.
+    pub async fn script_before_read(&self, code: &str) -> Result<Value> {
+        match super::user_script::evaluate_user_script(self, code).await {
+            Ok(value) => Ok(value),
+            Err(EngineError::Page {
+                code: ErrorCode::ScriptError,
+                message,
+                ..
+            }) => Ok(json!({ "error": message })),
+            Err(error) => Err(error),
+        }
     }
 
     /// Gives each date or time input among `targets` the sub-fields Chromium's

@@ -29,6 +29,27 @@ pub struct TreeRequest {
     pub depth: Option<u32>,
     /// Only the subtree of this ref.
     pub focus_ref: Option<String>,
+    /// Only this iframe's document (a locator path, as `frame` takes it).
+    pub frame: Vec<Value>,
+    /// How the outline is written.
+    pub style: OutlineStyle,
+    /// The first line to write (a cursor from an earlier read that was cut).
+    pub start_line: usize,
+    /// Write whole lines until this many characters; the rest is for the next call
+    /// (`Snapshot::next_line`). None: everything.
+    pub max_chars: Option<usize>,
+}
+
+/// How an outline's lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OutlineStyle {
+    /// `- button "Save" [ref=ref_12] (310,45)`, two spaces a level (the Chrome MCP
+    /// Server's shape).
+    #[default]
+    Exact,
+    /// `button "Save" e12`, one space a level, text without quotes, no points: the same
+    /// facts in the fewest characters, for a model to read.
+    Lean,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -57,8 +78,10 @@ pub struct Snapshot {
     pub frames: usize,
     /// Lines left out past the limit.
     pub truncated: bool,
-    /// The controls among the lines, with their refs.
+    /// The controls among the lines written, with their refs.
     pub controls: Vec<Control>,
+    /// Where the next read starts when this one was cut by `max_chars`.
+    pub next_line: Option<usize>,
 }
 
 /// One control of a snapshot.
@@ -75,10 +98,14 @@ pub struct Control {
 /// One line of a document's outline as the page script gives it.
 struct Line {
     depth: usize,
+    /// The line as tree.js writes it (the exact style).
     text: String,
+    /// A text line's text, unquoted.
+    plain: Option<String>,
+    /// A structural line's role and name (a heading, a landmark).
+    role: Option<(String, String)>,
     point: Option<(f64, f64)>,
     tail: String,
-    is_ref: bool,
     control: Option<Control>,
     /// The sub-fields of a date or time input, shown as lines below it (`read.rs`).
     subfields: Vec<String>,
@@ -87,7 +114,7 @@ struct Line {
 impl Page {
     pub async fn read_tree(&self, request: &TreeRequest, timeout: Duration) -> Result<Snapshot> {
         let top = self.top();
-        let (mut focus_frame, mut focus) = (Vec::new(), request.focus_ref.clone());
+        let (mut focus_frame, mut focus) = (request.frame.clone(), request.focus_ref.clone());
         if let Some(reference) = &request.focus_ref {
             // A ref inside a frame: read that frame, from that element.
             let (_, frame) = self.ref_target(reference)?;
@@ -123,6 +150,7 @@ impl Page {
             frames: 0,
             truncated: first.reply["truncated"] == true,
             controls: Vec::new(),
+            next_line: None,
         };
         let mut lines = Vec::new();
         self.splice(
@@ -135,9 +163,12 @@ impl Page {
         )
         .await;
         snapshot.lines = lines.len();
-        snapshot.refs = lines.iter().filter(|l| l.is_ref).count();
-        snapshot.text = render(&lines);
-        snapshot.controls = lines.into_iter().filter_map(|l| l.control).collect();
+        let (text, end) = render(&lines, request);
+        snapshot.text = text;
+        snapshot.next_line = (end < lines.len()).then_some(end);
+        let written = lines.into_iter().take(end).skip(request.start_line);
+        snapshot.controls = written.filter_map(|l| l.control).collect();
+        snapshot.refs = snapshot.controls.len();
         Ok(snapshot)
     }
 
@@ -227,12 +258,18 @@ impl Page {
                             point,
                             disabled: node["off"] == true,
                         });
+                        let role = node["role"].as_str().filter(|_| control.is_none());
                         Line {
                             depth: node["d"].as_u64().unwrap_or_default() as usize,
                             text: node["s"].as_str().unwrap_or_default().to_owned(),
+                            plain: node["v"].as_str().map(str::to_owned),
+                            role: role.map(|role| {
+                                let name = node["name"].as_str().unwrap_or_default();
+                                (role.to_owned(), name.to_owned())
+                            }),
                             point,
                             tail: node["t"].as_str().unwrap_or_default().to_owned(),
-                            is_ref: control.is_some(),
+
                             control,
                             subfields: Vec::new(),
                         }
@@ -288,10 +325,7 @@ impl Page {
                 .iter()
                 .map(|f| {
                     let role = f["role"].as_str().unwrap_or_default();
-                    format!(
-                        "- {role} {}",
-                        quoted(f["name"].as_str().unwrap_or_default())
-                    )
+                    format!("{role} {}", quoted(f["name"].as_str().unwrap_or_default()))
                 })
                 .collect();
         }
@@ -336,32 +370,49 @@ impl Page {
             .collect())
     }
 
+    /// A locator with the frame path it needs: a bare `{ref}` from an outline gets the
+    /// path of the frame its element lives in, so a ref acts on the very element whatever
+    /// face or tool passes it on; anything else is returned as it came.
+    pub fn placed(&self, locator: Value, frame: Vec<Value>) -> Result<(Value, Vec<Value>)> {
+        let bare_ref = locator
+            .as_object()
+            .filter(|map| map.len() == 1 && frame.is_empty())
+            .and_then(|map| map.get("ref"))
+            .and_then(Value::as_str);
+        match bare_ref {
+            Some(reference) => self.ref_target(reference),
+            None => Ok((locator, frame)),
+        }
+    }
+
     /// The locator and frame path a ref stands for. A ref this tab never handed out is
     /// refused here; one from a document that has gone is told by the page (`stale_ref`).
     pub fn ref_target(&self, reference: &str) -> Result<(Value, Vec<Value>)> {
-        let reference = reference.trim();
-        let number = reference
+        let given = reference.trim();
+        let number = given
             .strip_prefix("ref_")
+            .or_else(|| given.strip_prefix('e'))
             .and_then(|n| n.parse::<u64>().ok())
             .ok_or_else(|| {
                 EngineError::invalid(
                     Input::Ref,
                     format!(
-                        "'{reference}' is not a ref like ref_12 (refs come from chrome_read_page)"
+                        "'{given}' is not a ref like ref_12 or e12 (refs come from reading the page)"
                     ),
                 )
             })?;
+        let reference = format!("ref_{number}");
         let tab = self.browser.tab_by_target(&self.tab.target_id);
         let issued = tab.as_ref().map_or(1, |t| t.refs.next);
         if number >= issued {
             return Err(EngineError::page(
                 ErrorCode::StaleRef,
-                format!("{reference} was never handed out in this tab; read the page for refs"),
-                json!({ "ref": reference }),
+                format!("{given} was never handed out in this tab; read the page for refs"),
+                json!({ "ref": given }),
             ));
         }
         let frame = tab
-            .and_then(|t| t.refs.framed.get(reference).cloned())
+            .and_then(|t| t.refs.framed.get(&reference).cloned())
             .unwrap_or_default();
         Ok((json!({ "ref": reference }), frame))
     }
@@ -379,27 +430,85 @@ struct FrameMark {
     depth: usize,
 }
 
-fn render(lines: &[Line]) -> String {
+/// Writes the lines from `request.start_line`, whole, until `max_chars`; the text and
+/// the index of the first line not written. At least one line is written, so a read
+/// always moves on.
+fn render(lines: &[Line], request: &TreeRequest) -> (String, usize) {
+    let budget = request.max_chars.unwrap_or(usize::MAX);
     let mut out = String::new();
-    for line in lines {
-        for _ in 0..line.depth {
-            out.push_str("  ");
+    let mut end = request.start_line.min(lines.len());
+    for line in &lines[end..] {
+        let mut written = String::new();
+        match request.style {
+            OutlineStyle::Exact => exact_line(line, &mut written),
+            OutlineStyle::Lean => lean_line(line, &mut written),
         }
-        out.push_str(&line.text);
-        if let Some((x, y)) = line.point {
-            out.push_str(&format!(" ({},{})", x.round() as i64, y.round() as i64));
+        if out.len() + written.len() > budget && end > request.start_line {
+            break;
+        }
+        out.push_str(&written);
+        end += 1;
+    }
+    (out, end)
+}
+
+fn exact_line(line: &Line, out: &mut String) {
+    out.push_str(&"  ".repeat(line.depth));
+    out.push_str(&line.text);
+    if let Some((x, y)) = line.point {
+        out.push_str(&format!(" ({},{})", x.round() as i64, y.round() as i64));
+    }
+    out.push_str(&line.tail);
+    out.push('\n');
+    for field in &line.subfields {
+        out.push_str(&"  ".repeat(line.depth + 1));
+        out.push_str("- ");
+        out.push_str(field);
+        out.push('\n');
+    }
+}
+
+/// `button "Save" checked e12`: role, name, state, ref; a text line is its text.
+fn lean_line(line: &Line, out: &mut String) {
+    out.push_str(&" ".repeat(line.depth));
+    if let Some(control) = &line.control {
+        out.push_str(if control.role.is_empty() {
+            "control"
+        } else {
+            &control.role
+        });
+        if !control.name.is_empty() {
+            out.push(' ');
+            out.push_str(&quoted(&control.name));
         }
         out.push_str(&line.tail);
-        out.push('\n');
-        for field in &line.subfields {
-            for _ in 0..=line.depth {
-                out.push_str("  ");
-            }
-            out.push_str(field);
-            out.push('\n');
+        out.push(' ');
+        out.push_str(&lean_ref(&control.reference));
+    } else if let Some(text) = &line.plain {
+        out.push_str(text);
+    } else if let Some((role, name)) = &line.role {
+        out.push_str(role);
+        if !name.is_empty() {
+            out.push(' ');
+            out.push_str(&quoted(name));
         }
+    } else {
+        out.push_str(line.text.trim_start_matches("- "));
     }
-    out
+    out.push('\n');
+    for field in &line.subfields {
+        out.push_str(&" ".repeat(line.depth + 1));
+        out.push_str(field);
+        out.push('\n');
+    }
+}
+
+/// `ref_12` as a lean reply writes it: `e12` (both are taken wherever a ref is).
+pub fn lean_ref(reference: &str) -> String {
+    match reference.strip_prefix("ref_") {
+        Some(number) => format!("e{number}"),
+        None => reference.to_owned(),
+    }
 }
 
 /// A name in double quotes, as tree.js quotes names.

@@ -160,6 +160,22 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
+    // A ref from an outline names its frame too.
+    let target = match target {
+        ClickTarget::Element {
+            locator,
+            frame,
+            offset,
+        } => {
+            let (locator, frame) = page.placed(locator, frame)?;
+            ClickTarget::Element {
+                locator,
+                frame,
+                offset,
+            }
+        }
+        other => other,
+    };
     let data = page
         .click(
             target,
@@ -173,16 +189,25 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);
     }
-    Ok(Reply::data(data).on(page.info()))
+    let hit = &data["target"];
+    let point = hit["x"].as_f64().zip(hit["y"].as_f64());
+    let lean = crate::lean::clicked(
+        &data["element"],
+        point,
+        hit["hit_verified"] != false,
+        &data["dialogs"],
+    );
+    Ok(Reply::data(data).on(page.info()).lean(lean))
 }
 
 pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
-    let (locator, frame) = split_locator(Some(&given(p.selector)))?;
-    let locator = (!locator.is_null()).then_some(locator);
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
+    let (locator, frame) = split_locator(Some(&given(p.selector)))?;
+    let (locator, frame) = page.placed(locator, frame)?;
+    let locator = (!locator.is_null()).then_some(locator);
     let submit = Some(p.submit_key).filter(|k| !k.trim().is_empty());
     let data = page
         .type_text(
@@ -194,7 +219,16 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    Ok(Reply::data(input_reply(type_reply(data), "typed")).on(page.info()))
+    let data = input_reply(type_reply(data), "typed");
+    let mut lean = format!(
+        "typed {} chars into {}",
+        data["typed_chars"],
+        crate::lean::element(&data["active_element"])
+    );
+    if data["submitted"].as_bool() == Some(true) || data["submitted"].is_string() {
+        lean.push_str(", then submitted");
+    }
+    Ok(Reply::data(data).on(page.info()).lean(lean))
 }
 
 pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
@@ -203,7 +237,10 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let data = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
-    Ok(Reply::data(input_reply(data, "pressed")).on(page.info()))
+    let lean = format!("pressed {}", data["keys"].as_str().unwrap_or(&p.keys_csv));
+    Ok(Reply::data(input_reply(data, "pressed"))
+        .on(page.info())
+        .lean(lean))
 }
 
 pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {

@@ -60,6 +60,9 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
+    if call.settings.lean() {
+        return lean_scan(&page, p).await;
+    }
     let (content_offset, targets_offset) = match p.cursor.trim() {
         "" => (0, 0),
         cursor => parse_cursor(cursor)?,
@@ -79,6 +82,46 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         data["instruction"] = json!(p.instruction);
     }
     Ok(Reply::data(data).on(page.info()))
+}
+
+/// A lean scan: the whole page as the outline (its controls, with their state and ref,
+/// are its lines), `maxchars` of it a reply, the rest behind a cursor (a line number).
+async fn lean_scan(page: &engine::Page, p: ScanPage) -> Result<Reply, ToolError> {
+    let start_line = match p.cursor.trim() {
+        "" => 0,
+        cursor => cursor.parse::<usize>().map_err(|_| {
+            ToolError::param(
+                "cursor",
+                "is the cursor a lean scan_page reply named, like \"812\"",
+            )
+        })?,
+    };
+    let frame = frame_path(p.frame.as_ref())?;
+    if !p.extra_js.is_empty() && !frame.is_empty() {
+        return Err(ToolError::param(
+            "extra_js",
+            "cannot be combined with frame",
+        ));
+    }
+    let extra = match p.extra_js.as_str() {
+        "" => None,
+        code => Some(page.script_before_read(code).await?),
+    };
+    let request = engine::TreeRequest {
+        frame,
+        style: engine::OutlineStyle::Lean,
+        start_line,
+        max_chars: Some(p.maxchars as usize),
+        ..engine::TreeRequest::default()
+    };
+    let snapshot = page.read_tree(&request, params::seconds(p.timeout)).await?;
+    let info = page.info();
+    let mut text = crate::lean::outline(&snapshot, &info.handle, None);
+    if let Some(value) = extra {
+        text.push_str(&format!("extra_js: {value}\n"));
+    }
+    let data = json!({ "url": snapshot.url, "title": snapshot.title, "content": snapshot.text });
+    Ok(Reply::data(data).on(info).lean(text))
 }
 
 /// `"35000:80"` → the content character and the target index a continuation starts at.
@@ -147,6 +190,7 @@ pub async fn wait_for(call: Call, p: WaitFor) -> Result<Reply, ToolError> {
         let (ctx, probe) = match (&p.selector, &p.text, &p.url_pattern) {
             (Some(selector), _, _) => {
                 let (locator, frame) = split_locator(Some(selector))?;
+                let (locator, frame) = page.placed(locator, frame)?;
                 (
                     page.frame_context(&frame, timeout).await?,
                     json!({ "selector": locator }),

@@ -177,7 +177,21 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
         data["superseded_operation_id"] = json!(operation);
     }
     data["status"] = json!("ok");
-    Ok(Reply::data(data).on(page.info()))
+    let mut lean = if navigated.download {
+        format!("{} started a download", navigated.url)
+    } else {
+        format!("opened {} \"{}\"", navigated.url, navigated.title)
+    };
+    if !navigated.download && navigated.load_status() != "complete" {
+        lean.push_str(&format!(" ({})", navigated.load_status()));
+    }
+    for dialog in data["dialogs"].as_array().into_iter().flatten() {
+        lean.push_str(&format!("; a dialog was answered: {dialog}"));
+    }
+    if let Some(operation) = data["superseded_operation_id"].as_str() {
+        lean.push_str(&format!("; stopped the script of operation {operation}"));
+    }
+    Ok(Reply::data(data).on(page.info()).lean(lean))
 }
 
 pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError> {

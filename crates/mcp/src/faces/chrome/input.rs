@@ -201,24 +201,42 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     let report = match clicked {
         Acted::Done(report) => report,
         Acted::DialogOpened(dialog) => {
+            let lean = format!(
+                "clicked; a dialog is open now: {} (answer it with chrome_handle_dialog)",
+                crate::lean::encode(&json!(dialog))
+                    .trim()
+                    .replace('\n', ", ")
+            );
             return Ok(Reply::data(json!({
                 "success": true, "message": DIALOG_OPENED, "dialog": dialog,
                 "navigationOccurred": false, "clickMethod": method,
             }))
-            .on(page.info()));
+            .on(page.info())
+            .lean(lean));
         }
     };
     let navigated = page
         .navigation_since(before, p.waitForNavigation, timeout)
         .await;
     let mut info = report.get("element").cloned().unwrap_or(json!({}));
+    let point = report["x"].as_f64().zip(report["y"].as_f64());
+    let mut lean =
+        crate::lean::clicked(&info, point, report["hit_verified"] != false, &Value::Null);
+    let landed = page.info();
+    if navigated {
+        lean.push_str(&format!(
+            "; navigated to {} \"{}\"",
+            landed.url, landed.title
+        ));
+    }
     info["clickMethod"] = json!(method);
     info["clickPosition"] = json!({ "x": report["x"], "y": report["y"] });
     Ok(Reply::data(json!({
         "success": true, "message": "Element clicked successfully", "elementInfo": info,
         "navigationOccurred": navigated, "clickMethod": method,
     }))
-    .on(page.info()))
+    .on(landed)
+    .lean(lean))
 }
 
 pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolError> {
@@ -234,12 +252,27 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
         return Err(ToolError::param("selector", "give a ref or a selector"));
     };
     let filled = page.fill(locator, frame, &p.value, ms(15_000.0)).await?;
+    let verb = if filled.kind == "select" {
+        "selected"
+    } else {
+        "filled"
+    };
+    let shown = if filled.element["type"] == "password" {
+        "•••"
+    } else {
+        filled.value.as_str()
+    };
+    let lean = format!(
+        "{verb} {} = \"{shown}\"",
+        crate::lean::element(&filled.element)
+    );
     Ok(Reply::data(json!({
         "success": true,
         "message": if filled.kind == "select" { "Option selected successfully" } else { "Element filled successfully" },
         "elementInfo": element_info(&filled.element, &filled.value),
     }))
-    .on(page.info()))
+    .on(page.info())
+    .lean(lean))
 }
 
 fn element_info(element: &Value, value: &str) -> Value {
@@ -276,11 +309,13 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
             failed["error"].as_str().unwrap_or("a key was not sent"),
         ));
     }
+    let lean = format!("pressed {}", p.keys);
     Ok(Reply::data(json!({
         "success": true, "message": format!("Keyboard events simulated successfully: {}", p.keys),
         "targetElement": target, "results": results,
     }))
-    .on(page.info()))
+    .on(page.info())
+    .lean(lean))
 }
 
 /// One chord (`Ctrl+Shift+K`, `Enter`) pressed, or text that names no key typed.

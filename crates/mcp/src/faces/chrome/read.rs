@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use engine::TreeRequest;
 use engine::search::SearchRequest;
+use engine::{OutlineStyle, TreeRequest};
 
 use super::tab_arg;
 use super::tabs::ms;
@@ -18,6 +18,7 @@ tool_params! {
         depth: Option<i64> = Int { min: 0, max: 1000 }, optional, "how many levels of the outline to show";
         refId: Option<String> = Str, optional, "only this ref's subtree";
         viewportOnly: bool = Bool, default(true), "false: the whole page, not only the viewport";
+        cursor: Option<String> = Str, optional, "read on from a cut reply: its continuation cursor";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
@@ -55,17 +56,41 @@ tool_params! {
     }
 }
 
+/// Characters of outline in one reply: the exact reply's whole-page reads fit (a
+/// 10,000-element page is about 150,000), a lean one stays a comfortable read.
+const EXACT_BUDGET: usize = 200_000;
+const LEAN_BUDGET: usize = 50_000;
+
 pub async fn read_page(call: Call, p: ReadPage) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
+    let lean = call.settings.lean();
+    let start_line = match p.cursor.as_deref().map(str::trim) {
+        None | Some("") => 0,
+        Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+            ToolError::param(
+                "cursor",
+                "is the continuation cursor of an earlier read, like \"812\"",
+            )
+        })?,
+    };
     let request = TreeRequest {
         interactive_only: p.filter.as_deref() == Some("interactive"),
         viewport_only: p.viewportOnly && p.refId.is_none(),
         depth: p.depth.map(|d| d as u32),
         focus_ref: p.refId.clone(),
+        style: if lean {
+            OutlineStyle::Lean
+        } else {
+            OutlineStyle::Exact
+        },
+        start_line,
+        max_chars: Some(if lean { LEAN_BUDGET } else { EXACT_BUDGET }),
+        frame: Vec::new(),
     };
     let snapshot = page.read_tree(&request, ms(30_000.0)).await?;
     let info = page.info();
+    let offscreen = (request.viewport_only && snapshot.offscreen > 0).then_some(snapshot.offscreen);
     // Lean on purpose: the outline is what an agent reads; the rest is said only when it
     // tells something.
     let mut data = json!({
@@ -77,19 +102,24 @@ pub async fn read_page(call: Call, p: ReadPage) -> Result<Reply, ToolError> {
         "refMapCount": snapshot.refs,
         "viewport": { "width": snapshot.viewport.width, "height": snapshot.viewport.height, "dpr": snapshot.viewport.dpr },
     });
-    if request.viewport_only && snapshot.offscreen > 0 {
-        data["offscreen"] = json!(snapshot.offscreen);
+    if let Some(count) = offscreen {
+        data["offscreen"] = json!(count);
         data["tips"] = json!(
             "more controls are outside the viewport: scroll, or read with viewportOnly: false"
         );
     }
-    if snapshot.truncated {
+    if snapshot.truncated || snapshot.next_line.is_some() {
         data["truncated"] = json!(true);
     }
-    if let Some(reference) = p.refId {
+    if let Some(next) = snapshot.next_line {
+        data["continuation"] =
+            json!({ "cursor": next.to_string(), "lines_remaining": snapshot.lines - next });
+    }
+    if let Some(reference) = &p.refId {
         data["focus"] = json!({ "refId": reference, "found": true });
     }
-    Ok(Reply::data(data).on(info))
+    let lean_text = crate::lean::outline(&snapshot, &format!("tab {}", info.tab_id), offscreen);
+    Ok(Reply::data(data).on(info).lean(lean_text))
 }
 
 pub async fn get_web_content(call: Call, p: WebContent) -> Result<Reply, ToolError> {
@@ -136,8 +166,7 @@ pub async fn get_interactive_elements(
     let request = TreeRequest {
         interactive_only: true,
         viewport_only: false,
-        depth: None,
-        focus_ref: None,
+        ..TreeRequest::default()
     };
     let snapshot = page.read_tree(&request, ms(30_000.0)).await?;
     let query = p.textQuery.unwrap_or_default().to_lowercase();
