@@ -17,7 +17,7 @@ use crate::{call, pages, start_tabwire};
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A raw CDP page: one tab of a browser tabwire's way, attached with a flat session.
-struct RawPage {
+pub(crate) struct RawPage {
     connection: cdp::Connection,
     session: String,
     _browser: engine::browser::launch::Connected,
@@ -27,7 +27,7 @@ impl RawPage {
     /// With `page_script`, tabwire's page script is registered for every new document in
     /// an isolated world (as tabwire did before it installed the script with a
     /// document's first call): what that costs a navigation shows.
-    async fn open(page_script: bool) -> anyhow::Result<RawPage> {
+    pub(crate) async fn open(page_script: bool) -> anyhow::Result<RawPage> {
         let options = engine::LaunchOptions::default();
         let browser = engine::browser::launch::launch_connected(&options).await?;
         let connection = browser.connection.clone();
@@ -77,7 +77,7 @@ impl RawPage {
         })
     }
 
-    async fn send(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+    pub(crate) async fn send(&self, method: &str, params: Value) -> anyhow::Result<Value> {
         Ok(self
             .connection
             .call(Some(&self.session), method, params, TIMEOUT)
@@ -125,7 +125,7 @@ impl RawPage {
     }
 
     /// `Page.navigate`, then the load event of this session.
-    async fn navigate(&self, url: &str) -> anyhow::Result<()> {
+    pub(crate) async fn navigate(&self, url: &str) -> anyhow::Result<()> {
         let mut events = self.connection.subscribe();
         self.send("Page.navigate", json!({ "url": url })).await?;
         loop {

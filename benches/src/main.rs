@@ -12,6 +12,7 @@
 mod agents;
 mod floor;
 mod install;
+mod lean;
 mod link;
 mod mcp;
 mod pages;
@@ -48,6 +49,7 @@ async fn main() -> anyhow::Result<()> {
         Some("link") => link::run(runs.unwrap_or(20)).await,
         Some("peers") => peers(runs.unwrap_or(15), &args).await,
         Some("floor") => floor::run(runs.unwrap_or(20)).await,
+        Some("lean") => lean_bench().await,
         Some("search") => {
             // Each --model DIR is run after the shipped model, for comparison.
             let models: Vec<String> = args
@@ -59,7 +61,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Some(other) => {
             bail!(
-                "unknown benchmark '{other}'; available: page, agents, link, peers, search, floor"
+                "unknown benchmark '{other}'; available: page, agents, link, peers, lean, search, floor"
             )
         }
     }
@@ -81,6 +83,25 @@ fn workspace() -> std::path::PathBuf {
         .parent()
         .expect("workspace root")
         .to_path_buf()
+}
+
+/// `bench lean`: tabwire's exact and lean replies beside the peers on pages nobody here
+/// wrote; writes docs/lean-benchmark.md.
+async fn lean_bench() -> anyhow::Result<()> {
+    let root = workspace();
+    let peers_dir = root.join("bench-peers");
+    install::ensure_peers(&peers_dir)?;
+    let scratch = std::env::temp_dir().join(format!("tabwire-bench-lean-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let env = servers::Env {
+        tabwire: tabwire_binary()?,
+        peers: peers_dir,
+        scratch: scratch.clone(),
+    };
+    let site = pages::serve().await?;
+    let outcome = lean::run(&env, &site).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    outcome
 }
 
 /// `bench peers`: installs the peers if missing, runs them and tabwire side by side, and

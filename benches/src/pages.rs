@@ -72,6 +72,34 @@ fn corpus_page(name: &str) -> Option<String> {
     std::fs::read_to_string(crate::workspace().join("tests/pages/corpus").join(name)).ok()
 }
 
+/// A file of the lean corpus (`scripts/fetch-lean-corpus.sh`): MiniWoB++'s tree under
+/// /wob/, documentation pages under /lean-docs/. A MiniWoB++ task page starts its task
+/// when it loads, as MiniWoB++'s own harness starts it (past the START cover).
+fn lean_corpus(path: &str) -> Option<(Vec<u8>, &'static str)> {
+    if path.contains("..") {
+        return None;
+    }
+    let root = crate::workspace().join("target/lean-corpus");
+    let file = if let Some(rest) = path.strip_prefix("wob/") {
+        root.join("miniwob/miniwob/html").join(rest)
+    } else {
+        root.join("docs").join(path.strip_prefix("lean-docs/")?)
+    };
+    let mut body = std::fs::read(&file).ok()?;
+    let kind = match file.extension().and_then(|e| e.to_str()) {
+        Some("js") => "application/javascript",
+        Some("css") => "text/css",
+        Some("png") => "image/png",
+        _ => "text/html; charset=utf-8",
+    };
+    if path.starts_with("wob/miniwob/") && kind.starts_with("text/html") {
+        body.extend_from_slice(
+            b"<script>addEventListener('load', () => core.startEpisodeReal());</script>",
+        );
+    }
+    Some((body, kind))
+}
+
 /// Serves /big (any path starting so), /corpus/NAME (the fidelity corpus), /real/NAME (a
 /// fetched real page) and everything else as the small page; returns the base URL.
 pub async fn serve() -> anyhow::Result<String> {
@@ -85,6 +113,19 @@ pub async fn serve() -> anyhow::Result<String> {
                 let mut request = vec![0u8; 4096];
                 let n = socket.read(&mut request).await.unwrap_or(0);
                 let request = String::from_utf8_lossy(&request[..n]);
+                let path = request
+                    .strip_prefix("GET /")
+                    .and_then(|rest| rest.split([' ', '?']).next())
+                    .unwrap_or_default();
+                if let Some((body, kind)) = lean_corpus(path) {
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(&body).await;
+                    return;
+                }
                 let body = if request.starts_with("GET /big") {
                     big
                 } else if let Some(page) = request

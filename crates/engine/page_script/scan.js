@@ -76,8 +76,9 @@ function cutSelector(container, sig) {
 }
 
 // Walks the rendered flat tree once, producing simplified HTML (or text),
-// the link table, cut list and offscreen count.
-function renderContent(html, cutOn) {
+// the link table, cut list and offscreen count. With `only`, renders just those elements
+// (the items an earlier render collapsed), one after another.
+function renderContent(html, cutOn, only) {
   const lines = [], links = {}, refs = new Map(), cuts = [];
   // Items hidden by the cut list; their controls are not listed as targets either.
   const collapsed = new Set();
@@ -279,7 +280,11 @@ function renderContent(html, cutOn) {
   }
 
   const start = document.body || document.documentElement;
-  if (start) visit(start);
+  if (only) {
+    for (const el of only) { visit(el); flush(); }
+  } else if (start) {
+    visit(start);
+  }
   flush();
   return { content: lines.join('\n'), links, cuts, offscreen, collapsed };
 }
@@ -387,15 +392,16 @@ function insideCollapsed(el, collapsed) {
 }
 
 // The controls and frames of the page in document order, from the `skip`th on, at most
-// `max`; `truncated` when more remain (the next call starts at skip + max).
-function observe(max, collapsed, skip, refBase) {
+// `max`; `truncated` when more remain (the next call starts at skip + max). Controls
+// inside `collapsed` items are left out, or, with `within`, only those are listed.
+function observe(max, collapsed, skip, refBase, within) {
   const out = { targets: [], frames: [], truncated: false };
   if (!(max > 0)) return out;
   const picked = [];
   let seen = 0;
   walkDeep(document, el => {
     if (!el.matches(TARGET_SEL) || dropdownOption(el) || !isVisible(el)) return;
-    if (collapsed.size && insideCollapsed(el, collapsed)) return;
+    if (within ? !insideCollapsed(el, collapsed) : collapsed.size && insideCollapsed(el, collapsed)) return;
     if (seen++ < skip) return;
     if (picked.length === max) { out.truncated = true; return false; }
     picked.push(el);
@@ -457,7 +463,12 @@ TW.scan = function (args) {
   const cutOn = a.cutlist !== false;
   const maxchars = a.maxchars > 0 ? Math.floor(a.maxchars) : 35000;
   const maxTargets = a.max_targets == null ? 80 : Math.max(0, Math.floor(a.max_targets));
-  const r = renderContent(html, cutOn);
+  // The second phase of a collapsing read: the items the cut list left out, read through
+  // the same cursor, so nothing a reply collapses is out of reach.
+  const phase = a.collapsed_phase === true;
+  let r = renderContent(html, cutOn);
+  const folded = r.collapsed;
+  if (phase) r = renderContent(html, false, [...folded]);
   const total = r.content.length;
   // A continuation (the cursor a truncated reply names) starts where the last one ended.
   const start = Math.min(a.content_offset > 0 ? Math.floor(a.content_offset) : 0, total);
@@ -480,27 +491,34 @@ TW.scan = function (args) {
   const out = { content };
   if (Object.keys(r.links).length) out.links = r.links;
   if (truncated) out.truncated = true;
-  if (r.offscreen) {
+  if (r.offscreen && !phase) {
     out.offscreen = r.offscreen;
     out.hint = r.offscreen + ' elements are outside the viewport; use scroll_page or their locators';
   }
   if (r.cuts.length) out.cutlist = r.cuts;
+  if (phase) out.collapsed_items = folded.size;
   out.render_state = render;
   out.content_ready = render === 'ready';
-  out.observation = observe(maxTargets, r.collapsed, skip, a.ref_base > 0 ? a.ref_base : 1);
+  out.observation = phase
+    ? observe(maxTargets, folded, skip, a.ref_base > 0 ? a.ref_base : 1, true)
+    : observe(maxTargets, r.collapsed, skip, a.ref_base > 0 ? a.ref_base : 1);
   const viewport = { width: window.innerWidth, height: window.innerHeight, device_pixel_ratio: window.devicePixelRatio };
   if (window.scrollX) viewport.scroll_x = Math.round(window.scrollX);
   if (window.scrollY) viewport.scroll_y = Math.round(window.scrollY);
   if (se && se.scrollHeight > window.innerHeight) viewport.scroll_height = se.scrollHeight;
   Object.assign(out.observation, { url: location.href, title: document.title, ready_state: document.readyState, viewport });
   out.ref_next = nextRefNumber();
+  const prefix = phase ? 'c' : '';
   if (truncated || out.observation.truncated) {
     out.continuation = {
-      cursor: (truncated ? end : total) + ':' + (out.observation.truncated ? skip + maxTargets : skip + out.observation.targets.length + out.observation.frames.length),
+      cursor: prefix + (truncated ? end : total) + ':' + (out.observation.truncated ? skip + maxTargets : skip + out.observation.targets.length + out.observation.frames.length),
       content_offset: start,
       chars_remaining: total - end,
       targets_remaining: out.observation.truncated,
     };
+  } else if (!phase && folded.size) {
+    // Everything shown is read; what the cut list collapsed comes next.
+    out.continuation = { cursor: 'c0:0', collapsed_items: folded.size };
   }
   return out;
 };

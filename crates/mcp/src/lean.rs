@@ -336,7 +336,7 @@ mod tests {
     fn long_values_go_on_lines_of_their_own() {
         let long = "x".repeat(90);
         let text = encode(&json!({"outer": {"a": long, "b": 2}, "body": "one\ntwo"}));
-        assert!(text.starts_with("outer:\n a: xxx"), "{text}");
+        assert!(text.contains("outer:\n a: xxx"), "{text}");
         assert!(text.contains("body:\n one\n two\n"), "{text}");
     }
 }

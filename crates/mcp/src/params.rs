@@ -593,7 +593,8 @@ mod tests {
         assert_eq!(schema["required"], json!(["url"]));
         assert!(schema.get("additionalProperties").is_none());
         let properties = &schema["properties"];
-        assert_eq!(properties["timeout"]["default"], json!(15.0));
+        // A whole number is declared without a needless `.0`.
+        assert_eq!(properties["timeout"]["default"], json!(15));
         assert_eq!(properties["format"]["type"], json!(["string", "null"]));
         assert_eq!(properties["format"]["enum"], json!(["png", "jpeg", null]));
         assert_eq!(properties["format"]["default"], Value::Null);

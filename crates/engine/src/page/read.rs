@@ -20,6 +20,8 @@ pub struct ScanRequest {
     /// Where a continuation starts: the content's character and the target's index.
     pub content_offset: u64,
     pub targets_offset: u64,
+    /// Read the items the cut list collapsed (the second phase of a continuation).
+    pub collapsed_phase: bool,
 }
 
 impl Page {
@@ -46,6 +48,7 @@ impl Page {
                     "max_targets": request.max_targets,
                     "content_offset": request.content_offset,
                     "targets_offset": request.targets_offset,
+                    "collapsed_phase": request.collapsed_phase,
                     "ref_base": self.next_ref(),
                 }),
                 timeout,

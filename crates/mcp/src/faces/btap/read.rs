@@ -63,7 +63,12 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
     if call.settings.lean() {
         return lean_scan(&page, p).await;
     }
-    let (content_offset, targets_offset) = match p.cursor.trim() {
+    // `c…` reads on into what the cut list collapsed.
+    let (collapsed_phase, cursor) = match p.cursor.trim().strip_prefix('c') {
+        Some(rest) => (true, rest),
+        None => (false, p.cursor.trim()),
+    };
+    let (content_offset, targets_offset) = match cursor {
         "" => (0, 0),
         cursor => parse_cursor(cursor)?,
     };
@@ -76,6 +81,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         extra_js: Some(p.extra_js).filter(|js| !js.is_empty()),
         content_offset,
         targets_offset,
+        collapsed_phase,
     };
     let mut data = page.scan(&request, params::seconds(p.timeout)).await?;
     if !p.instruction.is_empty() {
@@ -132,7 +138,7 @@ fn parse_cursor(cursor: &str) -> Result<(u64, u64), ToolError> {
     parsed.ok_or_else(|| {
         ToolError::param(
             "cursor",
-            "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\"",
+            "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\" or \"c0:0\"",
         )
     })
 }
