@@ -57,9 +57,20 @@ export function start(handlers) {
   chrome.alarms.onAlarm.addListener((alarm) => { if (alarm.name === 'tabwire-link' && !port) connect(); });
 }
 
+// Set while a connect awaits the client id, so a second connect (the alarm, a retry)
+// cannot open a second port meanwhile.
+let connecting = false;
+
 async function connect() {
+  if (port || connecting) return;
+  connecting = true;
+  let id;
+  try {
+    id = await clientId();
+  } finally {
+    connecting = false;
+  }
   if (port) return;
-  const id = await clientId();
   port = chrome.runtime.connectNative(HOST);
   port.onMessage.addListener((message) => {
     attempt = 0;

@@ -764,3 +764,119 @@ async fn a_stopped_worker_relinks_by_itself_in_an_idle_browser() {
         "the status never said it was waiting for the worker in {rounds} rounds"
     );
 }
+
+/// The worker stops, and the agent calls at once, before tabwire could hear the link
+/// drop: the call must know the link is gone before it sends anything, wait for the
+/// worker to come back, and run there; never fail as "may have run".
+#[tokio::test]
+async fn a_call_made_at_once_after_the_worker_stops_waits_for_the_relink_and_runs() {
+    let site = Site::start().await;
+    let work = scratch("extension-stop-then-call");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    let mut chromium = crate::support::start_linked_browser(
+        &work,
+        "browser-profile",
+        &["--remote-debugging-port=0"],
+    )
+    .await;
+    let ws = crate::support::devtools_endpoint(&mut chromium).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let mut watch = TargetWatch::open(&ws).await;
+    let rounds: usize = std::env::var("TABWIRE_WORKER_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10);
+    let (mut failures, mut slowest) = (Vec::new(), std::time::Duration::ZERO);
+    // What the field holds: each round's text typed once (typing appends).
+    let mut expected = String::new();
+    for round in 0..rounds {
+        let worker = watch.worker().await;
+        watch
+            .command("Target.closeTarget", json!({ "targetId": worker }))
+            .await;
+        let stopped = std::time::Instant::now();
+        // At once: a call that acts on the page, then one that reads it.
+        let typed = tw
+            .call(
+                "page_type",
+                json!({ "selector": "#email", "text": format!("r{round}") }),
+            )
+            .await;
+        if typed.is_error {
+            failures.push(format!("round {round}: page_type: {}", typed.envelope));
+        } else {
+            expected.push_str(&format!("r{round}"));
+        }
+        let read = tw
+            .call(
+                "execute_js",
+                json!({ "script": "document.querySelector('#email').value" }),
+            )
+            .await;
+        slowest = slowest.max(stopped.elapsed());
+        if read.is_error {
+            failures.push(format!("round {round}: execute_js: {}", read.envelope));
+        } else {
+            // Typed once, not twice.
+            assert_eq!(
+                read.envelope["data"]["js_return"], expected,
+                "round {round}"
+            );
+        }
+    }
+    eprintln!(
+        "worker stopped, then a call at once: {} failures in {rounds} rounds; the slowest round took {slowest:?}",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The worker stops while a call is in flight in the page: the call answers honestly
+/// (what it sent may have run), never hangs, and the next call runs on the relinked
+/// worker.
+#[tokio::test]
+async fn a_worker_stopped_while_a_call_runs_fails_it_honestly_and_the_next_call_runs() {
+    let site = Site::start().await;
+    let work = scratch("extension-stop-busy");
+    let tw = Tabwire::stdio_in(work.clone(), &["--extension", "--broker-grace", "0"]).await;
+    let mut chromium = crate::support::start_linked_browser(
+        &work,
+        "browser-profile",
+        &["--remote-debugging-port=0"],
+    )
+    .await;
+    let ws = crate::support::devtools_endpoint(&mut chromium).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let mut watch = TargetWatch::open(&ws).await;
+    for round in 0..3 {
+        // A script that waits in the page until the test lets it go.
+        let key = format!("busy-{round}");
+        let script = format!("await fetch('/hold/{key}'); return 1");
+        let waiting = tw.call("execute_js", json!({ "script": script, "timeout": 60 }));
+        let stop = async {
+            site.arrived(&key).await;
+            let worker = watch.worker().await;
+            watch
+                .command("Target.closeTarget", json!({ "targetId": worker }))
+                .await;
+        };
+        let (reply, ()) = tokio::join!(waiting, stop);
+        assert!(reply.is_error, "round {round}: {}", reply.envelope);
+        let diagnostics = &reply.envelope["diagnostics"];
+        assert!(
+            diagnostics["elapsed_ms"].as_u64().unwrap() < 30_000,
+            "round {round}: the wait outlived its link: {}",
+            reply.envelope
+        );
+        if reply.envelope["delivery_state"] != "undelivered" {
+            assert_eq!(reply.envelope["retry_safe"], false, "{}", reply.envelope);
+        }
+        site.release(&key);
+        let title = tw
+            .ok("execute_js", json!({ "script": "document.title" }))
+            .await;
+        assert_eq!(title["js_return"], "Form", "round {round}");
+    }
+}

@@ -65,8 +65,9 @@ async fn a_public_address_needs_a_real_token() {
 /// Reads lines from a child's stdout until one is the reply to `id`.
 async fn reply_to(
     lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    id: u64,
+    id: impl Into<Value>,
 ) -> Value {
+    let id = id.into();
     tokio::time::timeout(PATIENCE, async {
         loop {
             let line = lines
@@ -105,6 +106,7 @@ async fn stdio_answers_what_comes_before_initialize_and_keeps_serving() {
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         r#"{"jsonrpc":"2.0","id":99,"result":{}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":"early-ping","method":"ping"}"#,
         "this is not json",
         INITIALIZE,
     ];
@@ -116,6 +118,9 @@ async fn stdio_answers_what_comes_before_initialize_and_keeps_serving() {
     }
     let refused = reply_to(&mut lines, 2).await;
     assert_eq!(refused["error"]["code"], -32002, "{refused}");
+    // MCP allows a ping at any time, before initialize too.
+    let pong = reply_to(&mut lines, "early-ping").await;
+    assert_eq!(pong["result"], json!({}), "{pong}");
     let initialized = reply_to(&mut lines, 1).await;
     assert!(
         initialized["result"]["serverInfo"].is_object(),
@@ -276,4 +281,24 @@ async fn a_page_cannot_lie_to_a_permission_lease() {
         )
         .await;
     assert_eq!(state["js_return"], "prompt", "{state}");
+}
+
+#[tokio::test]
+async fn http_answers_a_ping_before_initialize() {
+    let server = HttpServer::start("early-ping", &[]).await;
+    let reply = reqwest::Client::new()
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert!(reply.status().is_success(), "{}", reply.status());
+    let pong: Value = reply.json().await.unwrap();
+    assert_eq!(pong["id"], 5, "{pong}");
+    assert_eq!(pong["result"], json!({}), "{pong}");
+    // The server goes on serving sessions.
+    let client = server.client().await;
+    call_on(&client, "get_setup_status", json!({})).await.ok();
 }

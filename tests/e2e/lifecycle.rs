@@ -390,3 +390,173 @@ async fn tab_search_forgets_the_tabs_of_a_browser_killed_between_calls() {
     let found = tw.ok("search_tabs", json!({ "query": "ORD-48213" })).await;
     assert_eq!(found["count"], 1, "{found}");
 }
+
+/// How many rounds a chaos test runs: `TABWIRE_CHAOS_ROUNDS` (a long run: 100), else
+/// `default` (CI).
+fn chaos_rounds(default: usize) -> usize {
+    std::env::var("TABWIRE_CHAOS_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small deterministic sequence (xorshift), so a failing round can be run again.
+struct Chaos(u64);
+
+impl Chaos {
+    fn new() -> Chaos {
+        let seed = std::env::var("TABWIRE_CHAOS_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0x9e37_79b9_7f4a_7c15);
+        eprintln!("chaos seed {seed} (TABWIRE_CHAOS_SEED)");
+        Chaos(seed | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// What an agent does right after a pause in which the browser died: it calls at once,
+/// before tabwire could have seen the process go. The call must find a browser that
+/// works (a new one), never the dead one's tabs, and never fail as "may have run".
+#[tokio::test]
+async fn a_call_made_at_once_after_the_browser_is_killed_relaunches_and_runs() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("kill-then-call").await;
+    let rounds = chaos_rounds(10);
+    let mut failures = Vec::new();
+    let mut failed_rounds = 0;
+    for round in 0..rounds {
+        let failed_before = failures.len();
+        tw.ok("open_url", json!({ "url": site.url("form.html") }))
+            .await;
+        let before = tw.ok("list_tabs", json!({})).await;
+        let old_tab = before["default_session_id"].as_str().unwrap().to_owned();
+        let browser = browser_pid(&tw).await;
+        unsafe { libc::kill(browser as i32, libc::SIGKILL) };
+        // No wait: list the tabs, then navigate (as an agent does after a pause), or
+        // navigate or read at once.
+        if round % 3 == 0 {
+            let listed = tw.call("list_tabs", json!({})).await;
+            if listed.is_error
+                || listed
+                    .envelope
+                    .to_string()
+                    .contains(&format!("\"{old_tab}\""))
+            {
+                failures.push(format!("round {round}: list_tabs: {}", listed.envelope));
+            }
+        }
+        let reply = if round % 3 == 2 {
+            tw.call("scan_page", json!({})).await
+        } else {
+            tw.call("open_url", json!({ "url": site.url("fold.html") }))
+                .await
+        };
+        if reply.is_error {
+            failures.push(format!("round {round}: {}", reply.envelope));
+        }
+        if failures.len() > failed_before {
+            failed_rounds += 1;
+            continue;
+        }
+        if round % 3 != 2 {
+            assert_eq!(reply.envelope["data"]["title"], "Below the fold");
+        }
+        assert_ne!(browser_pid(&tw).await, browser, "round {round}");
+        assert!(process_exits(browser).await, "round {round}");
+    }
+    eprintln!("kill, then call at once: {failed_rounds} of {rounds} rounds failed");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The browser killed at a random moment while a call runs: the call answers (it may
+/// fail, saying honestly whether what it sent may have run), never hangs, and the call
+/// after it works on a new browser.
+#[tokio::test]
+async fn a_browser_killed_at_random_moments_during_calls_fails_them_honestly() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("kill-during").await;
+    let rounds = chaos_rounds(10);
+    let mut chaos = Chaos::new();
+    let (mut failed, mut undelivered, mut rerun) = (0, 0, 0);
+    for round in 0..rounds {
+        tw.ok("open_url", json!({ "url": site.url("form.html") }))
+            .await;
+        let browser = browser_pid(&tw).await;
+        let (tool, args) = match chaos.below(5) {
+            0 => ("open_url", json!({ "url": site.url("fold.html") })),
+            1 => ("scan_page", json!({})),
+            2 => (
+                "page_type",
+                json!({ "selector": "#email", "text": "ada@example.com" }),
+            ),
+            3 => ("capture_page_screenshot", json!({})),
+            _ => ("execute_js", json!({ "script": "return document.title" })),
+        };
+        // The moment of death, somewhere in the first 30 ms of the call: chaos, not a
+        // wait for anything.
+        let death = std::time::Duration::from_micros(chaos.below(30_000));
+        let call = tw.call(tool, args);
+        let kill = async {
+            tokio::time::sleep(death).await;
+            unsafe { libc::kill(browser as i32, libc::SIGKILL) };
+        };
+        let (reply, ()) = tokio::join!(call, kill);
+        let ran_again = reply.envelope["diagnostics"]["switched_from"].is_string();
+        if ran_again {
+            // Nothing of it reached the dead browser, so it ran again on the new one, in a
+            // new tab, and says so; what it found there is its own answer.
+            rerun += 1;
+        } else if reply.is_error {
+            failed += 1;
+            let envelope = &reply.envelope;
+            assert!(
+                matches!(
+                    reply.error_code(),
+                    "browser_disconnected" | "session_not_connected"
+                ) || reply.reason() == "browser_disconnected",
+                "round {round}, {tool}: {envelope}"
+            );
+            // Said once, and coherently: undelivered is safe to retry, anything else
+            // may have run.
+            if envelope["delivery_state"] == "undelivered" {
+                undelivered += 1;
+                assert_eq!(
+                    envelope["retry_safe"], true,
+                    "round {round}, {tool}: {envelope}"
+                );
+                let diagnostics = &envelope["diagnostics"];
+                assert!(diagnostics.get("may_have_executed").is_none(), "{envelope}");
+            } else {
+                assert_eq!(envelope["delivery_state"], "sent_unconfirmed", "{envelope}");
+                assert_eq!(
+                    envelope["diagnostics"]["may_have_executed"], true,
+                    "round {round}, {tool}: {envelope}"
+                );
+                assert_eq!(
+                    envelope["retry_safe"], false,
+                    "round {round}, {tool}: {envelope}"
+                );
+            }
+        }
+        assert!(process_exits(browser).await, "round {round}");
+        let next = tw
+            .call("open_url", json!({ "url": site.url("fold.html") }))
+            .await;
+        assert!(
+            !next.is_error,
+            "round {round}: the call after: {}",
+            next.envelope
+        );
+        assert_eq!(next.envelope["data"]["title"], "Below the fold");
+    }
+    eprintln!(
+        "kill during calls: {rounds} rounds, {failed} calls failed ({undelivered} of them undelivered), {rerun} ran again on the new browser"
+    );
+}

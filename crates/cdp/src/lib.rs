@@ -9,11 +9,13 @@
 //! - One reader task per connection; events are parsed only as far as
 //!   `{method, sessionId, params}`, so a message we do not understand can never hang a caller.
 //! - Every command has a deadline.
-//! - When the connection drops, every waiter gets [`CdpError::Disconnected`] at once.
+//! - When the connection drops, every waiter is answered at once: [`CdpError::Undelivered`]
+//!   for a command the browser never read, else [`CdpError::Lost`] (it may have run);
+//!   the event stream ends with it.
 
 mod connection;
 mod discovery;
 mod transport;
 
-pub use connection::{CdpError, Connection, Event};
+pub use connection::{Backlog, CdpError, Connection, Event, Ledger};
 pub use discovery::{DiscoveryError, websocket_url};

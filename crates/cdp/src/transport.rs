@@ -10,16 +10,77 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::CdpError;
 
+/// The largest message a transport reads (the WebSocket's own limit too): screenshots
+/// and large DOM reads arrive as single messages of many megabytes.
+pub(crate) const MAX_MESSAGE: usize = 512 << 20;
+
+/// Told of a message that could not be read: its first bytes, and why.
+pub(crate) type OnUnreadable = Box<dyn Fn(&[u8], &str) + Send>;
+
 pub(crate) struct IncomingSink {
     pub on_message: Box<dyn Fn(&str) + Send>,
+    pub on_unreadable: OnUnreadable,
     pub on_close: Box<dyn Fn() + Send>,
+}
+
+impl IncomingSink {
+    /// One framed message: text, or said to be unreadable.
+    fn deliver(&self, bytes: &[u8]) {
+        match std::str::from_utf8(bytes) {
+            Ok(text) if text.trim().is_empty() => {}
+            Ok(text) => (self.on_message)(text),
+            Err(_) => (self.on_unreadable)(bytes, "the message is not UTF-8"),
+        }
+    }
+
+    fn too_large(&self, head: &[u8], size: usize, limit: usize) {
+        let why =
+            format!("the message is {size} bytes long, more than the {limit} a message may have");
+        (self.on_unreadable)(head, &why);
+    }
+}
+
+/// How far the writer has got: bytes it has begun to hand to the transport (each
+/// message its length and one byte of framing), and whether the connection closed.
+///
+/// The writer counts a message before it writes it and then looks at `closed`; `close`
+/// sets `closed` and then reads the count (all sequentially consistent). So either the
+/// writer sees the close and writes nothing more, or the close counts the message as
+/// handed over. Bytes the transport holds are never more than the count, so a message
+/// the count has not reached was never written.
+#[derive(Default)]
+pub(crate) struct Progress {
+    pub handed: std::sync::atomic::AtomicU64,
+    pub closed: std::sync::atomic::AtomicBool,
+}
+
+/// What a writer sends, and where it says how far it got.
+pub(crate) struct Outgoing {
+    pub messages: mpsc::UnboundedReceiver<String>,
+    pub progress: std::sync::Arc<Progress>,
+}
+
+/// A message's size in the units `Progress::written` counts.
+pub(crate) fn framed_len(message: &str) -> u64 {
+    message.len() as u64 + 1
+}
+
+impl Outgoing {
+    /// The next message to write, counted as handed over, unless the connection has
+    /// closed (see `Progress`).
+    async fn next(&mut self) -> Option<String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let message = self.messages.recv().await?;
+        self.progress.handed.fetch_add(framed_len(&message), SeqCst);
+        (!self.progress.closed.load(SeqCst)).then_some(message)
+    }
 }
 
 pub(crate) async fn pipe_writer<W: tokio::io::AsyncWrite + Unpin>(
     mut pipe: W,
-    mut outgoing: mpsc::UnboundedReceiver<String>,
+    mut outgoing: Outgoing,
 ) {
-    while let Some(message) = outgoing.recv().await {
+    while let Some(message) = outgoing.next().await {
         let mut frame = message.into_bytes();
         frame.push(0);
         if pipe.write_all(&frame).await.is_err() {
@@ -28,36 +89,93 @@ pub(crate) async fn pipe_writer<W: tokio::io::AsyncWrite + Unpin>(
     }
 }
 
-pub(crate) async fn pipe_reader<R: tokio::io::AsyncRead + Unpin>(mut pipe: R, sink: IncomingSink) {
-    let mut buffer: Vec<u8> = Vec::with_capacity(64 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut scanned = 0;
-    loop {
-        let read = match pipe.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        buffer.extend_from_slice(&chunk[..read]);
-        // Only the newly arrived bytes can hold a new terminator.
-        while let Some(offset) = buffer[scanned..].iter().position(|&b| b == 0) {
-            let end = scanned + offset;
-            match std::str::from_utf8(&buffer[..end]) {
-                Ok(text) => (sink.on_message)(text),
-                Err(_) => tracing::warn!("non-UTF-8 CDP message ignored"),
-            }
-            buffer.drain(..=end);
-            scanned = 0;
+/// Splits a byte stream into messages ended by `terminator`, each at most MAX_MESSAGE
+/// long: a longer one is skipped to its end and said to be unreadable, not buffered.
+struct Framer {
+    terminator: u8,
+    limit: usize,
+    buffer: Vec<u8>,
+    /// Only the bytes after this can hold a new terminator.
+    scanned: usize,
+    /// Inside a message over the limit: its first bytes and how long it is so far.
+    skipping: Option<(Vec<u8>, usize)>,
+}
+
+impl Framer {
+    fn new(terminator: u8, limit: usize) -> Framer {
+        Framer {
+            terminator,
+            limit,
+            buffer: Vec::with_capacity(64 * 1024),
+            scanned: 0,
+            skipping: None,
         }
-        scanned = buffer.len();
+    }
+
+    fn feed(&mut self, mut bytes: &[u8], sink: &IncomingSink) {
+        while !bytes.is_empty() {
+            if let Some((head, size)) = &mut self.skipping {
+                match bytes.iter().position(|&b| b == self.terminator) {
+                    Some(end) => {
+                        *size += end;
+                        sink.too_large(head, *size, self.limit);
+                        self.skipping = None;
+                        bytes = &bytes[end + 1..];
+                    }
+                    None => {
+                        *size += bytes.len();
+                        return;
+                    }
+                }
+                continue;
+            }
+            self.buffer.extend_from_slice(bytes);
+            bytes = &[];
+            while let Some(offset) = self.buffer[self.scanned..]
+                .iter()
+                .position(|&b| b == self.terminator)
+            {
+                let end = self.scanned + offset;
+                sink.deliver(&self.buffer[..end]);
+                self.buffer.drain(..=end);
+                self.scanned = 0;
+            }
+            self.scanned = self.buffer.len();
+            if self.buffer.len() > self.limit {
+                let head = self.buffer[..self.buffer.len().min(64)].to_vec();
+                self.skipping = Some((head, self.buffer.len()));
+                self.buffer = Vec::with_capacity(64 * 1024);
+                self.scanned = 0;
+            }
+        }
+    }
+}
+
+async fn read_frames<R: tokio::io::AsyncRead + Unpin>(
+    mut from: R,
+    terminator: u8,
+    sink: IncomingSink,
+) {
+    let mut framer = Framer::new(terminator, MAX_MESSAGE);
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => framer.feed(&chunk[..n], &sink),
+        }
     }
     (sink.on_close)();
 }
 
+pub(crate) async fn pipe_reader<R: tokio::io::AsyncRead + Unpin>(pipe: R, sink: IncomingSink) {
+    read_frames(pipe, 0, sink).await;
+}
+
 pub(crate) async fn line_writer<W: tokio::io::AsyncWrite + Unpin>(
     mut writer: W,
-    mut outgoing: mpsc::UnboundedReceiver<String>,
+    mut outgoing: Outgoing,
 ) {
-    while let Some(message) = outgoing.recv().await {
+    while let Some(message) = outgoing.next().await {
         let mut line = message.into_bytes();
         line.push(b'\n');
         if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
@@ -67,14 +185,7 @@ pub(crate) async fn line_writer<W: tokio::io::AsyncWrite + Unpin>(
 }
 
 pub(crate) async fn line_reader<R: tokio::io::AsyncRead + Unpin>(reader: R, sink: IncomingSink) {
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(reader).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if !line.trim().is_empty() {
-            (sink.on_message)(&line);
-        }
-    }
-    (sink.on_close)();
+    read_frames(reader, b'\n', sink).await;
 }
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
@@ -85,8 +196,8 @@ const CONNECT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10)
 pub(crate) async fn connect_websocket(url: &str) -> Result<Socket, CdpError> {
     let mut config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default();
     // Screenshots and large DOM reads arrive as single messages of many megabytes.
-    config.max_message_size = Some(512 << 20);
-    config.max_frame_size = Some(512 << 20);
+    config.max_message_size = Some(MAX_MESSAGE);
+    config.max_frame_size = Some(MAX_MESSAGE);
     // An endpoint that accepts the connection but never answers the handshake must not
     // hold the caller forever.
     let handshake = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
@@ -102,14 +213,10 @@ pub(crate) async fn connect_websocket(url: &str) -> Result<Socket, CdpError> {
     Ok(socket)
 }
 
-pub(crate) fn spawn_websocket(
-    socket: Socket,
-    mut outgoing: mpsc::UnboundedReceiver<String>,
-    sink: IncomingSink,
-) {
+pub(crate) fn spawn_websocket(socket: Socket, mut outgoing: Outgoing, sink: IncomingSink) {
     let (mut write, mut read) = socket.split();
     tokio::spawn(async move {
-        while let Some(message) = outgoing.recv().await {
+        while let Some(message) = outgoing.next().await {
             if write.send(Message::Text(message.into())).await.is_err() {
                 break;
             }
@@ -120,15 +227,68 @@ pub(crate) fn spawn_websocket(
         while let Some(frame) = read.next().await {
             match frame {
                 Ok(Message::Text(text)) => (sink.on_message)(text.as_str()),
-                Ok(Message::Binary(bytes)) => {
-                    if let Ok(text) = std::str::from_utf8(&bytes) {
-                        (sink.on_message)(text)
-                    }
-                }
+                Ok(Message::Binary(bytes)) => sink.deliver(&bytes),
                 Ok(Message::Close(_)) | Err(_) => break,
                 Ok(_) => {}
             }
         }
         (sink.on_close)();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A sink that records what it was told.
+    fn recording() -> (IncomingSink, Arc<Mutex<Vec<String>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (messages, unreadable, closed) = (seen.clone(), seen.clone(), seen.clone());
+        let sink = IncomingSink {
+            on_message: Box::new(move |text| messages.lock().unwrap().push(format!("msg {text}"))),
+            on_unreadable: Box::new(move |head, why| {
+                let head = String::from_utf8_lossy(head);
+                unreadable
+                    .lock()
+                    .unwrap()
+                    .push(format!("bad {head} / {why}"))
+            }),
+            on_close: Box::new(move || closed.lock().unwrap().push("closed".into())),
+        };
+        (sink, seen)
+    }
+
+    #[test]
+    fn messages_split_across_reads_are_joined_and_an_overlong_one_is_skipped_and_named() {
+        let (sink, seen) = recording();
+        let mut framer = Framer::new(0, 16);
+        framer.feed(b"{\"id\":1}\0{\"id\"", &sink);
+        framer.feed(b":2}\0{\"id\":3,\"result\":\"", &sink);
+        framer.feed(b"far too long for the limit\"}\0{\"id\":4}\0", &sink);
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen[0], "msg {\"id\":1}");
+        assert_eq!(seen[1], "msg {\"id\":2}");
+        assert!(seen[2].starts_with("bad {\"id\":3,"), "{seen:?}");
+        assert!(
+            seen[2].contains("46 bytes long, more than the 16"),
+            "{seen:?}"
+        );
+        assert_eq!(seen[3], "msg {\"id\":4}");
+        assert_eq!(seen.len(), 4);
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_utf8_is_named_and_the_stream_goes_on() {
+        let (sink, seen) = recording();
+        let bytes: &[u8] = b"{\"id\":1}\n{\"id\":2,\"x\":\"\xff\"}\n{\"id\":3}\n";
+        line_reader(bytes, sink).await;
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen[0], "msg {\"id\":1}");
+        assert!(seen[1].starts_with("bad {\"id\":2"), "{seen:?}");
+        assert!(seen[1].ends_with("not UTF-8"), "{seen:?}");
+        assert_eq!(seen[2], "msg {\"id\":3}");
+        assert_eq!(seen[3], "closed");
+    }
 }

@@ -158,8 +158,9 @@ pub enum Delivery {
     MayHaveRun,
 }
 
-/// Everything an engine call can fail with.
-#[derive(Debug, thiserror::Error)]
+/// Everything an engine call can fail with. Clone gives a second reader of one stored
+/// outcome (a receipt) the very same error: code, verdict and delivery facts.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum EngineError {
     #[error("{0}")]
     BrowserNotFound(String),
@@ -245,10 +246,13 @@ impl EngineError {
     pub fn delivery(&self) -> Delivery {
         match self {
             EngineError::Page { delivery, .. } => *delivery,
-            // Written, then the link went or the reply never came: it may have run.
-            EngineError::Cdp(cdp::CdpError::Lost { .. } | cdp::CdpError::Timeout { .. }) => {
-                Delivery::MayHaveRun
-            }
+            // Written, then the link went, the reply never came or could not be read:
+            // it may have run.
+            EngineError::Cdp(
+                cdp::CdpError::Lost { .. }
+                | cdp::CdpError::Timeout { .. }
+                | cdp::CdpError::Unreadable { .. },
+            ) => Delivery::MayHaveRun,
             _ => Delivery::Undelivered,
         }
     }
@@ -278,9 +282,12 @@ impl EngineError {
         match self {
             EngineError::BrowserNotFound(_) => ErrorCode::BrowserNotFound,
             EngineError::Launch(_) => ErrorCode::BrowserLaunchFailed,
-            EngineError::Cdp(cdp::CdpError::Disconnected | cdp::CdpError::Lost { .. }) => {
-                ErrorCode::BrowserDisconnected
-            }
+            EngineError::Cdp(
+                cdp::CdpError::Disconnected
+                | cdp::CdpError::Lost { .. }
+                | cdp::CdpError::Undelivered { .. },
+            ) => ErrorCode::BrowserDisconnected,
+            EngineError::Cdp(cdp::CdpError::Unreadable { .. }) => ErrorCode::CdpError,
             EngineError::Cdp(cdp::CdpError::Timeout { .. }) => ErrorCode::Timeout,
             EngineError::Cdp(cdp::CdpError::Connect(_)) => ErrorCode::BrowserUnreachable,
             EngineError::Cdp(cdp::CdpError::Protocol { .. }) => ErrorCode::CdpError,
@@ -322,6 +329,7 @@ impl EngineError {
             EngineError::Cdp(
                 cdp::CdpError::Disconnected
                     | cdp::CdpError::Lost { .. }
+                    | cdp::CdpError::Undelivered { .. }
                     | cdp::CdpError::Timeout { .. }
             ) | EngineError::TargetBusy { .. }
                 | EngineError::Timeout { .. }
@@ -335,31 +343,12 @@ impl EngineError {
             EngineError::Page { details, .. } => details.clone(),
             EngineError::TargetBusy { tab, held_by } => json!({ "tab": tab, "held_by": held_by }),
             EngineError::Cdp(
-                cdp::CdpError::Lost { method } | cdp::CdpError::Timeout { method, .. },
+                cdp::CdpError::Lost { method }
+                | cdp::CdpError::Undelivered { method }
+                | cdp::CdpError::Unreadable { method, .. }
+                | cdp::CdpError::Timeout { method, .. },
             ) => json!({ "method": method }),
             _ => Value::Null,
-        }
-    }
-
-    /// The same error again, for a second reader of one stored outcome (a receipt).
-    pub fn duplicate(&self) -> EngineError {
-        match self {
-            EngineError::Invalid { input, message } => EngineError::invalid(*input, message),
-            EngineError::Refused {
-                code,
-                input,
-                message,
-            } => EngineError::Refused {
-                code: *code,
-                input: *input,
-                message: message.clone(),
-            },
-            other => EngineError::Page {
-                code: other.code(),
-                message: other.to_string(),
-                details: other.details(),
-                delivery: other.delivery(),
-            },
         }
     }
 }
@@ -379,6 +368,29 @@ mod tests {
         }
         for input in Input::ALL {
             assert_eq!(Input::parse(input.as_str()), Some(*input));
+        }
+    }
+
+    #[test]
+    fn a_stored_error_read_again_keeps_its_code_verdict_and_delivery() {
+        let stored = [
+            EngineError::Cdp(cdp::CdpError::Lost {
+                method: "Runtime.evaluate".into(),
+            }),
+            EngineError::TargetBusy {
+                tab: "c:1".into(),
+                held_by: None,
+            },
+            EngineError::page(ErrorCode::Obscured, "covered", json!({"by": "div"})).may_have_run(),
+            EngineError::invalid(Input::Keys, "no such key"),
+        ];
+        for error in &stored {
+            let again = error.clone();
+            assert_eq!(again.code(), error.code(), "{error}");
+            assert_eq!(again.retryable(), error.retryable(), "{error}");
+            assert_eq!(again.delivery(), error.delivery(), "{error}");
+            assert_eq!(again.details(), error.details(), "{error}");
+            assert_eq!(again.input(), error.input(), "{error}");
         }
     }
 }

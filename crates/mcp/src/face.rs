@@ -36,6 +36,14 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// The engine's error, if this is one.
+    pub fn engine_error(&self) -> Option<&EngineError> {
+        match self {
+            ToolError::Engine(error) => Some(error),
+            _ => None,
+        }
+    }
+
     pub fn param(name: &str, message: impl Into<String>) -> ToolError {
         ToolError::Param {
             name: name.to_owned(),
@@ -98,6 +106,7 @@ macro_rules! tool {
 
 /// What a tool adapter gets: the calling agent's session, checked arguments and the
 /// session's settings.
+#[derive(Clone)]
 pub struct Call {
     pub session: Arc<AgentSession>,
     pub args: Args,
@@ -276,4 +285,7 @@ pub struct Rendered {
     pub arguments: Map<String, Value>,
     /// Arguments the face did not declare, set aside.
     pub ignored: Vec<String>,
+    /// Facts of the call itself, not of its tool (the default tab it switched from),
+    /// said in every reply, success or failure.
+    pub facts: Map<String, Value>,
 }

@@ -10,7 +10,8 @@
 //!   `max_connections` connections (the one idle longest is closed to let a new one in,
 //!   so idle sockets cannot lock a live client out); headers must arrive within a
 //!   deadline and a body within another, and a body has a size cap.
-//! - A body that is not JSON is answered as JSON-RPC answers it: a parse error.
+//! - A body that is not JSON is answered as JSON-RPC answers it: a parse error. A ping
+//!   outside a session (before initialize) is answered.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -307,9 +308,23 @@ async fn read_body(request: axum::extract::Request, next: axum::middleware::Next
         }
         Ok(Ok(collected)) => collected.to_bytes(),
     };
-    if parts.method == axum::http::Method::POST
-        && serde_json::from_slice::<serde_json::Value>(&bytes).is_err()
+    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes);
+    // A ping outside a session (before initialize) is answered: the protocol allows
+    // pings at any time, and there is no session to hand it to.
+    if let Ok(message) = &parsed
+        && parts.method == axum::http::Method::POST
+        && message["method"] == "ping"
+        && message.get("id").is_some()
+        && !parts.headers.contains_key("mcp-session-id")
     {
+        return (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            crate::stream::pong(message["id"].clone()),
+        )
+            .into_response();
+    }
+    if parts.method == axum::http::Method::POST && parsed.is_err() {
         let error = serde_json::json!({
             "jsonrpc": "2.0", "id": null,
             "error": { "code": -32700, "message": "Parse error: the body is not JSON" },

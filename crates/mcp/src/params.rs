@@ -277,6 +277,7 @@ pub fn schema(params: &[Param]) -> Map<String, Value> {
 }
 
 /// Checked arguments of one call, and the names it ignored.
+#[derive(Clone)]
 pub struct Args {
     values: Map<String, Value>,
     pub ignored: Vec<String>,

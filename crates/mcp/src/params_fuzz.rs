@@ -205,6 +205,7 @@ fn whatever_the_arguments_the_parameter_layer_answers_and_never_panics() {
                     elapsed_ms: 0,
                     arguments: args.clone(),
                     ignored: Vec::new(),
+                    facts: Default::default(),
                 };
                 let reply = (face.render)(tool, Err(error), &rendered);
                 assert_eq!(reply.is_error, Some(true), "{}", context());

@@ -320,7 +320,17 @@ impl ServerHandler for TabwireServer {
                 let ticker = progress_ticker(&context, tool.name, &arguments);
                 // A panic inside one tool must not take the server down with it, and a
                 // cancelled call stops its work at once (what it held is let go).
-                let mut work = tokio::spawn((tool.run)(call));
+                let engine = self.session.engine.clone();
+                // A browser that died since the last call is found out before this one
+                // sends it anything (see `Engine::run_call`).
+                let mut work = tokio::spawn(async move {
+                    engine
+                        .run_call(
+                            || (tool.run)(call.clone()),
+                            crate::face::ToolError::engine_error,
+                        )
+                        .await
+                });
                 let joined = tokio::select! {
                     joined = &mut work => Some(joined),
                     () = context.ct.cancelled() => None,
@@ -352,20 +362,22 @@ impl ServerHandler for TabwireServer {
             }
             Err(error) => Err(error),
         };
-        // A default tab that closed and was replaced is a fact of this call.
-        let mut outcome = outcome.map(|reply| match self.session.take_switch() {
-            Some(switch) => reply
-                .fact("switched_session", switch.to)
-                .fact("switched_from", switch.from),
-            None => reply,
-        });
+        let mut outcome = outcome;
         if let Err(error) = &outcome {
             tracing::debug!(tool = tool.name, %error, "tool failed");
+        }
+        // A default tab that closed and was replaced is a fact of this call, whether it
+        // then succeeded or not.
+        let mut facts = serde_json::Map::new();
+        if let Some(switch) = self.session.take_switch() {
+            facts.insert("switched_session".into(), json!(switch.to));
+            facts.insert("switched_from".into(), json!(switch.from));
         }
         let rendered = Rendered {
             elapsed_ms: started.elapsed().as_millis() as u64,
             arguments,
             ignored,
+            facts,
         };
         self.log(
             &context.peer,

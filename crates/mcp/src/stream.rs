@@ -1,6 +1,7 @@
 //! A byte-stream transport (stdio, a broker connection) that follows the protocol before
-//! `initialize`: a notification or a response that arrives first is ignored, a request
-//! other than `initialize` is answered "not initialized", a line that is not JSON is
+//! `initialize`: a notification or a response that arrives first is ignored, a `ping` is
+//! answered (the protocol allows pings at any time), another request other than
+//! `initialize` is answered "not initialized", a line that is not JSON is
 //! answered with a parse error; the session starts with the first `initialize`. rmcp's
 //! own transport only ever sees a well-formed start.
 
@@ -106,6 +107,7 @@ fn answer_before_initialize(line: &str) -> Early {
     let id = message.get("id").cloned();
     match (message["method"].as_str(), id) {
         (Some("initialize"), Some(_)) => Early::Initialize,
+        (Some("ping"), Some(id)) => Early::Reply(pong(id)),
         // A request before initialize: the protocol says it may not be served yet.
         (Some(method), Some(id)) => Early::Reply(error(
             id,
@@ -115,6 +117,11 @@ fn answer_before_initialize(line: &str) -> Early {
         // A notification, or a response to nothing: ignored.
         _ => Early::Ignore,
     }
+}
+
+/// The answer to a `ping`: an empty result.
+pub(crate) fn pong(id: Value) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "result": {} }).to_string()
 }
 
 fn error(id: Value, code: i64, message: &str) -> String {
@@ -148,6 +155,15 @@ mod tests {
                 assert_eq!(reply["error"]["code"], NOT_INITIALIZED);
             }
             _ => panic!("a request before initialize is answered"),
+        }
+        match answer_before_initialize(r#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#) {
+            Early::Reply(reply) => {
+                let reply: Value = serde_json::from_str(&reply).unwrap();
+                assert_eq!(reply["id"], "p1");
+                assert_eq!(reply["result"], json!({}));
+                assert!(reply.get("error").is_none());
+            }
+            _ => panic!("a ping before initialize is answered"),
         }
         assert!(matches!(
             answer_before_initialize("not json"),

@@ -31,6 +31,41 @@ pub struct Spawned {
     pub process: BrowserProcess,
     pub to_browser: PipeWriter,
     pub from_browser: PipeReader,
+    /// How much of what we wrote toward the browser it has not read.
+    pub backlog: PipeBacklog,
+}
+
+/// Asks the pipe toward the browser how many of the bytes written into it the browser
+/// has not read. After the browser died, a command whose bytes are all still in the
+/// pipe provably never ran. Only Linux can say (`FIONREAD` on the write end); elsewhere
+/// the answer is None and a command written before a death may have run.
+pub struct PipeBacklog {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+}
+
+impl PipeBacklog {
+    /// A second handle on our write end (dup'd, so the writer may drop its own).
+    #[cfg(unix)]
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))]
+    fn of(fd: &std::os::fd::OwnedFd) -> io::Result<PipeBacklog> {
+        Ok(PipeBacklog {
+            #[cfg(target_os = "linux")]
+            fd: fd.try_clone()?,
+        })
+    }
+
+    /// Bytes in the pipe the browser has not read, where the system can say.
+    pub fn unread(&self) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            rustix::io::ioctl_fionread(&self.fd).ok()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
 }
 
 /// A browser process we started. Dropping it kills the browser.
@@ -199,6 +234,7 @@ mod unix {
         drop(browser_writes);
         Ok(Spawned {
             process: BrowserProcess { child },
+            backlog: super::PipeBacklog::of(&to_browser)?,
             to_browser: tokio::net::unix::pipe::Sender::from_owned_fd(to_browser)?,
             from_browser: tokio::net::unix::pipe::Receiver::from_owned_fd(from_browser)?,
         })
@@ -477,6 +513,7 @@ mod windows {
             },
             to_browser,
             from_browser,
+            backlog: super::PipeBacklog {},
         })
     }
 
@@ -749,12 +786,38 @@ mod tests {
             answer.push(byte[0]);
         }
         assert_eq!(answer, b"echo hello");
+        // It read all we wrote.
+        #[cfg(target_os = "linux")]
+        assert_eq!(spawned.backlog.unread(), Some(0));
         assert!(spawned.process.id().is_some());
         spawned.process.start_kill().unwrap();
         let how = spawned.process.wait().await.unwrap();
         assert!(how.starts_with("the browser process"), "{how}");
         // Its end of the pipe went with it.
         assert_eq!(spawned.from_browser.read(&mut byte).await.unwrap(), 0);
+    }
+
+    /// A browser that never reads: what we wrote stays in the pipe, after its death too,
+    /// and the backlog says how much (where the system can).
+    #[tokio::test]
+    async fn what_a_killed_browser_never_read_stays_counted_in_its_pipe() {
+        use tokio::io::AsyncWriteExt;
+        let me = std::env::current_exe().unwrap();
+        let args = [
+            "--exact",
+            "process::tests::pipe_child",
+            "tabwire-pipe-child",
+            "tabwire-pipe-stubborn",
+            "--nocapture",
+        ]
+        .map(String::from);
+        let mut spawned = super::spawn_with_cdp_pipe(&me, &args).await.unwrap();
+        spawned.to_browser.write_all(b"never read\0").await.unwrap();
+        let expected = cfg!(target_os = "linux").then_some(11);
+        assert_eq!(spawned.backlog.unread(), expected);
+        spawned.process.start_kill().unwrap();
+        spawned.process.wait().await.unwrap();
+        assert_eq!(spawned.backlog.unread(), expected);
     }
 
     #[test]

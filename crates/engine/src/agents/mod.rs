@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use crate::browser::{Browser, Browsers, Tab, lock, tab_handle};
 use crate::config::EngineConfig;
 use crate::data::permissions::Leases;
-use crate::error::Result;
+use crate::error::{EngineError, ErrorCode, Result};
 use crate::page::Page;
 use crate::recordings::Recordings;
 
@@ -109,6 +109,44 @@ impl Engine {
 
     pub async fn shutdown(&self) {
         self.browsers.shutdown().await;
+    }
+
+    /// Runs one agent call (`attempt` makes it; `engine_error` finds the engine's error
+    /// in its failure).
+    ///
+    /// First every connected browser is made sure of (`Browsers::confirm`), so a browser
+    /// that died since the last call is replaced, or waited for, before anything is sent.
+    /// A browser can still go in the moment between that check and the call's first
+    /// command (an extension worker stopping). A call that failed so, with none of its
+    /// commands having reached a browser, is run once more, on the browser that comes
+    /// back: it cannot do anything twice.
+    pub async fn run_call<T, E, Fut>(
+        &self,
+        mut attempt: impl FnMut() -> Fut,
+        engine_error: impl Fn(&E) -> Option<&EngineError>,
+    ) -> std::result::Result<T, E>
+    where
+        Fut: std::future::Future<Output = std::result::Result<T, E>>,
+    {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            self.browsers.confirm().await;
+            let ledger = Arc::new(cdp::Ledger::default());
+            let outcome = ledger.clone().scope(attempt()).await;
+            let undelivered = match &outcome {
+                Err(failure) => engine_error(failure).is_some_and(|error| {
+                    error.code() == ErrorCode::BrowserDisconnected
+                        && error.delivery() == crate::error::Delivery::Undelivered
+                }),
+                Ok(_) => false,
+            };
+            if tries < 2 && undelivered && ledger.nothing_reached_a_browser() {
+                tracing::info!("the browser went before the call reached it; running it again");
+                continue;
+            }
+            return outcome;
+        }
     }
 
     /// How many agent sessions are alive now.

@@ -66,7 +66,8 @@ impl AgentSession {
         }));
         let stopper = stop.clone();
         let holder_id = operation_id.clone();
-        tokio::spawn(async move {
+        // The script's commands count as this call's (`Engine::run_call`).
+        tokio::spawn(cdp::Ledger::carry(async move {
             let outcome = tokio::select! {
                 outcome = run_script(&page, &script, dialog_policy, &result_name) => outcome,
                 why = stopper.asked() => {
@@ -81,7 +82,7 @@ impl AgentSession {
             drop(page); // releases the tab before the result becomes visible
             release();
             engine.receipts.complete(completer, outcome);
-        });
+        }));
         // If this call is dropped before it answers (the client cancelled it), the
         // script is stopped and the tab let go.
         let mut on_cancel = StopOnDrop(Some(stop.clone()));
@@ -118,7 +119,7 @@ impl AgentSession {
             state = finished => match state? {
                 ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
                     Ok(value) => Ok(value.clone()),
-                    Err(error) => Err(error.duplicate()),
+                    Err(error) => Err(error.clone()),
                 },
                 ReceiptState::Pending { .. } if stop_at_deadline => {
                     stop.ask(ErrorCode::Timeout);
@@ -184,7 +185,7 @@ impl Drop for StopOnDrop {
 pub fn outcome_reply(outcome: &Outcome) -> Result<Value> {
     match outcome {
         Ok(value) => Ok(value.clone()),
-        Err(error) => Err(error.duplicate()),
+        Err(error) => Err(error.clone()),
     }
 }
 

@@ -12,6 +12,9 @@ use super::{Browser, BrowserSetup, Tab, TabRegistry, launch, lock, parse_tab_han
 use crate::config::{EngineConfig, LinkConfig};
 use crate::error::{EngineError, Result};
 
+/// How long a probe waits for a busy browser before the call goes ahead anyway.
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Told of every browser as it connects (a launch, an attach, a link), so a higher room
 /// can do its start-up work there (restoring leftover permission leases, say).
 pub type OnConnect = Box<dyn Fn(Arc<Browser>) + Send + Sync>;
@@ -125,14 +128,45 @@ impl Browsers {
             let (Some(browsers), Some(browser)) = (weak.upgrade(), browser.upgrade()) else {
                 return;
             };
-            // The pipe may close a moment before the process is reaped: wait for it, so
-            // the record says how it ended.
-            browser.wait_exit(std::time::Duration::from_secs(2)).await;
-            browsers.lose(&browser);
+            browsers.settle_loss(&browser).await;
         });
     }
 
+    /// Puts a browser whose connection closed on record as lost (once, whoever asks).
+    async fn settle_loss(&self, browser: &Arc<Browser>) {
+        // The pipe may close a moment before the process is reaped: wait for it, so the
+        // record says how it ended.
+        browser.wait_exit(std::time::Duration::from_secs(2)).await;
+        self.lose(browser);
+    }
+
+    /// Makes sure every browser connected now is alive before a call sends it anything.
+    ///
+    /// Between calls a browser can die, and tabwire learns of it only when its process
+    /// is reaped or its connection closes: tens of milliseconds after a kill while the
+    /// process tears down, a moment after an extension worker stops. A call made in that
+    /// window would write into a dead connection and could not tell whether its command
+    /// ran. Each browser is asked for a reply to a command that does nothing; one that
+    /// answers with its connection closing is put on record as lost first, so the call
+    /// finds a new browser (managed), waits for the relink (extension), or is told the
+    /// endpoint went, and nothing it sends is lost in between.
+    pub async fn confirm(&self) {
+        let connected = self.connected_now();
+        let probes = connected.iter().map(|browser| async move {
+            if browser.conn.confirm_alive(PROBE_WAIT).await.is_err() {
+                tracing::info!(client = %browser.client_id, "a probe found the browser gone");
+                if !self.is_extension() {
+                    self.settle_loss(browser).await;
+                }
+            }
+        });
+        futures_util::future::join_all(probes).await;
+    }
+
     fn lose(&self, browser: &Arc<Browser>) {
+        if browser.lost.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
         let reason = browser.exit().unwrap_or_else(|| match &self.config.link {
             LinkConfig::Endpoint(endpoint) => {
                 format!("the connection to the CDP endpoint {endpoint} closed")

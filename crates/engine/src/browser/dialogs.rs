@@ -139,8 +139,8 @@ impl Browser {
             .await?;
         self.update_tab(&tab.target_id, |t| {
             t.open_dialog = None;
-            if std::mem::take(&mut t.dialog_left_open) {
-                t.dialog_policy = DialogPolicy::Dismiss;
+            if let Some(prior) = t.dialog_left_open.take() {
+                t.dialog_policy = prior;
             }
         });
         Ok(if accept {

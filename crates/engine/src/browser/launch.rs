@@ -73,7 +73,11 @@ pub async fn launch_connected(options: &LaunchOptions) -> Result<Connected, Engi
         .map_err(|e| EngineError::Launch(format!("cannot start {}: {e}", binary.display())))?;
     Ok(Connected {
         child: spawned.process,
-        connection: cdp::Connection::over_pipe(spawned.to_browser, spawned.from_browser),
+        connection: cdp::Connection::over_pipe(
+            spawned.to_browser,
+            spawned.from_browser,
+            Some(Box::new(move || spawned.backlog.unread())),
+        ),
         temp_profile,
     })
 }

@@ -83,6 +83,9 @@ pub struct Browser {
     /// Held while a tab is attached, so two attaches of one tab cannot race (an agent's
     /// call and the search index's read need not hold the same reservation).
     attaching: tokio::sync::Mutex<()>,
+    /// Set once its loss is on record (whoever noticed it first: the connection's
+    /// watcher, or a call's probe).
+    pub(crate) lost: std::sync::atomic::AtomicBool,
 }
 
 impl Browser {
@@ -115,6 +118,7 @@ impl Browser {
             front: Mutex::new(None),
             downloads: download_log::DownloadLog::default(),
             attaching: tokio::sync::Mutex::new(()),
+            lost: std::sync::atomic::AtomicBool::new(false),
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();

@@ -53,9 +53,9 @@ pub struct TabState {
     /// Element refs handed out in this tab (`ref_N`): the next number, unique across the
     /// tab's documents, and the frame path of each ref that lives in an iframe.
     pub(crate) refs: RefBook,
-    /// A dialog an input left open for the agent: answering it puts the usual (dismiss)
-    /// policy back.
-    pub(crate) dialog_left_open: bool,
+    /// A dialog an input left open for the agent: answering it puts back the policy the
+    /// tab had before that input (this one).
+    pub(crate) dialog_left_open: Option<DialogPolicy>,
 }
 
 /// A tab's element refs (see `page::tree`).
@@ -227,7 +227,7 @@ impl TabTable {
                 document_seq: 0,
                 holder: None,
                 refs: RefBook::default(),
-                dialog_left_open: false,
+                dialog_left_open: None,
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

@@ -3,6 +3,7 @@
 //! restart (leases are kept in a state file written atomically). A lease whose
 //! restoration fails stays on record as `manual_recovery` with the prior setting.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -87,6 +88,9 @@ fn cdp_setting(setting: &str) -> Result<&'static str> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Lease {
     pub id: String,
+    /// The browser (profile) it was set in, by client id: only that browser restores it.
+    #[serde(default)]
+    pub client_id: String,
     pub origin: String,
     pub permission: String,
     /// What the origin had before: granted, denied or prompt.
@@ -110,12 +114,19 @@ pub struct LeaseRequest<'a> {
 /// Every lease this engine holds, and where they are kept across restarts.
 pub struct Leases {
     active: Mutex<Vec<Lease>>,
+    /// One lock per browser, origin and permission, held from reading the prior setting
+    /// to recording the lease (and while restoring it): two leases on the same setting
+    /// never take each other's value for the prior one.
+    setting_locks: Mutex<HashMap<SettingKey, Arc<tokio::sync::Mutex<()>>>>,
     /// Ids of the leases an earlier run left, until a browser connects to restore them.
     leftovers: Mutex<Vec<String>>,
     state_file: Option<PathBuf>,
     min_seconds: u64,
     browsers: Weak<Browsers>,
 }
+
+/// A browser's client id, an origin and a permission name.
+type SettingKey = (String, String, String);
 
 fn now() -> u64 {
     SystemTime::now()
@@ -142,6 +153,7 @@ impl Leases {
         Arc::new(Leases {
             leftovers: Mutex::new(left.iter().map(|l| l.id.clone()).collect()),
             active: Mutex::new(left),
+            setting_locks: Mutex::default(),
             state_file: config.state_file.clone(),
             min_seconds: config.min_lease_seconds.min(LEASE_RANGE.0),
             browsers: Arc::downgrade(browsers),
@@ -193,13 +205,20 @@ impl Leases {
         } else {
             None
         };
-        // A second lease on the same origin and permission keeps the first one's prior.
-        let existing = lock(&self.active)
-            .iter()
-            .find(|l| l.origin == origin && l.permission == permission.name())
-            .cloned();
         let browser = page.browser.clone();
         drop(page);
+        let _setting = self
+            .lock_setting(&browser.client_id, &origin, permission.name())
+            .await;
+        // A second lease on the same setting keeps the first one's prior.
+        let existing = lock(&self.active)
+            .iter()
+            .find(|l| {
+                l.client_id == browser.client_id
+                    && l.origin == origin
+                    && l.permission == permission.name()
+            })
+            .cloned();
         let prior = match current_setting(&browser, permission, &origin).await {
             Some(read) => Some(read),
             None => prior_from_page,
@@ -210,6 +229,7 @@ impl Leases {
                 .as_ref()
                 .map(|l| l.id.clone())
                 .unwrap_or_else(|| crate::ids::unique("lease")),
+            client_id: browser.client_id.clone(),
             origin,
             permission: permission.name().to_owned(),
             prior: existing
@@ -237,6 +257,24 @@ impl Leases {
         )
     }
 
+    /// The lock of one setting (see `setting_locks`).
+    async fn lock_setting(
+        &self,
+        client_id: &str,
+        origin: &str,
+        permission: &str,
+    ) -> tokio::sync::OwnedMutexGuard<()> {
+        let key = (
+            client_id.to_owned(),
+            origin.to_owned(),
+            permission.to_owned(),
+        );
+        let setting = lock(&self.setting_locks).entry(key).or_default().clone();
+        setting.lock_owned().await
+    }
+
+    /// At expiry, the lease is restored in the browser it was set in, if that browser is
+    /// connected; else it stays on record and is restored when that browser connects.
     fn expire_later(self: &Arc<Self>, id: String, after: Duration) {
         let leases = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -247,10 +285,24 @@ impl Leases {
             let Some(browsers) = leases.browsers.upgrade() else {
                 return;
             };
-            if let Ok(browser) = browsers.browser().await {
-                let _ = leases
-                    .restore(&browser, |l| l.id == id && l.expires_at <= now())
-                    .await;
+            let Some(client) = lock(&leases.active)
+                .iter()
+                .find(|l| l.id == id)
+                .map(|l| l.client_id.clone())
+            else {
+                return;
+            };
+            match browsers
+                .connected_now()
+                .into_iter()
+                .find(|b| b.client_id == client)
+            {
+                Some(browser) => {
+                    let _ = leases
+                        .restore(&browser, |l| l.id == id && l.expires_at <= now())
+                        .await;
+                }
+                None => lock(&leases.leftovers).push(id),
             }
         });
     }
@@ -274,13 +326,25 @@ impl Leases {
     /// Restores, on a browser that has just connected, the leases an earlier run left on
     /// record: their timers died with the process that set them.
     pub async fn restore_leftovers(&self, browser: &Browser) {
-        let leftovers = std::mem::take(&mut *lock(&self.leftovers));
-        if leftovers.is_empty() {
+        // This browser's leftovers (a lease from before the client id was kept is taken
+        // by whichever browser connects first, as it was before).
+        let mine: Vec<String> = {
+            let active = lock(&self.active);
+            let mut leftovers = lock(&self.leftovers);
+            let (mine, others): (Vec<String>, Vec<String>) = leftovers.drain(..).partition(|id| {
+                active.iter().any(|l| {
+                    &l.id == id && (l.client_id.is_empty() || l.client_id == browser.client_id)
+                })
+            });
+            *leftovers = others;
+            mine
+        };
+        if mine.is_empty() {
             return;
         }
         let _ = self
             .restore(browser, |l| {
-                leftovers.contains(&l.id) && l.manual_recovery.is_none()
+                mine.contains(&l.id) && l.manual_recovery.is_none()
             })
             .await;
     }
@@ -288,9 +352,11 @@ impl Leases {
     /// Restores the leases `matching` selects; those that cannot be restored stay on
     /// record as manual_recovery.
     async fn restore(&self, browser: &Browser, matching: impl Fn(&Lease) -> bool) -> Result<Value> {
+        let of_this_browser =
+            |l: &Lease| l.client_id.is_empty() || l.client_id == browser.client_id;
         let selected: Vec<Lease> = lock(&self.active)
             .iter()
-            .filter(|l| matching(l))
+            .filter(|l| of_this_browser(l) && matching(l))
             .cloned()
             .collect();
         if selected.is_empty() {
@@ -299,6 +365,18 @@ impl Leases {
         let mut restored = Vec::new();
         let mut manual = Vec::new();
         for lease in selected {
+            let _setting = self
+                .lock_setting(&browser.client_id, &lease.origin, &lease.permission)
+                .await;
+            // As it is now that the setting is ours: renewed meanwhile (no longer
+            // expired), or already restored, it is left alone.
+            let Some(lease) = lock(&self.active)
+                .iter()
+                .find(|l| l.id == lease.id && matching(l))
+                .cloned()
+            else {
+                continue;
+            };
             let applied = match Permission::parse(&lease.permission) {
                 Ok(permission) => apply(browser, permission, &lease.prior, &lease.origin).await,
                 Err(error) => Err(error),

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::keys::{self, Chord};
 use super::{FrameContext, Page};
+use crate::browser::lock;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// What a click aims at.
@@ -375,6 +376,14 @@ impl Page {
             _ => 4,
         };
         let modifiers = self.modifiers.load(std::sync::atomic::Ordering::Relaxed);
+        let id = format!("button {button}");
+        if kind == "mousePressed" {
+            let release = json!({
+                "type": "mouseReleased", "x": x, "y": y, "button": button,
+                "buttons": 0, "clickCount": click_count,
+            });
+            self.hold(&id, "Input.dispatchMouseEvent", release);
+        }
         self.cdp(
             "Input.dispatchMouseEvent",
             json!({
@@ -384,6 +393,9 @@ impl Page {
             timeout,
         )
         .await?;
+        if kind == "mouseReleased" {
+            self.let_go(&id);
+        }
         Ok(())
     }
 
@@ -453,6 +465,48 @@ impl Page {
         Ok(report)
     }
 
+    /// Presses a sequence of chords in order, `pause` apart; a step that names no key
+    /// and may be text is typed instead. Every step is checked before the first is sent
+    /// (a bad key sends nothing), sending stops at the first failure, and the failure
+    /// says which steps were delivered.
+    pub async fn press_sequence(
+        &self,
+        steps: &[KeyStep],
+        pause: Duration,
+        timeout: Duration,
+    ) -> Result<Vec<SentStep>> {
+        let mut plan = Vec::with_capacity(steps.len());
+        for step in steps {
+            plan.push(match keys::parse_chord(&step.chord) {
+                Ok(chord) => Ok(chord),
+                Err(_) if step.may_type => Err(step.text.clone()),
+                Err(error) => return Err(error),
+            });
+        }
+        let mut sent = Vec::with_capacity(plan.len());
+        for (i, (step, planned)) in steps.iter().zip(plan).enumerate() {
+            if i > 0 && !pause.is_zero() {
+                // The caller's pacing between keystrokes, not a wait for the page.
+                tokio::time::sleep(pause).await;
+            }
+            let delivered = match &planned {
+                Ok(chord) => self.press_chord(chord, timeout).await,
+                Err(text) => self
+                    .cdp("Input.insertText", json!({ "text": text }), timeout)
+                    .await
+                    .map(drop),
+            };
+            if let Err(error) = delivered {
+                return Err(stopped_sequence(error, &sent, &step.text));
+            }
+            sent.push(SentStep {
+                step: step.text.clone(),
+                typed: planned.is_err(),
+            });
+        }
+        Ok(sent)
+    }
+
     pub async fn press(&self, keys: &str, timeout: Duration) -> Result<Value> {
         let chord = keys::parse_chord(keys)?;
         self.press_chord(&chord, timeout).await?;
@@ -461,9 +515,41 @@ impl Page {
 
     async fn press_chord(&self, chord: &Chord, timeout: Duration) -> Result<()> {
         for event in chord.events() {
+            let key = format!("key {}", event["code"].as_str().unwrap_or_default());
+            let down = event["type"] != "keyUp";
+            if down {
+                // Held from the moment it may reach the page.
+                let mut release = event.clone();
+                release["type"] = json!("keyUp");
+                release["modifiers"] = json!(0);
+                if let Some(fields) = release.as_object_mut() {
+                    fields.remove("text");
+                    fields.remove("unmodifiedText");
+                }
+                self.hold(&key, "Input.dispatchKeyEvent", release);
+            }
             self.cdp("Input.dispatchKeyEvent", event, timeout).await?;
+            if !down {
+                self.let_go(&key);
+            }
         }
         Ok(())
+    }
+
+    /// Records a key or button as held down, with the event that releases it.
+    fn hold(&self, id: &str, method: &'static str, release: Value) {
+        let mut held = lock(&self.held);
+        held.retain(|h| h.id != id);
+        held.push(Held {
+            id: id.to_owned(),
+            method,
+            release,
+        });
+    }
+
+    /// A key or button released.
+    fn let_go(&self, id: &str) {
+        lock(&self.held).retain(|h| h.id != id);
     }
 
     /// One uninterrupted press-move-release sequence, spread over `duration`.
@@ -497,5 +583,52 @@ impl Page {
         self.mouse("mouseReleased", to.0, to.1, button, 1, timeout)
             .await?;
         Ok(json!({ "from": [from.0, from.1], "to": [to.0, to.1], "steps": steps }))
+    }
+}
+
+/// A key or mouse button an operation holds down, and the event that lets it go.
+pub(crate) struct Held {
+    id: String,
+    pub(crate) method: &'static str,
+    pub(crate) release: Value,
+}
+
+/// One step of a key sequence: a chord in the engine's notation (`ctrl,shift,k`), and
+/// the step as the agent wrote it, typed as text if `may_type` and the chord names no
+/// key.
+#[derive(Debug, Clone)]
+pub struct KeyStep {
+    pub chord: String,
+    pub text: String,
+    pub may_type: bool,
+}
+
+/// A step of a key sequence that reached the page: pressed as a chord, or typed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SentStep {
+    pub step: String,
+    pub typed: bool,
+}
+
+/// A key sequence that stopped at a step: the failure, with what was delivered before
+/// it (so a retry does not send those keys again).
+fn stopped_sequence(error: EngineError, sent: &[SentStep], failed: &str) -> EngineError {
+    if sent.is_empty() {
+        return error;
+    }
+    let mut details = match error.details() {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    details.insert("delivered".into(), json!(sent));
+    details.insert("failed_step".into(), json!(failed));
+    EngineError::Page {
+        code: error.code(),
+        message: format!(
+            "{error}; {} step(s) before '{failed}' were delivered",
+            sent.len()
+        ),
+        details: Value::Object(details),
+        delivery: crate::error::Delivery::MayHaveRun,
     }
 }

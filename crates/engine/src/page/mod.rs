@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
-use crate::browser::{Browser, Dialog, DialogPolicy, Tab, TabInfo, WORLD, exception_text};
+use crate::browser::{Browser, Dialog, DialogPolicy, Tab, TabInfo, WORLD, exception_text, lock};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Result};
 
@@ -51,6 +51,38 @@ pub struct Page {
     pub(crate) config: Arc<EngineConfig>,
     /// Modifier keys held for the mouse events of the operation running now.
     modifiers: std::sync::atomic::AtomicU32,
+    /// Keys and mouse buttons the operation holds down now (see `input::Held`).
+    held: std::sync::Mutex<Vec<input::Held>>,
+}
+
+impl Drop for Page {
+    /// A key or button still down when the page is let go (the operation failed
+    /// between press and release, or its call was cancelled) is released before the
+    /// tab is: the next call never finds one stuck down.
+    fn drop(&mut self) {
+        let held = std::mem::take(&mut *lock(&self.held));
+        if held.is_empty() {
+            return;
+        }
+        let reservation = self._reservation.take();
+        let (conn, session) = (self.browser.conn.clone(), self.session.clone());
+        tokio::spawn(async move {
+            for held in held.into_iter().rev() {
+                let released = conn
+                    .call(
+                        Some(&session),
+                        held.method,
+                        held.release,
+                        crate::browser::HOUSEKEEPING,
+                    )
+                    .await;
+                if let Err(error) = released {
+                    tracing::debug!(%error, "could not release a held key or button");
+                }
+            }
+            drop(reservation);
+        });
+    }
 }
 
 /// Where a script runs: a CDP session (the page's, or an out-of-process frame's) and an
@@ -165,6 +197,7 @@ impl Page {
             _reservation: reservation,
             config,
             modifiers: std::sync::atomic::AtomicU32::new(0),
+            held: std::sync::Mutex::default(),
         })
     }
 
@@ -527,13 +560,34 @@ impl Page {
     }
 
     /// Sets how dialogs opened from now on are answered; returns those answered so far.
-    pub fn set_dialog_policy(&self, policy: DialogPolicy) -> Vec<Dialog> {
+    fn set_dialog_policy(&self, policy: DialogPolicy) -> Vec<Dialog> {
         let mut answered = Vec::new();
         self.browser.update_tab(&self.tab.target_id, |tab| {
             tab.dialog_policy = policy;
             answered = std::mem::take(&mut tab.answered_dialogs);
         });
         answered
+    }
+
+    /// The tab's dialog policy now.
+    pub fn dialog_policy(&self) -> DialogPolicy {
+        self.browser
+            .tab_by_target(&self.tab.target_id)
+            .map(|tab| tab.dialog_policy)
+            .unwrap_or_default()
+    }
+
+    /// Answers dialogs by `policy` for one operation: the policy the tab had comes back
+    /// when the returned scope ends, however the operation ends (done, failed, or dropped
+    /// because its call was cancelled).
+    pub fn dialog_policy_for(&self, policy: DialogPolicy) -> DialogScope<'_> {
+        let prior = self.dialog_policy();
+        // Dialogs answered before this operation are not its own.
+        self.set_dialog_policy(policy);
+        DialogScope {
+            page: self,
+            prior: Some(prior),
+        }
     }
 
     /// Runs an input that may open a JavaScript dialog, leaving any dialog it opens for
@@ -544,7 +598,7 @@ impl Page {
         work: impl std::future::Future<Output = Result<T>>,
     ) -> Result<Acted<T>> {
         let mut events = self.browser.conn.subscribe();
-        let previous = self.set_dialog_policy(DialogPolicy::Manual);
+        let scope = self.dialog_policy_for(DialogPolicy::Manual);
         let session = self.session.clone();
         let opened = async {
             loop {
@@ -565,19 +619,17 @@ impl Page {
             Some(dialog) = opened => Ok(Acted::DialogOpened(dialog)),
         };
         match &acted {
-            // Open until answered (answering puts the usual policy back).
+            // Open until answered; answering puts the prior policy back.
             Ok(Acted::DialogOpened(dialog)) => {
                 let dialog = dialog.clone();
+                let prior = scope.keep();
                 self.browser.update_tab(&self.tab.target_id, |tab| {
                     tab.open_dialog = Some(dialog);
-                    tab.dialog_left_open = true;
+                    tab.dialog_left_open = Some(prior);
                 });
             }
-            _ => {
-                self.set_dialog_policy(DialogPolicy::Dismiss);
-            }
+            _ => drop(scope.finish()),
         }
-        drop(previous);
         acted
     }
 
@@ -587,6 +639,36 @@ impl Page {
             answered = std::mem::take(&mut tab.answered_dialogs);
         });
         answered
+    }
+}
+
+/// A dialog policy set for one operation (`Page::dialog_policy_for`).
+pub struct DialogScope<'a> {
+    page: &'a Page,
+    /// The policy to put back; None once it has been.
+    prior: Option<DialogPolicy>,
+}
+
+impl DialogScope<'_> {
+    /// Ends the operation's policy: the prior one is back. Returns the dialogs answered
+    /// meanwhile.
+    pub fn finish(mut self) -> Vec<Dialog> {
+        let prior = self.prior.take().unwrap_or_default();
+        self.page.set_dialog_policy(prior)
+    }
+
+    /// Leaves the operation's policy in place (a dialog stays open for the agent);
+    /// returns the policy to put back once that dialog is answered.
+    fn keep(mut self) -> DialogPolicy {
+        self.prior.take().unwrap_or_default()
+    }
+}
+
+impl Drop for DialogScope<'_> {
+    fn drop(&mut self) {
+        if let Some(prior) = self.prior.take() {
+            self.page.set_dialog_policy(prior);
+        }
     }
 }
 

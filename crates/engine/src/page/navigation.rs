@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::{FrameContext, Page, check_status};
-use crate::browser::exception_text;
+use crate::browser::{Dialog, DialogPolicy, exception_text};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// How often condition waits re-check the page. The check itself is one round trip.
@@ -38,6 +38,21 @@ impl Page {
         check_url_scheme(url)?;
         self.load_with("Page.navigate", json!({ "url": url }), url, timeout)
             .await
+    }
+
+    /// Navigates with dialogs the old page opens on the way out (a leave-page prompt)
+    /// answered by `policy`; the tab's own policy is back afterwards, however the call
+    /// ends. Returns the navigation and the dialogs answered.
+    pub async fn navigate_answering(
+        &self,
+        url: &str,
+        policy: DialogPolicy,
+        timeout: Duration,
+    ) -> Result<(Navigated, Vec<Dialog>)> {
+        let scope = self.dialog_policy_for(policy);
+        let navigated = self.navigate(url, timeout).await;
+        let dialogs = scope.finish();
+        Ok((navigated?, dialogs))
     }
 
     /// Reloads the page and waits for its load event (or the deadline).

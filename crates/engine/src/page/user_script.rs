@@ -27,10 +27,10 @@ pub async fn run_script(
     policy: DialogPolicy,
     result_name: &str,
 ) -> Result<Value> {
-    page.set_dialog_policy(policy);
+    let scope = page.dialog_policy_for(policy);
     let mut events = page.browser.conn.subscribe();
     let evaluated = evaluate_user_script(page, script).await;
-    let dialogs = page.set_dialog_policy(DialogPolicy::Dismiss);
+    let dialogs = scope.finish();
     // A navigation the script started is announced by events sent before its reply;
     // make sure they have arrived before looking (the extension relay can reorder).
     let _ = page

@@ -241,6 +241,7 @@ fn diagnostics(
     let mut diagnostics = Map::new();
     diagnostics.insert("tool".into(), json!(tool.name));
     diagnostics.append(facts);
+    diagnostics.extend(call.facts.clone());
     if !call.ignored.is_empty() {
         diagnostics.insert("ignored_arguments".into(), json!(call.ignored));
     }
@@ -452,6 +453,11 @@ fn engine_failure(error: &EngineError) -> Failure {
         Delivery::MayHaveRun => may_have_run_facts(&mut facts),
         Delivery::Undelivered => {
             facts.insert("delivery_state".into(), json!("undelivered"));
+            // A browser connection that closed before the command was read: nothing
+            // ran, and the same call can be made again as it is.
+            if error.code() == ErrorCode::BrowserDisconnected {
+                facts.insert("retry_safe".into(), json!(true));
+            }
         }
     }
     match error {

@@ -158,10 +158,9 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
         "manual" => DialogPolicy::Manual,
         _ => DialogPolicy::Dismiss,
     };
-    page.set_dialog_policy(policy);
-    let navigated = page.navigate(&p.url, params::seconds(p.timeout)).await;
-    let dialogs = page.set_dialog_policy(DialogPolicy::Dismiss);
-    let navigated = navigated?;
+    let (navigated, dialogs) = page
+        .navigate_answering(&p.url, policy, params::seconds(p.timeout))
+        .await?;
     let mut data = if navigated.download {
         json!({ "type": "download", "url": navigated.url })
     } else {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use engine::{Acted, ClickTarget, Page};
+use engine::{Acted, ClickTarget, KeyStep, Page, SentStep};
 
 use super::tabs::ms;
 use super::{element, tab_arg};
@@ -293,22 +293,18 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
             .await?;
         target = focused["active_element"].clone();
     }
-    let mut results = Vec::new();
-    let sequences: Vec<&str> = p.keys.split(',').filter(|s| !s.is_empty()).collect();
-    for (i, sequence) in sequences.iter().enumerate() {
-        if i > 0 && p.delay > 0.0 {
-            // The caller's pacing between keystrokes, not a wait for the page.
-            tokio::time::sleep(Duration::from_secs_f64(p.delay / 1000.0)).await;
-        }
-        results.push(press_or_type(&page, sequence.trim(), timeout).await);
-    }
-    let failed = results.iter().find(|r| r["success"] == false).cloned();
-    if let Some(failed) = failed {
-        return Err(ToolError::param(
-            "keys",
-            failed["error"].as_str().unwrap_or("a key was not sent"),
-        ));
-    }
+    let pause = Duration::from_secs_f64(p.delay.max(0.0) / 1000.0);
+    let sent = send_keys(&page, p.keys.split(','), pause, timeout, "keys").await?;
+    let results: Vec<Value> = sent
+        .iter()
+        .map(|step| {
+            let mut result = json!({ "keyCombination": step.step, "success": true });
+            if step.typed {
+                result["typed"] = json!(true);
+            }
+            result
+        })
+        .collect();
     let lean = format!("pressed {}", p.keys);
     Ok(Reply::data(json!({
         "success": true, "message": format!("Keyboard events simulated successfully: {}", p.keys),
@@ -318,26 +314,31 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
     .lean(lean))
 }
 
-/// One chord (`Ctrl+Shift+K`, `Enter`) pressed, or text that names no key typed.
-async fn press_or_type(page: &Page, sequence: &str, timeout: Duration) -> Value {
-    let chord = chord_of(sequence);
-    match page.press(&chord, timeout).await {
-        Ok(_) => json!({ "keyCombination": sequence, "success": true }),
-        Err(_) if !sequence.contains('+') || sequence.len() == 1 => {
-            match page
-                .type_text(None, &[], sequence, false, None, timeout)
-                .await
-            {
-                Ok(_) => json!({ "keyCombination": sequence, "success": true, "typed": true }),
-                Err(error) => {
-                    json!({ "keyCombination": sequence, "success": false, "error": error.to_string() })
-                }
-            }
-        }
-        Err(error) => {
-            json!({ "keyCombination": sequence, "success": false, "error": error.to_string() })
-        }
-    }
+/// Sends key steps as the original writes them (`Enter`, `Ctrl+Shift+K`, `hello`): every
+/// step checked before the first is sent, stopping at the first failure, which says what
+/// was delivered. A step that names no key is typed as text (unless it is a chord).
+async fn send_keys<'a>(
+    page: &Page,
+    sequences: impl Iterator<Item = &'a str>,
+    pause: Duration,
+    timeout: Duration,
+    param: &str,
+) -> Result<Vec<SentStep>, ToolError> {
+    let steps: Vec<KeyStep> = sequences
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|sequence| KeyStep {
+            chord: chord_of(sequence),
+            text: sequence.to_owned(),
+            may_type: !sequence.contains('+') || sequence.len() == 1,
+        })
+        .collect();
+    page.press_sequence(&steps, pause, timeout)
+        .await
+        .map_err(|error| match error.input() {
+            Some(engine::Input::Keys) => ToolError::param(param, error.bare_message()),
+            _ => ToolError::from(error),
+        })
 }
 
 /// `Ctrl+Shift+K` → the engine's `ctrl,shift,k`; `+` alone, or a final `+`, is the key.
@@ -515,17 +516,8 @@ pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
                     "is required for action key: keys like \"Enter\" or \"cmd+a\"",
                 )
             })?;
-            for _ in 0..p.repeat {
-                for chord in keys.split_whitespace() {
-                    let result = press_or_type(&page, chord, timeout).await;
-                    if result["success"] == false {
-                        return Err(ToolError::param(
-                            "text",
-                            result["error"].as_str().unwrap_or("a key was not sent"),
-                        ));
-                    }
-                }
-            }
+            let repeated = (0..p.repeat).flat_map(|_| keys.split_whitespace());
+            send_keys(&page, repeated, Duration::ZERO, timeout, "text").await?;
             done(json!({ "text": keys, "repeat": p.repeat }))
         }
         "fill" => {
