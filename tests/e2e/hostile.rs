@@ -302,3 +302,66 @@ async fn http_answers_a_ping_before_initialize() {
     let client = server.client().await;
     call_on(&client, "get_setup_status", json!({})).await.ok();
 }
+
+/// A client that asked for logs gets each call's notices in the order they were made:
+/// a call's start before its finish, and calls in the order they ran.
+#[tokio::test]
+async fn log_notices_arrive_in_the_order_they_were_made() {
+    let work = scratch("log-order");
+    let mut child = tokio::process::Command::new(BINARY)
+        .args([
+            "--isolated",
+            "--output-dir",
+            &work.join("out").display().to_string(),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let start = [
+        INITIALIZE,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}"#,
+    ];
+    for line in start {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    reply_to(&mut lines, 2).await;
+    // One call after another; every notice read as it comes, in the stream's order.
+    let calls = 30;
+    let mut states: Vec<String> = Vec::new();
+    let mut next = 0;
+    while next < calls || states.len() < 2 * calls {
+        if next < calls && states.len() == 2 * next {
+            let call = json!({ "jsonrpc": "2.0", "id": 100 + next, "method": "tools/call",
+                               "params": { "name": "get_automation_profile", "arguments": {} } });
+            stdin
+                .write_all(format!("{call}\n").as_bytes())
+                .await
+                .unwrap();
+            next += 1;
+        }
+        let line = tokio::time::timeout(PATIENCE, lines.next_line())
+            .await
+            .expect("tabwire writes")
+            .unwrap()
+            .expect("tabwire writes");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        let data = &message["params"]["data"];
+        if message["method"] == "notifications/message" && data["call"] == "get_automation_profile"
+        {
+            states.push(data["state"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    // Each call is sent once the one before has said it finished, so the notices
+    // alternate, start before finish.
+    let expected: Vec<&str> = (0..calls).flat_map(|_| ["started", "finished"]).collect();
+    assert_eq!(states, expected);
+}

@@ -517,3 +517,39 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
         bad.text
     );
 }
+
+/// A key sequence with a key the browser does not know is refused whole: the page gets
+/// none of it, not the steps before the bad one.
+#[tokio::test]
+async fn a_key_sequence_with_an_unknown_key_sends_nothing() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("keys-refused", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("held.html") }))
+        .await;
+    let refused = tw
+        .chrome("chrome_keyboard", json!({ "keys": "a,Ctrl+Bogus,b" }))
+        .await;
+    assert!(refused.is_error, "{}", refused.text);
+    assert!(refused.text.contains("Bogus"), "{}", refused.text);
+    let events = tw
+        .ok("execute_js", json!({ "script": "events.join(';')" }))
+        .await;
+    assert_eq!(events["js_return"], "", "keys reached the page: {events}");
+    // A word is typed as text, a chord pressed, in order.
+    tw.chrome_ok("chrome_keyboard", json!({ "keys": "hi,Shift+Tab" }))
+        .await;
+    let events = tw
+        .ok("execute_js", json!({ "script": "events.join(';')" }))
+        .await;
+    assert_eq!(
+        events["js_return"], "keydown Shift;keydown Tab;keyup Tab;keyup Shift",
+        "typed text is not keystrokes, the chord is: {events}"
+    );
+    let typed = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "document.querySelector('#field').value" }),
+        )
+        .await;
+    assert_eq!(typed["js_return"], "hi");
+}

@@ -209,13 +209,17 @@ async fn a_browser_killed_between_or_during_calls_is_noticed_at_once_and_replace
         let browser = browser_pid(&tw).await;
         let during = round % 2 == 1;
         let pending = if during {
-            // A script in flight when the browser dies: it was sent, so it may have run.
+            // A script running in the page when the browser dies (the page has asked for
+            // the gate): it ran, so its outcome must say it may have.
+            let key = format!("chaos-{round}");
+            let script = format!(
+                "await fetch('{}'); await new Promise(() => {{}})",
+                site.url(&format!("hold/{key}"))
+            );
             let started = tw
-                .ok(
-                    "execute_js",
-                    json!({ "script": "await new Promise(() => {})", "wait": false }),
-                )
+                .ok("execute_js", json!({ "script": script, "wait": false }))
                 .await;
+            site.arrived(&key).await;
             Some(started["operation_id"].clone())
         } else {
             None
@@ -250,7 +254,8 @@ async fn a_browser_killed_between_or_during_calls_is_noticed_at_once_and_replace
             );
             assert_eq!(
                 outcome.envelope["retry_safe"], false,
-                "it was sent: it may have run"
+                "it was sent: it may have run: {}",
+                outcome.envelope
             );
         }
         // A call naming the dead tab was never sent anywhere: the tab is simply gone.

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{Site, Tabwire, poll_until, scratch};
+use crate::support::{Site, Tabwire, call_on, poll_until, scratch};
 
 fn state(permission: &str, expected: &str) -> serde_json::Value {
     json!({ "js": format!("navigator.permissions.query({{name: '{permission}'}}).then(s => s.state === '{expected}')"), "timeout": 30 })
@@ -139,4 +139,47 @@ async fn two_leases_set_at_once_are_both_restored() {
     assert_eq!(reset["restored"].as_array().unwrap().len(), 2, "{reset}");
     tw.ok("wait_for", state("geolocation", "prompt")).await;
     tw.ok("wait_for", state("notifications", "prompt")).await;
+}
+
+/// Two agents lease the same setting at once: the lease keeps the setting the origin
+/// had before either of them, so restoring it puts that back (not one agent's value).
+#[tokio::test]
+async fn leases_set_at_once_on_one_setting_keep_the_setting_it_had_before_both() {
+    let site = Site::start().await;
+    let server = crate::support::HttpServer::start("lease-race", &[]).await;
+    let (a, b) = (server.client().await, server.client().await);
+    for client in [&a, &b] {
+        call_on(client, "open_url", json!({ "url": site.url("form.html") }))
+            .await
+            .ok();
+    }
+    call_on(&a, "wait_for", state("geolocation", "prompt"))
+        .await
+        .ok();
+    for round in 0..5 {
+        let (allow, block) = tokio::join!(
+            call_on(
+                &a,
+                "set_site_permission",
+                json!({ "permission": "geolocation", "setting": "allow" })
+            ),
+            call_on(
+                &b,
+                "set_site_permission",
+                json!({ "permission": "geolocation", "setting": "block" })
+            ),
+        );
+        let (allow, block) = (allow.ok(), block.ok());
+        assert_eq!(allow["lease"]["prior"], "prompt", "round {round}: {allow}");
+        assert_eq!(block["lease"]["prior"], "prompt", "round {round}: {block}");
+        assert_eq!(
+            allow["lease"]["id"], block["lease"]["id"],
+            "one lease a setting"
+        );
+    }
+    let reset = call_on(&a, "reset_site_permissions", json!({})).await.ok();
+    assert_eq!(reset["restored"].as_array().unwrap().len(), 1, "{reset}");
+    call_on(&a, "wait_for", state("geolocation", "prompt"))
+        .await
+        .ok();
 }

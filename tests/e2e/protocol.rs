@@ -159,3 +159,97 @@ async fn a_client_that_sets_a_level_reads_why_a_call_took_its_time() {
         .any(|heard| matches!(heard, Heard::Log(log) if log.data["call"] == "scan_page"));
     assert!(!told_scan, "a successful call is below the warning level");
 }
+
+/// A call cancelled mid-flight leaves the tab as it found it: a script run under its own
+/// dialog policy puts the tab's back, so a dialog opened later is answered as the tab
+/// would have answered it (dismissed), not as the cancelled call asked (accepted).
+#[tokio::test]
+async fn a_cancelled_script_puts_back_the_tabs_dialog_policy() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("cancel-dialog-policy").await;
+    tw.ok("open_url", json!({ "url": site.url("confirm.html") }))
+        .await;
+    let script = format!("await fetch('{}'); 1", site.url("hold/policy"));
+    cancel_once_running(
+        &tw.client,
+        "execute_js",
+        json!({ "script": script, "dialog_policy": "accept", "timeout": 300 }),
+    )
+    .await;
+    site.release("policy");
+    tw.ok("page_click", json!({ "selector": "#ask" })).await;
+    tw.ok("wait_for", json!({ "text": "dismissed" })).await;
+}
+
+/// A drag cancelled while its button is down: the page sees the button come up before
+/// the next call.
+#[tokio::test]
+async fn a_cancelled_drag_releases_its_mouse_button() {
+    let site = Site::start().await;
+    let tw = Tabwire::managed("cancel-drag").await;
+    tw.ok("open_url", json!({ "url": site.url("held.html") }))
+        .await;
+    cancel_once_running(
+        &tw.client,
+        "page_drag",
+        json!({ "x1": 50, "y1": 50, "x2": 350, "y2": 250, "duration": 10, "timeout": 60 }),
+    )
+    .await;
+    let seen = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "({ held: heldNow(), events: events.join(';') })" }),
+        )
+        .await;
+    let seen = &seen["js_return"];
+    assert!(
+        seen["events"].as_str().unwrap().contains("mousedown 0"),
+        "{seen}"
+    );
+    assert_eq!(seen["held"], "", "a button stayed down: {seen}");
+}
+
+/// A key chord cancelled between its press and its release (the page's keydown handler
+/// is slow): the key is released, and the rest of the chord is never sent.
+#[tokio::test]
+async fn a_cancelled_key_chord_releases_what_it_pressed_and_sends_no_more() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with("cancel-chord", &["--face", "btap,chrome"]).await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("held.html?slow=Shift") }),
+    )
+    .await;
+    cancel_once_running(&tw.client, "chrome_keyboard", json!({ "keys": "Shift+A" })).await;
+    let seen = tw
+        .ok(
+            "execute_js",
+            json!({ "script": "({ held: heldNow(), events: events.join(';') })" }),
+        )
+        .await;
+    let seen = &seen["js_return"];
+    let events = seen["events"].as_str().unwrap();
+    assert!(events.starts_with("keydown Shift"), "{seen}");
+    assert!(!events.contains("keydown A"), "{seen}");
+    assert_eq!(seen["held"], "", "a key stayed down: {seen}");
+}
+
+/// Progress counts seconds toward the call's own limit, in whatever unit its tool takes
+/// that limit (the chrome face's are milliseconds).
+#[tokio::test]
+async fn progress_counts_seconds_toward_a_limit_given_in_milliseconds() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with("progress-ms", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let code = format!("await fetch('{}'); return 1", site.url("hold/progress-ms"));
+    let progress = cancel_once_running(
+        &tw.client,
+        "chrome_javascript",
+        json!({ "code": code, "timeoutMs": 120_000 }),
+    )
+    .await;
+    site.release("progress-ms");
+    assert_eq!(progress.total, Some(120.0), "{progress:?}");
+    assert!(progress.progress < 120.0, "{progress:?}");
+}

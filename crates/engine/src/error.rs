@@ -90,6 +90,7 @@ named_enum! {
         PathNotAllowed => "path_not_allowed",
         FileExists => "file_exists",
         CaptureBusy => "capture_busy",
+        TooManyOperations => "too_many_operations",
         NoCapture => "no_capture",
         ForeignOperation => "foreign_operation",
         UnknownOperation => "unknown_operation",

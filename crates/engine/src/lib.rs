@@ -53,7 +53,39 @@ pub use page::user_script::INLINE_LIMIT;
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
 pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};
 
-/// The deadline helper every page operation uses: seconds from a tool's `timeout`.
+/// The longest time limit a call may have (a day), as the tools' schemas declare it.
+pub const LONGEST_LIMIT: f64 = 86_400.0;
+
+/// Seconds as a time limit, within 0 and `LONGEST_LIMIT`.
 pub fn seconds(timeout: f64) -> std::time::Duration {
-    std::time::Duration::from_secs_f64(timeout.clamp(0.0, 3600.0))
+    let timeout = if timeout.is_finite() { timeout } else { 0.0 };
+    std::time::Duration::from_secs_f64(timeout.clamp(0.0, LONGEST_LIMIT))
+}
+
+/// How long a call may take, counted from when it began: the one limit its operations
+/// work within, and what its progress reports count toward.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    started: tokio::time::Instant,
+    budget: std::time::Duration,
+}
+
+impl Deadline {
+    /// A deadline `budget` from now.
+    pub fn after(budget: std::time::Duration) -> Deadline {
+        Deadline {
+            started: tokio::time::Instant::now(),
+            budget,
+        }
+    }
+
+    /// The whole time the call was given.
+    pub fn budget(&self) -> std::time::Duration {
+        self.budget
+    }
+
+    /// What is left of it now.
+    pub fn remaining(&self) -> std::time::Duration {
+        self.budget.saturating_sub(self.started.elapsed())
+    }
 }

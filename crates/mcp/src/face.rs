@@ -110,6 +110,9 @@ macro_rules! tool {
 pub struct Call {
     pub session: Arc<AgentSession>,
     pub args: Args,
+    /// How long the call may take: its tool's time limit argument (or that argument's
+    /// default), else the face's default.
+    pub deadline: engine::Deadline,
     pub settings: Arc<SessionSettings>,
     /// Every tool this server serves (for status reports).
     pub catalogue: Arc<Vec<(&'static Face, &'static ToolDef)>>,
@@ -276,6 +279,8 @@ pub struct Face {
     /// idempotent false, open-world true): the same facts, for a face whose original
     /// declares none.
     pub every_hint: bool,
+    /// The time limit of a call whose tool declares none.
+    pub default_time_limit: std::time::Duration,
 }
 
 /// What the server knows of a call beyond its outcome.

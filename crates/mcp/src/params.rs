@@ -20,6 +20,15 @@ pub enum Kind {
         min: f64,
         max: f64,
     },
+    /// The call's time limit in seconds, from 0 to `max` (a number in the schema). The
+    /// server makes the call's deadline from it (`Call::deadline`).
+    Seconds {
+        max: f64,
+    },
+    /// The call's time limit in milliseconds, as the Chrome MCP Server counts it.
+    Millis {
+        max: f64,
+    },
     /// One of a fixed set of strings.
     Choice(&'static [&'static str]),
     /// A CSS string or a locator object.
@@ -173,6 +182,7 @@ fn base_schema(kind: Kind) -> Value {
         Kind::Bool => json!({"type": "boolean"}),
         Kind::Int { min, max } => bounded("integer", min as f64, max as f64),
         Kind::Num { min, max } => bounded("number", min, max),
+        Kind::Seconds { max } | Kind::Millis { max } => bounded("number", 0.0, max),
         Kind::Choice(options) => json!({"type": "string", "enum": options}),
         Kind::Locator => json!({"type": ["string", "object"]}),
         Kind::Session => json!({"type": "string"}),
@@ -326,6 +336,10 @@ fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
         Kind::Num { min, max } => match value.as_f64() {
             Some(n) if n.is_finite() && (min..=max).contains(&n) => Ok(()),
             _ => fail(format!("a number from {min} to {max}")),
+        },
+        Kind::Seconds { max } | Kind::Millis { max } => match value.as_f64() {
+            Some(n) if n.is_finite() && (0.0..=max).contains(&n) => Ok(()),
+            _ => fail(format!("a number from 0 to {max}")),
         },
         Kind::Choice(options) => match value.as_str() {
             Some(s) if options.contains(&s) => Ok(()),
@@ -529,6 +543,23 @@ pub fn seconds(value: f64) -> std::time::Duration {
     engine::seconds(value)
 }
 
+/// The time limit a call's checked arguments give it, if its tool declares one (a
+/// `Seconds` or `Millis` parameter; its default when the client gave none).
+pub fn time_limit(params: &[Param], args: &Args) -> Option<std::time::Duration> {
+    params.iter().find_map(|param| {
+        let value = args
+            .values
+            .get(param.name)
+            .or(param.default())
+            .and_then(Value::as_f64);
+        match param.kind {
+            Kind::Seconds { .. } => Some(engine::seconds(value?)),
+            Kind::Millis { .. } => Some(engine::seconds(value? / 1000.0)),
+            _ => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,5 +631,43 @@ mod tests {
         assert_eq!(properties["format"]["enum"], json!(["png", "jpeg", null]));
         assert_eq!(properties["format"]["default"], Value::Null);
         assert!(properties["ref"].get("default").is_none());
+    }
+
+    crate::tool_params! {
+        #[allow(dead_code)] // only its declaration is used here
+        struct InMillis {
+            timeoutMs: f64 = Millis { max: 600_000.0 }, default(30_000.0), "";
+        }
+    }
+
+    #[test]
+    fn a_time_limit_is_read_in_its_own_unit() {
+        use std::time::Duration;
+        let limit = |params: &[Param], value: Value| {
+            time_limit(params, &check(params, value.as_object().cloned()).unwrap())
+        };
+        let millis = InMillis::params();
+        assert_eq!(limit(millis, json!({})), Some(Duration::from_secs(30)));
+        assert_eq!(
+            limit(millis, json!({"timeoutMs": 1500})),
+            Some(Duration::from_millis(1500))
+        );
+        let seconds = [Param {
+            name: "timeout",
+            kind: Kind::Seconds { max: 86_400.0 },
+            presence: Presence::Default(json!(15.0)),
+            doc: "",
+        }];
+        assert_eq!(
+            limit(&seconds, json!({"timeout": 2})),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(limit(&seconds, json!({})), Some(Duration::from_secs(15)));
+        // A day is the longest, as the schemas say.
+        assert_eq!(
+            limit(&seconds, json!({"timeout": 86_400})),
+            Some(Duration::from_secs(86_400))
+        );
+        assert_eq!(limit(Example::params(), json!({"url": "x"})), None);
     }
 }

@@ -116,6 +116,10 @@ fn value_of_kind(rng: &mut Rng, kind: Kind) -> Value {
             let edges = [min, max, min - 1.0, max + 1.0, (min + max) / 2.0];
             json!(edges[rng.below(edges.len())])
         }
+        Kind::Seconds { max } | Kind::Millis { max } => {
+            let edges = [0.0, max, -1.0, max + 1.0, max / 2.0];
+            json!(edges[rng.below(edges.len())])
+        }
         Kind::Choice(options) if rng.chance(80) => json!(options[rng.below(options.len())]),
         Kind::Choice(_) => json!(any_string(rng)),
         Kind::Session | Kind::TabId | Kind::NativeTabId | Kind::TabIds | Kind::IntList => {

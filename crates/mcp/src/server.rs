@@ -100,6 +100,9 @@ pub struct TabwireServer {
     instructions: Arc<str>,
     /// The level this session's client asked logs at (None: it did not).
     log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+    /// Where this session's log notices queue, in the order they are made, for the one
+    /// task that sends them (started when the client sets a level).
+    notices: Arc<std::sync::OnceLock<tokio::sync::mpsc::Sender<LogNotice>>>,
     calls: Arc<InFlight>,
 }
 
@@ -192,6 +195,7 @@ impl TabwireServer {
             listed: shared.listed.clone(),
             instructions: shared.instructions.clone(),
             log_level: Arc::default(),
+            notices: Arc::default(),
             calls: Arc::default(),
         }
     }
@@ -276,7 +280,11 @@ impl ServerHandler for TabwireServer {
             .replace(request.level)
             .is_none();
         if first {
-            tokio::spawn(forward_logs(context.peer.clone(), self.log_level.clone()));
+            let (queue, notices) = tokio::sync::mpsc::channel(NOTICE_QUEUE);
+            if self.notices.set(queue.clone()).is_ok() {
+                tokio::spawn(send_notices(context.peer.clone(), notices));
+                tokio::spawn(forward_logs(queue, self.log_level.clone()));
+            }
         }
         Ok(())
     }
@@ -305,19 +313,21 @@ impl ServerHandler for TabwireServer {
         let outcome = match params::check((tool.params)(), request.arguments) {
             Ok(args) => {
                 ignored = args.ignored.clone();
+                let limit = params::time_limit((tool.params)(), &args);
+                let deadline = engine::Deadline::after(limit.unwrap_or(face.default_time_limit));
                 let call = Call {
                     session: self.session.clone(),
+                    deadline,
                     args,
                     settings: self.settings.clone(),
                     catalogue: self.catalogue.clone(),
                     cancelled: context.ct.clone(),
                 };
                 self.log(
-                    &context.peer,
                     LoggingLevel::Debug,
                     json!({ "call": tool.name, "state": "started" }),
                 );
-                let ticker = progress_ticker(&context, tool.name, &arguments);
+                let ticker = progress_ticker(&context, tool.name, limit);
                 // A panic inside one tool must not take the server down with it, and a
                 // cancelled call stops its work at once (what it held is let go).
                 let engine = self.session.engine.clone();
@@ -380,7 +390,6 @@ impl ServerHandler for TabwireServer {
             facts,
         };
         self.log(
-            &context.peer,
             if outcome.is_ok() {
                 LoggingLevel::Info
             } else {
@@ -404,16 +413,35 @@ impl ServerHandler for TabwireServer {
 impl TabwireServer {
     /// Sends one log line about this session's own call to its client, if it asked for
     /// that level.
-    fn log(&self, peer: &rmcp::Peer<RoleServer>, level: LoggingLevel, data: Value) {
+    fn log(&self, level: LoggingLevel, data: Value) {
         use rmcp::model::LoggingMessageNotificationParam;
         let wanted = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
-        if wanted.is_some_and(|w| logging::rank(level) >= logging::rank(w)) {
-            let peer = peer.clone();
+        if wanted.is_some_and(|w| logging::rank(level) >= logging::rank(w))
+            && let Some(queue) = self.notices.get()
+        {
             let param =
                 LoggingMessageNotificationParam::new(level, data).with_logger("tabwire::call");
-            tokio::spawn(async move {
-                let _ = peer.notify_logging_message(param).await;
-            });
+            // A client too slow to take its notices loses the newest, not the server's
+            // memory.
+            let _ = queue.try_send(param);
+        }
+    }
+}
+
+/// One log notice for a client.
+type LogNotice = rmcp::model::LoggingMessageNotificationParam;
+
+/// Log notices a session may have queued for a slow client.
+const NOTICE_QUEUE: usize = 1024;
+
+/// Sends a session's log notices, one at a time, in the order they were made.
+async fn send_notices(
+    peer: rmcp::Peer<RoleServer>,
+    mut notices: tokio::sync::mpsc::Receiver<LogNotice>,
+) {
+    while let Some(notice) = notices.recv().await {
+        if peer.notify_logging_message(notice).await.is_err() {
+            return;
         }
     }
 }
@@ -422,7 +450,7 @@ impl TabwireServer {
 /// level and above, until it goes away.
 #[allow(deprecated)]
 async fn forward_logs(
-    peer: rmcp::Peer<RoleServer>,
+    queue: tokio::sync::mpsc::Sender<LogNotice>,
     level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
 ) {
     use rmcp::model::LoggingMessageNotificationParam;
@@ -440,23 +468,25 @@ async fn forward_logs(
         }
         let data = serde_json::from_str(&line.message).unwrap_or(Value::String(line.message));
         let param = LoggingMessageNotificationParam::new(line_level, data).with_logger(line.target);
-        if peer.notify_logging_message(param).await.is_err() {
-            return;
+        match queue.try_send(param) {
+            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return,
+            // A client too slow to take its notices loses the newest.
+            Ok(()) | Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {}
         }
     }
 }
 
-/// While a call runs, tells a client that asked (a `progressToken`) how long it has run
-/// and, when the call has a timeout, of how long.
+/// While a call runs, tells a client that asked (a `progressToken`) how many seconds it
+/// has run and, when its tool declares a time limit, of how many.
 fn progress_ticker(
     context: &RequestContext<RoleServer>,
     tool: &'static str,
-    arguments: &serde_json::Map<String, Value>,
+    limit: Option<std::time::Duration>,
 ) -> Option<tokio::task::JoinHandle<()>> {
     use rmcp::model::ProgressNotificationParam;
     let token = context.meta.get_progress_token()?;
     let peer = context.peer.clone();
-    let total = arguments.get("timeout").and_then(Value::as_f64);
+    let total = limit.map(|limit| limit.as_secs_f64());
     Some(tokio::spawn(async move {
         let started = Instant::now();
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));

@@ -16,6 +16,8 @@ use crate::error::{EngineError, ErrorCode, Result};
 pub const RETENTION: Duration = Duration::from_secs(600);
 /// …and at most this many, oldest evicted first.
 pub const MAX_COMPLETED: usize = 512;
+/// Operations still running, at most: each holds a tab and runs up to its own limit.
+pub const MAX_PENDING: usize = 256;
 
 /// A finished operation: what the call would have returned.
 pub type Outcome = std::result::Result<Value, EngineError>;
@@ -57,10 +59,21 @@ pub enum ReceiptState {
 }
 
 impl Receipts {
-    pub fn create(&self, session: u64, kind: &'static str) -> Completer {
+    /// A receipt for work about to start; refused while MAX_PENDING are still running.
+    pub fn create(&self, session: u64, kind: &'static str) -> Result<Completer> {
         let id = crate::ids::unique("op");
         let (sender, result) = watch::channel(None);
-        lock(&self.entries).insert(
+        let mut entries = lock(&self.entries);
+        let pending = entries.values().filter(|e| e.finished.is_none()).count();
+        if pending >= MAX_PENDING {
+            return Err(EngineError::refused(
+                ErrorCode::TooManyOperations,
+                format!(
+                    "{pending} operations are still running (at most {MAX_PENDING}); collect or wait for some before starting more"
+                ),
+            ));
+        }
+        entries.insert(
             id.clone(),
             Entry {
                 session,
@@ -70,7 +83,7 @@ impl Receipts {
                 result,
             },
         );
-        Completer { id, sender }
+        Ok(Completer { id, sender })
     }
 
     pub fn complete(&self, completer: Completer, outcome: Outcome) {
@@ -140,7 +153,7 @@ mod tests {
     #[tokio::test]
     async fn a_result_is_read_by_its_session_only() {
         let receipts = Receipts::default();
-        let completer = receipts.create(1, "execute_js");
+        let completer = receipts.create(1, "execute_js").unwrap();
         let id = completer.id().to_owned();
         assert!(matches!(
             receipts.get(1, &id, Duration::ZERO).await.unwrap(),
@@ -168,11 +181,11 @@ mod tests {
     #[tokio::test]
     async fn completed_results_are_bounded_in_count() {
         let receipts = Receipts::default();
-        let first = receipts.create(1, "x");
+        let first = receipts.create(1, "x").unwrap();
         let first_id = first.id().to_owned();
         receipts.complete(first, Ok(json!(0)));
         for _ in 0..MAX_COMPLETED {
-            let c = receipts.create(1, "x");
+            let c = receipts.create(1, "x").unwrap();
             receipts.complete(c, Ok(json!(1)));
         }
         assert_eq!(
@@ -184,5 +197,19 @@ mod tests {
                 .code(),
             ErrorCode::UnknownOperation
         );
+    }
+
+    #[test]
+    fn running_operations_are_bounded_in_count() {
+        let receipts = Receipts::default();
+        let running: Vec<Completer> = (0..MAX_PENDING)
+            .map(|_| receipts.create(1, "x").unwrap())
+            .collect();
+        let refused = receipts.create(1, "x").err().unwrap();
+        assert_eq!(refused.code(), ErrorCode::TooManyOperations);
+        // One finishing makes room for one more.
+        let mut running = running.into_iter();
+        receipts.complete(running.next().unwrap(), Ok(json!(1)));
+        assert!(receipts.create(1, "x").is_ok());
     }
 }

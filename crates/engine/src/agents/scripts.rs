@@ -47,7 +47,7 @@ impl AgentSession {
         let tab = page.info();
         let mut events = page.browser.conn.subscribe();
         let session = page.session.clone();
-        let completer = self.engine.receipts.create(self.id, "execute_js");
+        let completer = self.engine.receipts.create(self.id, "execute_js")?;
         let operation_id = completer.id().to_owned();
         let engine = self.engine.clone();
         let ScriptRequest {

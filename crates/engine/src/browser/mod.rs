@@ -536,11 +536,27 @@ pub const WORLD: &str = "tabwire";
 impl Drop for Browser {
     fn drop(&mut self) {
         // A browser we launched that was never shut down politely goes with us.
-        if let Some(process) = &self.process {
+        let process = self.process.take();
+        if let Some(process) = &process {
             process.kill();
         }
-        if let Some(dir) = &self.temp_profile {
-            let _ = std::fs::remove_dir_all(dir);
+        let Some(dir) = self.temp_profile.take() else {
+            return;
+        };
+        // Its throw-away profile goes once the browser has stopped writing to it, off
+        // the runtime's threads; without a runtime (the process is ending), at once.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    if let Some(process) = process {
+                        process.wait(Duration::from_secs(5)).await;
+                    }
+                    let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+                });
+            }
+            Err(_) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     }
 }

@@ -56,6 +56,9 @@ pub struct TabState {
     /// A dialog an input left open for the agent: answering it puts back the policy the
     /// tab had before that input (this one).
     pub(crate) dialog_left_open: Option<DialogPolicy>,
+    /// A call that ended with a key or button down is releasing it; the tab is let go
+    /// right after, so the next call waits for that instead of answering target_busy.
+    pub(crate) releasing: bool,
 }
 
 /// A tab's element refs (see `page::tree`).
@@ -228,6 +231,7 @@ impl TabTable {
                 holder: None,
                 refs: RefBook::default(),
                 dialog_left_open: None,
+                releasing: false,
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

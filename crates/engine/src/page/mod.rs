@@ -65,10 +65,13 @@ impl Drop for Page {
             return;
         }
         let reservation = self._reservation.take();
-        let (conn, session) = (self.browser.conn.clone(), self.session.clone());
+        let (browser, target) = (self.browser.clone(), self.tab.target_id.clone());
+        let session = self.session.clone();
+        browser.update_tab(&target, |tab| tab.releasing = true);
         tokio::spawn(async move {
             for held in held.into_iter().rev() {
-                let released = conn
+                let released = browser
+                    .conn
                     .call(
                         Some(&session),
                         held.method,
@@ -80,6 +83,7 @@ impl Drop for Page {
                     tracing::debug!(%error, "could not release a held key or button");
                 }
             }
+            browser.update_tab(&target, |tab| tab.releasing = false);
             drop(reservation);
         });
     }
@@ -127,9 +131,13 @@ impl Page {
                         .filter(|h| h.stop.is_abandoned())
                         .map(|h| h.operation_id.clone()),
                 };
-                // A script told to stop (its call was cancelled) lets go within a
-                // round trip: the next call waits for that instead of failing.
-                if !holder.as_ref().is_some_and(|h| h.stop.is_asked()) {
+                // A script told to stop (its call was cancelled), or a call releasing
+                // what it held down, lets go within a round trip: the next call waits
+                // for that instead of failing.
+                let releasing = browser
+                    .tab_by_target(&tab.target_id)
+                    .is_some_and(|t| t.releasing);
+                if !releasing && !holder.as_ref().is_some_and(|h| h.stop.is_asked()) {
                     return Err(busy());
                 }
                 tokio::time::timeout(crate::browser::HOUSEKEEPING, tab.busy.clone().lock_owned())

@@ -37,6 +37,10 @@ pub struct NetworkFilter {
 /// The cap for bodies read as a capture stops (those read while it ran have the
 /// capture's own).
 const BODY_CAP_AT_STOP: usize = 1 << 20;
+/// Response bodies a capture reads at once; a body that finds them all busy is not read
+/// (its record says so), so a page that loads thousands of resources cannot make a
+/// capture start thousands of reads.
+const MAX_BODY_READS: usize = 16;
 
 /// Resource types of a page's static assets.
 const STATIC_TYPES: &[&str] = &[
@@ -208,6 +212,7 @@ async fn collect_network(
 ) {
     let weak = Arc::downgrade(&browser);
     drop(browser);
+    let body_reads = Arc::new(tokio::sync::Semaphore::new(MAX_BODY_READS));
     let started = tokio::time::Instant::now();
     let mut last_seen = started;
     loop {
@@ -288,6 +293,14 @@ async fn collect_network(
                 }
                 ring_guard.open.remove(&request_id);
                 if options.include_bodies {
+                    let Ok(permit) = body_reads.clone().try_acquire_owned() else {
+                        if let Some(record) = ring_guard.find(&request_id) {
+                            record["body_error"] = json!(format!(
+                                "not read: {MAX_BODY_READS} bodies were being read at once"
+                            ));
+                        }
+                        continue;
+                    };
                     drop(ring_guard);
                     let (Some(browser), ring) = (weak.upgrade(), ring.clone()) else {
                         continue;
@@ -297,7 +310,10 @@ async fn collect_network(
                         options.max_body_bytes,
                         options.body_timeout,
                     );
-                    tokio::spawn(fetch_body(browser, session, request_id, ring, max, wait));
+                    tokio::spawn(async move {
+                        fetch_body(browser, session, request_id, ring, max, wait).await;
+                        drop(permit);
+                    });
                 }
             }
             _ => {}

@@ -27,7 +27,7 @@ tool_params! {
         cookies: Value = StrListOrObject, required, "cookie object or list (or JSON text): name, value, url, domain, path, expires (Unix s), httpOnly, secure, sameSite";
         session_id: Option<TabRef> = Session, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(20.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
 
@@ -39,7 +39,7 @@ tool_params! {
         url: Option<String> = Str, nullable, "default: the page's URL";
         session_id: Option<TabRef> = Session, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(20.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
 
@@ -48,7 +48,7 @@ tool_params! {
         key: Option<String> = Str, nullable, "omit to page through all keys";
         area: String = Str, default("local"), "local or session";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(30.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
         offset: i64 = Int { min: 0, max: 100_000_000 }, default(0), "";
         max_items: i64 = Int { min: 1, max: 5000 }, default(500), "";
         max_bytes: i64 = Int { min: 1, max: 5_000_000 }, default(20_000), "";
@@ -61,7 +61,7 @@ tool_params! {
         value: Value = Text, required, "non-strings are JSON-encoded";
         area: String = Str, default("local"), "local or session";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(30.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
 }
 
@@ -71,7 +71,7 @@ tool_params! {
         filename: Option<String> = Str, nullable, "default: the name the server suggests";
         directory: Option<String> = Str, nullable, "an absolute directory inside the output dir or a --download-root; default: the output dir's downloads/";
         wait: bool = Bool, default(true), "";
-        timeout: f64 = Num { min: 0.0, max: 1800.0 }, default(60.0), "seconds";
+        timeout: f64 = Seconds { max: 1800.0 }, default(60.0), "seconds";
         session_id: Option<TabRef> = Session, nullable, "";
         overwrite: bool = Bool, default(false), "";
     }
@@ -102,7 +102,7 @@ tool_params! {
         max_entries: i64 = Int { min: 10, max: 2000 }, default(500), "ring size";
         max_body_bytes: i64 = Int { min: 1024, max: 2_097_152 }, default(262_144), "";
         body_timeout: f64 = Num { min: 0.1, max: 10.0 }, default(5.0), "seconds";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(10.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
 
@@ -114,7 +114,7 @@ tool_params! {
         status_min: Option<i64> = Int { min: 100, max: 599 }, nullable, "";
         status_max: Option<i64> = Int { min: 100, max: 599 }, nullable, "";
         include_response_bodies: bool = Bool, default(true), "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(10.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
 
@@ -122,7 +122,7 @@ tool_params! {
     pub struct ConsoleStart {
         session_id: Option<TabRef> = Session, nullable, "";
         max_entries: i64 = Int { min: 10, max: 5000 }, default(500), "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(10.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
 
@@ -133,14 +133,14 @@ tool_params! {
         max_items: i64 = Int { min: 1, max: 5000 }, default(200), "";
         clear: bool = Bool, default(false), "empty the buffer after reading";
         filter: String = Choice(&["", "user", "all"]), default(""), "user: page main-world output only";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(10.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
 
 tool_params! {
     pub struct ConsoleStop {
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(10.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
 

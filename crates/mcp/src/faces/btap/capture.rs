@@ -20,7 +20,7 @@ tool_params! {
         quality: Option<i64> = Int { min: 0, max: 100 }, nullable, "jpeg/webp only";
         save_path: String = Str, default(""), "also write it here, relative to the output dir";
         return_base64: bool = Bool, default(false), "also put base64 in the payload";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(20.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
 
@@ -33,7 +33,7 @@ tool_params! {
         prefer_css_page_size: bool = Bool, default(true), "";
         scale: f64 = Num { min: 0.1, max: 2.0 }, default(1.0), "";
         page_ranges: String = Str, default(""), "e.g. 1-3,5";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(30.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
 }
 

@@ -25,7 +25,7 @@ tool_params! {
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         clicks: i64 = Int { min: 1, max: 100 }, default(1), "";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
 
@@ -36,7 +36,7 @@ tool_params! {
         clear: bool = Bool, default(false), "replace the current value";
         submit_key: String = Str, default(""), "key pressed afterwards, e.g. enter";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
 
@@ -44,7 +44,7 @@ tool_params! {
     pub struct PagePress {
         keys_csv: String = Str, required, "key or chord, e.g. enter or ctrl,shift,k";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
 
@@ -57,7 +57,7 @@ tool_params! {
         duration: f64 = Num { min: 0.0, max: 10.0 }, default(0.3), "seconds";
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
 
@@ -66,7 +66,7 @@ tool_params! {
         selector: String = Str, required, "CSS selector of the <input type=file>";
         paths: Vec<String> = Strs, required, "absolute paths under an allowed upload root";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(30.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
 }
 

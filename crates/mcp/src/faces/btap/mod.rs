@@ -60,6 +60,7 @@ pub const FACE: Face = Face {
     render: envelope::render,
     output_schema: envelope::output_schema,
     every_hint: true,
+    default_time_limit: std::time::Duration::from_secs(15),
 };
 
 pub const TOOLS: &[ToolDef] = &[

@@ -20,7 +20,7 @@ tool_params! {
         tab_id: Option<TabRef> = TabId, nullable, "the browser's tab id, or a client:tab handle";
         extension_id: Option<String> = Str, nullable, "an extension's worker (not reachable here)";
         target_id: Option<String> = Str, nullable, "a page target id from debugger_targets";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(20.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
 

@@ -19,7 +19,7 @@ tool_params! {
         maxchars: i64 = Int { min: 100, max: 5_000_000 }, default(35_000), "budget of content characters";
         instruction: String = Str, default(""), "what you are looking for (echoed)";
         extra_js: String = Str, default(""), "script run before the scan; may change the page";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         frame: Option<Value> = List, nullable, "iframe locator path to scan inside (tabwire)";
         max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls listed in observation.targets (tabwire)";
         cursor: String = Str, default(""), "read on from a truncated reply: its continuation.cursor (tabwire)";
@@ -30,7 +30,7 @@ tool_params! {
     pub struct ScrollPage {
         to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
 
@@ -40,7 +40,7 @@ tool_params! {
         text: Option<String> = Str, nullable, "substring of the body text";
         url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";
         js: Option<String> = Str, nullable, "expression to become truthy (may have side effects)";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         gone: bool = Bool, default(false), "wait for the condition to stop holding";
         session_id: Option<TabRef> = Session, nullable, "";
     }
@@ -49,7 +49,7 @@ tool_params! {
 tool_params! {
     pub struct WaitForUrl {
         url_pattern: String = Str, required, "regex or substring";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         session_id: Option<TabRef> = Session, nullable, "";
         wait_ready: bool = Bool, default(true), "also require readyState complete";
     }

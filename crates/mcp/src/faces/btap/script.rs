@@ -15,7 +15,7 @@ tool_params! {
         script: String = Str, required, "expression or body; use return or an async IIFE";
         session_id: Option<TabRef> = Session, nullable, "";
         no_monitor: bool = Bool, default(false), "accepted for compatibility";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "end-to-end deadline, seconds";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "end-to-end deadline, seconds";
         dialog_policy: String = Choice(&["dismiss", "accept", "manual"]), default("dismiss"), "";
         wait: bool = Bool, default(true), "false: return an operation_id at once";
     }
@@ -24,7 +24,7 @@ tool_params! {
 tool_params! {
     pub struct GetResult {
         operation_id: String = Str, required, "";
-        timeout: f64 = Num { min: 0.0, max: 120.0 }, default(0.0), "seconds to wait for a pending result";
+        timeout: f64 = Seconds { max: 120.0 }, default(0.0), "seconds to wait for a pending result";
     }
 }
 
@@ -33,7 +33,7 @@ tool_params! {
         action: String = Choice(&["manual", "accept", "dismiss"]), required, "manual only reports";
         prompt_text: String = Str, default(""), "text for an accepted prompt";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(3.0), "seconds to wait for a dialog (0.5 to 3)";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(3.0), "seconds to wait for a dialog (0.5 to 3)";
     }
 }
 

@@ -36,7 +36,7 @@ tool_params! {
     pub struct OpenUrl {
         url: String = Str, required, "http(s), data: or about:blank";
         session_id: Option<TabRef> = Session, nullable, "tab handle; default: this session's tab";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds to wait for load";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds to wait for load";
         beforeunload: String = Choice(&["dismiss", "accept", "manual"]), default("dismiss"), "answer to a leave-page prompt";
         intent_leave: Option<bool> = Bool, nullable, "false keeps the page when it asks to stay";
     }
@@ -45,7 +45,7 @@ tool_params! {
 tool_params! {
     pub struct OpenNewTab {
         url: String = Str, required, "http(s), data: or about:blank";
-        timeout: f64 = Num { min: 0.0, max: 86_400.0 }, default(15.0), "seconds to wait for load";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds to wait for load";
         active: bool = Bool, default(false), "bring it to the front";
         session_id: Option<TabRef> = Session, nullable, "a tab of the browser to open it in";
         owner_id: Option<String> = Str, nullable, "groups tabs under one task owner; generated if omitted";

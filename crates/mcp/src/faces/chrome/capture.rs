@@ -6,7 +6,7 @@ use serde_json::json;
 
 use engine::{ImageFormat, Input, ScreenshotRequest};
 
-use super::tabs::{ms, with_tab};
+use super::tabs::with_tab;
 use crate::face::{Call, Reply, ToolError};
 use crate::server::base64;
 use crate::tool_params;
@@ -32,7 +32,7 @@ tool_params! {
 pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
-    let timeout = ms(30_000.0);
+    let timeout = call.deadline.remaining();
     let clip = match &p.selector {
         Some(selector) => {
             let (locator, frame) = super::element(&page, None, Some(selector), "css")?

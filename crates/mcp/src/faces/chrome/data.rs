@@ -49,7 +49,7 @@ tool_params! {
 tool_params! {
     pub struct HandleDownload {
         filenameContains: Option<String> = Str, optional, "a part of the file name or URL";
-        timeoutMs: f64 = Num { min: 0.0, max: 300_000.0 }, default(60_000.0), "";
+        timeoutMs: f64 = Millis { max: 300_000.0 }, default(60_000.0), "";
         waitForComplete: bool = Bool, default(true), "wait for it to finish (else: for it to start)";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "a tab of the browser to watch";
     }

@@ -33,7 +33,7 @@ tool_params! {
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey}";
         waitForNavigation: bool = Bool, default(false), "wait for the navigation it starts";
-        timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(5000.0), "ms for the element and any navigation";
+        timeout: f64 = Millis { max: 600_000.0 }, default(5000.0), "ms for the element and any navigation";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored";
@@ -93,7 +93,7 @@ tool_params! {
         width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "action resize_page";
         height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "action resize_page";
         appear: bool = Bool, default(true), "wait: for text to appear (false: to go)";
-        timeout: f64 = Num { min: 0.0, max: 120_000.0 }, default(10_000.0), "ms for action wait with text";
+        timeout: f64 = Millis { max: 120_000.0 }, default(10_000.0), "ms for action wait with text";
         duration: Option<f64> = Num { min: 0.0, max: 30.0 }, optional, "seconds for action wait";
     }
 }
@@ -251,7 +251,9 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
     else {
         return Err(ToolError::param("selector", "give a ref or a selector"));
     };
-    let filled = page.fill(locator, frame, &p.value, ms(15_000.0)).await?;
+    let filled = page
+        .fill(locator, frame, &p.value, call.deadline.remaining())
+        .await?;
     let verb = if filled.kind == "select" {
         "selected"
     } else {
@@ -285,7 +287,7 @@ fn element_info(element: &Value, value: &str) -> Value {
 pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
-    let timeout = ms(15_000.0);
+    let timeout = call.deadline.remaining();
     let mut target = Value::Null;
     if let Some((locator, frame)) = element(&page, None, p.selector.as_deref(), &p.selectorType)? {
         let focused = page
@@ -371,7 +373,7 @@ fn chord_of(sequence: &str) -> String {
 
 pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
     let page = call.session.page(tab_arg(&p.tabId).as_deref()).await?;
-    let timeout = ms(15_000.0);
+    let timeout = call.deadline.remaining();
     let reference = p.r#ref.as_deref();
     let target = || {
         aim(
@@ -670,7 +672,7 @@ pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> 
             &json!(p.selector),
             std::slice::from_ref(&path),
             &roots,
-            ms(30_000.0),
+            call.deadline.remaining(),
         )
         .await?;
     Ok(Reply::data(json!({

@@ -51,6 +51,8 @@ pub const FACE: Face = Face {
     render: reply::render,
     output_schema: |_| None,
     every_hint: false,
+    // Where a tool names no limit: long enough for a page to load.
+    default_time_limit: std::time::Duration::from_secs(30),
 };
 
 pub const TOOLS: &[ToolDef] = &[
@@ -377,7 +379,7 @@ pub async fn tab_with_url(call: &Call, url: &str, background: bool) -> Result<St
             active: !background,
             owner_id: None,
             operation_id: None,
-            timeout: tabs::ms(30_000.0),
+            timeout: call.deadline.remaining(),
             window: None,
         })
         .await?;

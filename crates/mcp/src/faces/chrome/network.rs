@@ -49,7 +49,7 @@ tool_params! {
         method: String = Str, default("GET"), "";
         headers: Option<Value> = Object, optional, "request headers";
         body: Option<String> = Str, optional, "request body (POST, PUT, …)";
-        timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(30_000.0), "ms";
+        timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms";
         formData: Option<Value> = Object, optional, "multipart {fields, files: [{name, filename, type, base64Data}]}";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "send from this page (its cookies)";
     }
@@ -137,7 +137,7 @@ async fn start(
     };
     let started = call
         .session
-        .network_capture_start(tab.as_deref(), options, ms(15_000.0))
+        .network_capture_start(tab.as_deref(), options, call.deadline.remaining())
         .await?;
     if started["status"] == "already_running" {
         return Err(ToolError::Face {
@@ -149,7 +149,7 @@ async fn start(
     }
     let page = call.session.page(tab.as_deref()).await?;
     if let Some(url) = &url {
-        page.navigate(url, ms(30_000.0)).await?;
+        page.navigate(url, call.deadline.remaining()).await?;
     }
     let info = page.info();
     let message = if bodies {
@@ -179,7 +179,7 @@ async fn stop(call: &Call, tab: Option<String>, bodies: bool) -> Result<Reply, T
     };
     let stopped = call
         .session
-        .network_capture_stop(tab.as_deref(), filter, ms(15_000.0))
+        .network_capture_stop(tab.as_deref(), filter, call.deadline.remaining())
         .await?;
     let (_, current) = call.session.resolve_tab(tab.as_deref()).await?;
     let records = stopped["records"].as_array().cloned().unwrap_or_default();

@@ -8,7 +8,6 @@ use engine::search::SearchRequest;
 use engine::{OutlineStyle, TreeRequest};
 
 use super::tab_arg;
-use super::tabs::ms;
 use crate::face::{Call, Reply, ToolError};
 use crate::tool_params;
 
@@ -88,7 +87,7 @@ pub async fn read_page(call: Call, p: ReadPage) -> Result<Reply, ToolError> {
         max_chars: Some(if lean { LEAN_BUDGET } else { EXACT_BUDGET }),
         frame: Vec::new(),
     };
-    let snapshot = page.read_tree(&request, ms(30_000.0)).await?;
+    let snapshot = page.read_tree(&request, call.deadline.remaining()).await?;
     let info = page.info();
     let offscreen = (request.viewport_only && snapshot.offscreen > 0).then_some(snapshot.offscreen);
     // Lean on purpose: the outline is what an agent reads; the rest is said only when it
@@ -131,7 +130,7 @@ pub async fn get_web_content(call: Call, p: WebContent) -> Result<Reply, ToolErr
     let page = call.session.page(handle.as_deref()).await?;
     let selector = p.selector.clone().map(Value::String);
     let html = p.format.as_deref() == Some("html") || (p.format.is_none() && p.htmlContent);
-    let timeout = ms(30_000.0);
+    let timeout = call.deadline.remaining();
     let data = if html {
         let cleaned = page.clean_html(selector, timeout).await?;
         json!({ "success": true, "url": cleaned.url, "title": cleaned.title, "htmlContent": cleaned.html })
@@ -168,10 +167,10 @@ pub async fn get_interactive_elements(
         viewport_only: false,
         ..TreeRequest::default()
     };
-    let snapshot = page.read_tree(&request, ms(30_000.0)).await?;
+    let snapshot = page.read_tree(&request, call.deadline.remaining()).await?;
     let query = p.textQuery.unwrap_or_default().to_lowercase();
     let wanted = match &p.selector {
-        Some(css) => Some(page.refs_matching(css, ms(10_000.0)).await?),
+        Some(css) => Some(page.refs_matching(css, call.deadline.remaining()).await?),
         None => None,
     };
     let elements: Vec<Value> = snapshot

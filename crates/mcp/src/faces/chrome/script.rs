@@ -15,7 +15,7 @@ tool_params! {
     pub struct Javascript {
         code: String = Str, required, "runs as an async function body: await and return work";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        timeoutMs: f64 = Num { min: 0.0, max: 600_000.0 }, default(15_000.0), "";
+        timeoutMs: f64 = Millis { max: 600_000.0 }, default(15_000.0), "";
         maxOutputBytes: i64 = Int { min: 1, max: 10_000_000 }, default(51_200), "the result is cut past this (and says so)";
     }
 }
@@ -151,7 +151,7 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     if let Some(url) = &p.url {
         let (page, _) = call.session.page_to_navigate(tab.as_deref()).await?;
-        page.navigate(url, ms(30_000.0)).await?;
+        page.navigate(url, call.deadline.remaining()).await?;
     }
     let started = engine::ids::now_ms();
     let max = p.limit.unwrap_or(p.maxMessages) as usize;
@@ -159,7 +159,7 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
     let mut records = if buffered {
         let begun = call
             .session
-            .console_capture_start(tab.as_deref(), 2000, ms(15_000.0))
+            .console_capture_start(tab.as_deref(), 2000, call.deadline.remaining())
             .await?;
         let fresh = begun["status"] == "capturing";
         if p.clear {
@@ -184,14 +184,14 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
         if fresh && records.is_empty() {
             records = call
                 .session
-                .console_snapshot(tab.as_deref(), 2000, ms(15_000.0))
+                .console_snapshot(tab.as_deref(), 2000, call.deadline.remaining())
                 .await?;
         }
         page["messages"] = Value::Null;
         records
     } else {
         call.session
-            .console_snapshot(tab.as_deref(), 2000, ms(15_000.0))
+            .console_snapshot(tab.as_deref(), 2000, call.deadline.remaining())
             .await?
     };
     if p.onlyErrors {
@@ -203,7 +203,9 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
     if let Some(pattern) = &p.pattern {
         let page = call.session.page(tab.as_deref()).await?;
         let texts: Vec<&Value> = records.iter().map(|r| &r["text"]).collect();
-        let keep = page.regex_filter(pattern, &texts, ms(10_000.0)).await?;
+        let keep = page
+            .regex_filter(pattern, &texts, call.deadline.remaining())
+            .await?;
         let mut keep = keep.into_iter();
         records.retain(|_| keep.next().unwrap_or(false));
     }
@@ -289,10 +291,10 @@ pub async fn inject_script(call: Call, p: InjectScript) -> Result<Reply, ToolErr
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let (page, _) = call.session.page_to_navigate(tab.as_deref()).await?;
     if let Some(url) = &p.url {
-        page.navigate(url, ms(30_000.0)).await?;
+        page.navigate(url, call.deadline.remaining()).await?;
     }
     let injected = page
-        .inject(world(&p.r#type), &p.jsScript, ms(15_000.0))
+        .inject(world(&p.r#type), &p.jsScript, call.deadline.remaining())
         .await?;
     call.session.remember_injection(page.tab.tab_id, &p.r#type);
     Ok(Reply::data(
@@ -317,7 +319,12 @@ pub async fn send_command(call: Call, p: SendCommand) -> Result<Reply, ToolError
         None => Value::Null,
     };
     let answer = page
-        .command(world(&kind), &p.eventName, &payload, ms(15_000.0))
+        .command(
+            world(&kind),
+            &p.eventName,
+            &payload,
+            call.deadline.remaining(),
+        )
         .await?;
     Ok(Reply::data(answer["answer"].clone()).on(page.info()))
 }

@@ -20,7 +20,7 @@ tool_params! {
         width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
         height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
         refresh: bool = Bool, default(false), "reload instead";
-        timeout: f64 = Num { min: 0.0, max: 600_000.0 }, default(30_000.0), "ms to wait for the page to load";
+        timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms to wait for the page to load";
     }
 }
 
@@ -221,7 +221,13 @@ pub async fn go_back_or_forward(call: Call, p: BackOrForward) -> Result<Reply, T
         (Some(_), _) => false,
         (None, forward) => forward.unwrap_or(false),
     };
-    history(&call, tab_arg(&p.tabId).as_deref(), forward, ms(30_000.0)).await
+    history(
+        &call,
+        tab_arg(&p.tabId).as_deref(),
+        forward,
+        call.deadline.remaining(),
+    )
+    .await
 }
 
 async fn history(
