@@ -100,6 +100,8 @@ struct Results {
     controls: HashMap<String, Vec<(String, String)>>,
     input: HashMap<(String, &'static str), usize>,
     notes: Vec<String>,
+    /// Each server's whole reading of the example page, by label.
+    examples: Vec<(String, String)>,
 }
 
 pub async fn run(env: &Env, site: &str) -> anyhow::Result<()> {
@@ -123,8 +125,13 @@ pub async fn run(env: &Env, site: &str) -> anyhow::Result<()> {
         );
         results.controls.insert(page.name.clone(), controls);
     }
+    // BENCH_LEAN_SERVERS=word measures only the servers whose label has it.
+    let servers = std::env::var("BENCH_LEAN_SERVERS").unwrap_or_default();
     for config in CONFIGS {
         let label = config.label();
+        if !label.contains(servers.as_str()) {
+            continue;
+        }
         eprintln!("{label} …");
         if let Err(error) = measure(env, config, &pages, site, &mut results).await {
             eprintln!("{label}: {error:#}");
@@ -134,6 +141,7 @@ pub async fn run(env: &Env, site: &str) -> anyhow::Result<()> {
     reference.stop().await;
     let report = report(&results, &pages);
     std::fs::write(root.join("docs/lean-benchmark.md"), &report)?;
+    splice_into_benchmarks(&root, &report)?;
     eprintln!("wrote docs/lean-benchmark.md");
     print!("{report}");
     Ok(())
@@ -162,6 +170,11 @@ fn pages(root: &Path, site: &str) -> anyhow::Result<Vec<Page>> {
         name: "python-contents".into(),
         url: format!("{site}/lean-docs/python-contents.html"),
     });
+    // BENCH_LEAN_PAGES=a,b measures only those pages (a look at a few, not a report).
+    if let Ok(only) = std::env::var("BENCH_LEAN_PAGES") {
+        let only: Vec<&str> = only.split(',').collect();
+        pages.retain(|p| only.contains(&p.name.as_str()));
+    }
     Ok(pages)
 }
 
@@ -215,7 +228,20 @@ async fn measure(
             .controls
             .get(&page.name)
             .map_or(&[][..], Vec::as_slice);
-        let found = recall(wanted, &named(config, &text));
+        let named = named(config, &text);
+        let found = recall(wanted, &named);
+        if found < wanted.len() && std::env::var_os("BENCH_LEAN_MISSES").is_some() {
+            eprintln!(
+                "{label} {}: named {} of {}: wanted {wanted:?}\n  named {named:?}\n  text: {}",
+                page.name,
+                found,
+                wanted.len(),
+                text.chars().take(3000).collect::<String>()
+            );
+        }
+        if page.name == EXAMPLE_PAGE {
+            results.examples.push((label.clone(), text.clone()));
+        }
         results.pages.insert(
             (label.clone(), page.name.clone()),
             PageFigures {
@@ -300,6 +326,12 @@ async fn read_whole(peer: &Peer<RoleClient>, config: Config) -> anyhow::Result<(
         let reply = call_ok(peer, tool, args.clone()).await?;
         replies += 1;
         let cursor = cursor_of(config, &reply.text);
+        if std::env::var_os("BENCH_LEAN_MISSES").is_some() {
+            eprintln!(
+                "  reply {replies}: {} characters, cursor {cursor:?}",
+                reply.text.chars().count()
+            );
+        }
         text.push_str(&reply.text);
         text.push('\n');
         match cursor {
@@ -376,6 +408,13 @@ fn btap_targets(text: &str) -> Vec<(String, String)> {
                 .or(t["name"].as_str())
                 .unwrap_or_default();
             found.push((role.to_owned(), name.to_owned()));
+            // The sub-fields Chromium draws inside a date or time input, named in the
+            // target that holds them.
+            for field in t["fields"].as_array().into_iter().flatten() {
+                let role = field["role"].as_str().unwrap_or_default();
+                let name = field["name"].as_str().unwrap_or_default();
+                found.push((role.to_owned(), name.to_owned()));
+            }
         }
     }
     found
@@ -656,6 +695,20 @@ fn report(results: &Results, pages: &[Page]) -> String {
             total as f64 / input_sum(&playwright).max(1) as f64
         );
     }
+    if !results.examples.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## One small page as each server answers it (MiniWoB++ {EXAMPLE_PAGE})\n"
+        );
+        for (label, text) in &results.examples {
+            let _ = writeln!(
+                out,
+                "**{label}** ({} characters):\n\n```\n{}\n```\n",
+                text.chars().count(),
+                text.trim_end()
+            );
+        }
+    }
     if !results.notes.is_empty() {
         let _ = writeln!(out, "\n## Notes\n");
         for note in &results.notes {
@@ -663,6 +716,39 @@ fn report(results: &Results, pages: &[Page]) -> String {
         }
     }
     out
+}
+
+/// The small page whose replies the report shows whole.
+const EXAMPLE_PAGE: &str = "login-user";
+
+/// Puts the report in `docs/benchmarks.md` too, between its lean markers (added at the
+/// end the first time), so that page shows the peers run and this one.
+fn splice_into_benchmarks(root: &Path, report: &str) -> anyhow::Result<()> {
+    const BEGIN: &str = "<!-- bench lean: begin -->";
+    const END: &str = "<!-- bench lean: end -->";
+    let path = root.join("docs/benchmarks.md");
+    let page = std::fs::read_to_string(&path).unwrap_or_default();
+    // One level down: the report's title becomes a section of the page.
+    let section = report
+        .lines()
+        .map(|line| {
+            if line.starts_with('#') {
+                format!("#{line}")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let block = format!("{BEGIN}\n{section}\n{END}");
+    let updated = match (page.find(BEGIN), page.find(END)) {
+        (Some(begin), Some(end)) if end > begin => {
+            format!("{}{block}{}", &page[..begin], &page[end + END.len()..])
+        }
+        _ => format!("{}\n\n{block}\n", page.trim_end()),
+    };
+    std::fs::write(&path, updated)?;
+    Ok(())
 }
 
 /// Today's date, as `date` prints it.

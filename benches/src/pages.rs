@@ -93,6 +93,11 @@ fn lean_corpus(path: &str) -> Option<(Vec<u8>, &'static str)> {
         _ => "text/html; charset=utf-8",
     };
     if path.starts_with("wob/miniwob/") && kind.starts_with("text/html") {
+        // MiniWoB++ draws each task at random: every load of a page gets the same draw
+        // (a seeded Math.random, set before the task's own scripts), so each server and
+        // the reference browser see the very same instance.
+        let seeded = b"<script>(() => { let s = 0x2545f491; Math.random = () => { s = (s + 0x6d2b79f5) | 0; let t = Math.imul(s ^ (s >>> 15), 1 | s); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; }; })();</script>";
+        body.splice(0..0, seeded.iter().copied());
         body.extend_from_slice(
             b"<script>addEventListener('load', () => core.startEpisodeReal());</script>",
         );

@@ -60,11 +60,28 @@ function implicitRole(el) {
   return null;
 }
 
-// Explicit role attribute (first token) wins over the implicit role.
+// Explicit role attribute (first token) wins over the implicit role, except that a
+// focusable element cannot be made presentational: Chromium (as ARIA says) ignores
+// role="presentation" or "none" there, so jQuery UI's `<a href role="presentation">`
+// tab labels stay links.
 function computeRole(el) {
   const attr = el.getAttribute('role');
-  if (attr && attr.trim()) return attr.trim().split(/\s+/)[0].toLowerCase();
+  if (attr && attr.trim()) {
+    const role = attr.trim().split(/\s+/)[0].toLowerCase();
+    if (!((role === 'presentation' || role === 'none') && isFocusable(el))) return role;
+  }
   return implicitRole(el);
+}
+
+// Focusable by the browser's own rules: a tabindex, a link, an enabled form control,
+// editable content.
+function isFocusable(el) {
+  if (el.hasAttribute('tabindex')) return true;
+  const tag = el.localName;
+  if ((tag === 'a' || tag === 'area') && el.hasAttribute('href')) return true;
+  if (['button', 'input', 'select', 'textarea'].includes(tag)) return !el.disabled;
+  const ce = el.getAttribute('contenteditable');
+  return ce !== null && ce !== 'false';
 }
 
 // ---------- accessible names (a practical subset of accname) ----------

@@ -391,6 +391,17 @@ function insideCollapsed(el, collapsed) {
   return false;
 }
 
+// The part of a link table that a piece of content names (`#r12`): a reply that shows
+// a slice of the page gives the URLs of that slice's links, not of the whole page's.
+function linksNamed(links, content) {
+  const named = new Set(content.match(/#r\d+/g) || []);
+  const shown = {};
+  for (const key of Object.keys(links)) {
+    if (named.has('#' + key)) shown[key] = links[key];
+  }
+  return shown;
+}
+
 // The controls and frames of the page in document order, from the `skip`th on, at most
 // `max`; `truncated` when more remain (the next call starts at skip + max). Controls
 // inside `collapsed` items are left out, or, with `within`, only those are listed.
@@ -489,7 +500,8 @@ TW.scan = function (args) {
   // BrowserTap's shape: every small scalar here is repeated at the envelope's top, so only
   // what carries news is said; the empty and the default are left out.
   const out = { content };
-  if (Object.keys(r.links).length) out.links = r.links;
+  const links = linksNamed(r.links, content);
+  if (Object.keys(links).length) out.links = links;
   if (truncated) out.truncated = true;
   if (r.offscreen && !phase) {
     out.offscreen = r.offscreen;

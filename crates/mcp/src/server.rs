@@ -223,11 +223,8 @@ fn describe(face: &Face, tool: &ToolDef, replies: Replies) -> Tool {
     if said(hints.open_world, true) {
         annotations = annotations.open_world(hints.open_world);
     }
-    let mut described = Tool::new(
-        tool.name,
-        tool.description,
-        Arc::new(params::schema((tool.params)())),
-    );
+    let schema = params::schema((tool.params)());
+    let mut described = Tool::new(tool.name, tool.description, Arc::new(schema));
     if any {
         described = described.with_annotations(annotations);
     }

@@ -23,9 +23,9 @@ tool_params! {
         background: bool = Bool, default(false), "";
         width: f64 = Num { min: 1.0, max: 20000.0 }, default(800.0), "ignored: the real size is kept";
         height: f64 = Num { min: 1.0, max: 20000.0 }, default(600.0), "ignored: the real size is kept";
-        storeBase64: bool = Bool, default(false), "return it as image content";
-        fullPage: bool = Bool, default(true), "the whole page, not only the viewport";
-        savePng: bool = Bool, default(true), "save it as a PNG under the output dir";
+        storeBase64: bool = Bool, default(false), "";
+        fullPage: bool = Bool, default(true), "";
+        savePng: bool = Bool, default(true), "";
     }
 }
 

@@ -29,14 +29,14 @@ tool_params! {
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         r#ref: Option<String> = Str, optional, "ref from chrome_read_page";
         coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y} to click instead";
-        double: bool = Bool, default(false), "double-click";
+        double: bool = Bool, default(false), "";
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         modifiers: Option<Value> = Object, optional, "{altKey, ctrlKey, metaKey, shiftKey}";
         waitForNavigation: bool = Bool, default(false), "wait for the navigation it starts";
         timeout: f64 = Millis { max: 600_000.0 }, default(5000.0), "ms for the element and any navigation";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
@@ -50,7 +50,7 @@ tool_params! {
         value: Value = Any, required, "text, an option's value or text, or true/false for a checkbox";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "ignored";
+        frameId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
     }
 }
 
@@ -58,7 +58,7 @@ tool_params! {
     /// `frameId` is the original's: refs reach into frames by themselves.
     #[allow(dead_code)]
     pub struct Keyboard {
-        keys: String = Str, required, "keys or chords: \"Enter\", \"Ctrl+A\", \"A,B,C\"; other text is typed";
+        keys: String = Str, required, "";
         selector: Option<String> = Str, optional, "focus this element first";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         delay: f64 = Num { min: 0.0, max: 10_000.0 }, default(0.0), "ms between key sequences";
@@ -74,12 +74,12 @@ tool_params! {
     pub struct Computer {
         action: String = Choice(&["left_click", "right_click", "double_click", "triple_click", "left_click_drag",
             "scroll", "scroll_to", "type", "key", "fill", "fill_form", "hover", "wait", "resize_page", "zoom",
-            "screenshot"]), required, "what to do";
+            "screenshot"]), required, "";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         background: bool = Bool, default(false), "";
         r#ref: Option<String> = Str, optional, "ref from chrome_read_page (target; drag end)";
         coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y}";
-        startRef: Option<String> = Str, optional, "drag start ref";
+        startRef: Option<String> = Str, optional, "";
         startCoordinates: Option<Value> = COORDINATE, optional, "drag start point";
         scrollDirection: Option<String> = Choice(&["up", "down", "left", "right"]), optional, "";
         scrollAmount: i64 = Int { min: 1, max: 10 }, default(3), "scroll ticks";

@@ -71,7 +71,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         tabs::Navigate,
         tabs::navigate,
-        "Open a URL (a new tab unless tabId; this session's tab on that URL is reused), refresh, or go back/forward (url \"back\"/\"forward\"); waits for the load, says where it landed."
+        "Open a URL (a new tab unless tabId), refresh, or go back/forward (url \"back\"/\"forward\"); waits for the load, says where it landed"
     ),
     tool!(
         "chrome_close_tabs",
@@ -104,7 +104,7 @@ pub const TOOLS: &[ToolDef] = &[
         WRITE,
         capture::Screenshot,
         capture::screenshot,
-        "Screenshot the page (full by default), an element or the viewport: a PNG under the output dir, returned as an image with storeBase64"
+        "Screenshot the page (full by default), an element or the viewport: a PNG under the output dir; the image itself with storeBase64"
     ),
     // Network.
     tool!(
@@ -113,7 +113,7 @@ pub const TOOLS: &[ToolDef] = &[
         WRITE,
         network::CaptureStart,
         network::capture_start,
-        "Start capturing the tab's requests (headers, no bodies); url opens a page once capturing"
+        "Capture the tab's requests (headers, no bodies); url opens a page once capturing"
     ),
     tool!(
         "chrome_network_capture_stop",
@@ -121,7 +121,7 @@ pub const TOOLS: &[ToolDef] = &[
         WRITE,
         network::CaptureStop,
         network::capture_stop,
-        "Stop capturing and return the requests, headers common to all of them said once"
+        "Stop capturing; the requests, with headers common to all said once"
     ),
     tool!(
         "chrome_network_debugger_start",
@@ -129,7 +129,7 @@ pub const TOOLS: &[ToolDef] = &[
         WRITE,
         network::CaptureStart,
         network::debugger_start,
-        "Start capturing the tab's requests with response bodies (each kept up to 1 MiB)"
+        "Capture the tab's requests with response bodies (up to 1 MiB each)"
     ),
     tool!(
         "chrome_network_debugger_stop",
@@ -153,7 +153,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         network::Request,
         network::request,
-        "Send an HTTP request from the page (its origin and cookies); the answer's status, headers and body"
+        "Send an HTTP request from the page (its origin, cookies); returns status, headers, body"
     ),
     // Reading.
     tool!(
@@ -162,7 +162,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::ReadPage,
         read::read_page,
-        "The page as an outline, a node a line: - role \"name\" [ref=ref_N] (x,y); refs act in the input tools; frames and shadow DOM included; the viewport unless viewportOnly: false."
+        "The page as an outline, a node a line (role \"name\" [ref=ref_N]); refs act in the input tools; frames and shadow DOM included; viewportOnly: false for the whole page"
     ),
     tool!(
         "chrome_get_web_content",
@@ -170,7 +170,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::WebContent,
         read::get_web_content,
-        "The page's main content as text with its metadata (not menus and footers), or cleaned HTML with format: html"
+        "The page's main content (not menus, footers) as text with metadata, or cleaned HTML (format: html)"
     ),
     tool!(hidden "chrome_get_interactive_elements", "read", READ, read::InteractiveElements, read::get_interactive_elements,
         "The page's controls with refs and coordinates (chrome_read_page is the better tool)"),
@@ -180,7 +180,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         read::SearchTabs,
         read::search_tabs_content,
-        "Find the open tabs whose content means what the query says or holds an exact identifier, with the passage that matched; offline"
+        "Find the open tabs whose content matches the query by meaning or exact identifier, with the passage that matched"
     ),
     // Input.
     tool!(
@@ -189,7 +189,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         input::Computer,
         input::computer,
-        "Mouse and keyboard: click, drag, scroll, hover, type, keys, fill, wait, resize, zoom, screenshot; aim with a ref (preferred) or viewport coordinates."
+        "Mouse and keyboard: click, drag, scroll, hover, type, keys, fill, wait, resize, zoom, screenshot; aim by ref or viewport coordinates"
     ),
     tool!(
         "chrome_click_element",
@@ -197,7 +197,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         input::ClickElement,
         input::click_element,
-        "Click an element by ref, CSS selector or XPath (hit-tested: the click lands on it), or a point"
+        "Click by ref, CSS selector, XPath or point (hit-tested: the click lands on it)"
     ),
     tool!(
         "chrome_fill_or_select",
@@ -205,7 +205,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         input::FillOrSelect,
         input::fill_or_select,
-        "Fill a field, choose a select's option (by value or text), or set a checkbox/radio, by ref or selector"
+        "Fill a field, pick a select option (value or text), or set a checkbox/radio; by ref or selector"
     ),
     tool!(
         "chrome_keyboard",
@@ -246,7 +246,7 @@ pub const TOOLS: &[ToolDef] = &[
         WRITE,
         data::BookmarkAdd,
         data::bookmark_add,
-        "Add a bookmark (default: this session's page) to a folder path, creating it with createFolder"
+        "Bookmark a page (default: this session's) in a folder path; createFolder makes it"
     ),
     tool!(
         "chrome_bookmark_delete",
@@ -262,7 +262,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         data::HandleDownload,
         data::handle_download,
-        "Wait for a download the page started (even one that began before this call) and say where the file is"
+        "Wait for a download the page started (even before this call) and say where the file is"
     ),
     // Scripts.
     tool!(
@@ -271,7 +271,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         script::Javascript,
         script::javascript,
-        "Run JavaScript in the tab (an async function body: await and return work) and return its result"
+        "Run JavaScript in the tab as an async function body (await, return); returns its result"
     ),
     tool!(
         "chrome_console",
@@ -279,7 +279,7 @@ pub const TOOLS: &[ToolDef] = &[
         READ,
         script::Console,
         script::console,
-        "The page's console output: what it logged so far (snapshot, at once), or a buffer kept from now on (mode: buffer)"
+        "The page's console output: what it logged so far, or (mode: buffer) a buffer kept from now on"
     ),
     tool!(
         "chrome_handle_dialog",

@@ -47,7 +47,7 @@ tool_params! {
     pub struct Request {
         url: String = Str, required, "absolute, or relative to the page";
         method: String = Str, default("GET"), "";
-        headers: Option<Value> = Object, optional, "request headers";
+        headers: Option<Value> = Object, optional, "";
         body: Option<String> = Str, optional, "request body (POST, PUT, …)";
         timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms";
         formData: Option<Value> = Object, optional, "multipart {fields, files: [{name, filename, type, base64Data}]}";

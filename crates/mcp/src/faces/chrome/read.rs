@@ -29,7 +29,7 @@ tool_params! {
     pub struct WebContent {
         url: Option<String> = Str, optional, "the tab with this URL (opened if none)";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        background: bool = Bool, default(false), "do not bring the tab to the front";
+        background: bool = Bool, default(false), "";
         format: Option<String> = Choice(&["text", "html"]), optional, "text (main content; default) or html (cleaned)";
         htmlContent: bool = Bool, default(false), "the older form of format: html";
         textContent: bool = Bool, default(true), "the older form of format: text";
@@ -49,9 +49,9 @@ tool_params! {
 tool_params! {
     pub struct SearchTabs {
         query: String = Str, required, "a description in any language, or an exact identifier";
-        maxResults: i64 = Int { min: 1, max: 50 }, default(10), "most tabs answered";
-        tabIds: Option<Vec<u64>> = IntList, optional, "only these tabs";
-        windowIds: Option<Vec<u64>> = IntList, optional, "only these windows' tabs";
+        maxResults: i64 = Int { min: 1, max: 50 }, default(10), "";
+        tabIds: Option<Vec<u64>> = IntList, optional, "";
+        windowIds: Option<Vec<u64>> = IntList, optional, "";
     }
 }
 

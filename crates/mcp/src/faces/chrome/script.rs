@@ -13,7 +13,7 @@ use crate::tool_params;
 
 tool_params! {
     pub struct Javascript {
-        code: String = Str, required, "runs as an async function body: await and return work";
+        code: String = Str, required, "";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         timeoutMs: f64 = Millis { max: 600_000.0 }, default(15_000.0), "";
         maxOutputBytes: i64 = Int { min: 1, max: 10_000_000 }, default(51_200), "the result is cut past this (and says so)";
@@ -30,7 +30,7 @@ tool_params! {
         background: bool = Bool, default(false), "";
         includeExceptions: bool = Bool, default(true), "";
         maxMessages: i64 = Int { min: 1, max: 10_000 }, default(100), "";
-        mode: String = Choice(&["snapshot", "buffer"]), default("snapshot"), "snapshot: what was logged so far; buffer: kept from the first call on";
+        mode: String = Choice(&["snapshot", "buffer"]), default("snapshot"), "";
         buffer: bool = Bool, default(false), "the same as mode: buffer";
         clear: bool = Bool, default(false), "buffer: empty it before reading";
         clearAfterRead: bool = Bool, default(false), "buffer: empty it after reading";

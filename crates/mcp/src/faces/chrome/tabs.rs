@@ -13,28 +13,28 @@ use crate::tool_params;
 tool_params! {
     pub struct Navigate {
         url: Option<String> = Str, optional, "URL to open; \"back\" or \"forward\" move through the tab's history";
-        newWindow: bool = Bool, default(false), "open it in a new window";
+        newWindow: bool = Bool, default(false), "";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "navigate this tab instead of opening one";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
-        background: bool = Bool, default(false), "leave it in the background";
+        background: bool = Bool, default(false), "";
         width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
         height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
-        refresh: bool = Bool, default(false), "reload instead";
-        timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms to wait for the page to load";
+        refresh: bool = Bool, default(false), "";
+        timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms";
     }
 }
 
 tool_params! {
     pub struct CloseTabs {
-        tabIds: Option<Vec<u64>> = IntList, optional, "tabs to close; default: this session's tab";
-        windowIds: Option<Vec<u64>> = IntList, optional, "close every tab of these windows";
+        tabIds: Option<Vec<u64>> = IntList, optional, "";
+        windowIds: Option<Vec<u64>> = IntList, optional, "";
         url: Option<String> = Str, optional, "close the tabs whose URL contains this";
     }
 }
 
 tool_params! {
     pub struct SwitchTab {
-        tabId: i64 = Int { min: 0, max: i64::MAX }, required, "the tab to switch to";
+        tabId: i64 = Int { min: 0, max: i64::MAX }, required, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "its window (checked when given)";
     }
 }
