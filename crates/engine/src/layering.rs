@@ -46,20 +46,50 @@ fn room_of(relative: &Path) -> Option<String> {
     (room != "lib" && room != "layering").then(|| room.to_owned())
 }
 
-/// Every `crate::room` a file names.
+/// Every `crate::room` a file names, a grouped import's (`use crate::{a::X, b}`) too.
 fn rooms_named(source: &str) -> Vec<String> {
     let mut found = Vec::new();
     for (at, _) in source.match_indices("crate::") {
         let rest = &source[at + "crate::".len()..];
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            found.push(name);
+        match rest.strip_prefix('{') {
+            Some(group) => found.extend(group_heads(group)),
+            None => found.extend(leading_name(rest)),
         }
     }
     found
+}
+
+/// The identifier a path starts with, if it does.
+fn leading_name(path: &str) -> Option<String> {
+    let name: String = path
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The first name of each item of a `{…}` group (from just after its `{`), at its top
+/// level only: `{a::{x, y}, b}` names a and b.
+fn group_heads(group: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let (mut depth, mut item_start) = (0usize, 0usize);
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                heads.extend(leading_name(&group[item_start..i]));
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                heads.extend(leading_name(&group[item_start..i]));
+                item_start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    heads
 }
 
 fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
@@ -107,6 +137,10 @@ fn rooms_import_downward_only() {
 fn the_check_sees_an_upward_import() {
     assert_eq!(
         rooms_named("use crate::agents::Engine; crate::page::x"),
+        ["agents", "page"]
+    );
+    assert_eq!(
+        rooms_named("use crate::{\n    agents::{Engine, X},\n    page,\n};"),
         ["agents", "page"]
     );
 }

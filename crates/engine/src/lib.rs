@@ -42,7 +42,7 @@ pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use data::storage::StoragePage;
 pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
-pub use page::forms::Filled;
+pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, KeyStep, SentStep};
 pub use page::navigation::Navigated;

@@ -11,46 +11,12 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use engine::{AgentSession, Engine, EngineError, TabInfo};
+use engine::{AgentSession, Engine, TabInfo};
 
+pub use crate::error::ToolError;
 use crate::params::{Args, Param};
 
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Reply, ToolError>> + Send>>;
-
-/// Why a tool call failed: a parameter the face itself checked, the engine's error, or a
-/// failure the face reports with a code of its own.
-#[derive(Debug, thiserror::Error)]
-pub enum ToolError {
-    #[error("{name}: {message}")]
-    Param { name: String, message: String },
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error("{message}")]
-    Face {
-        code: &'static str,
-        message: String,
-        details: Value,
-        /// Whether something was dispatched that may have run.
-        may_have_run: bool,
-    },
-}
-
-impl ToolError {
-    /// The engine's error, if this is one.
-    pub fn engine_error(&self) -> Option<&EngineError> {
-        match self {
-            ToolError::Engine(error) => Some(error),
-            _ => None,
-        }
-    }
-
-    pub fn param(name: &str, message: impl Into<String>) -> ToolError {
-        ToolError::Param {
-            name: name.to_owned(),
-            message: message.into(),
-        }
-    }
-}
 
 /// Honest hints for every parameter path of a tool.
 #[derive(Debug, Clone, Copy)]
@@ -293,4 +259,10 @@ pub struct Rendered {
     /// Facts of the call itself, not of its tool (the default tab it switched from),
     /// said in every reply, success or failure.
     pub facts: Map<String, Value>,
+}
+
+/// Base64 for image content in a reply.
+pub fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }

@@ -48,14 +48,19 @@ pub struct HttpOptions {
     pub max_connections: usize,
 }
 
+/// Live sessions at most, unless told otherwise (`--max-sessions`).
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// Open connections at most, unless told otherwise (`--max-connections`).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
 impl HttpOptions {
     pub fn new(addr: SocketAddr, token: Option<String>) -> HttpOptions {
         HttpOptions {
             addr,
             token,
-            max_sessions: 256,
+            max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: Duration::from_secs(30 * 60),
-            max_connections: 1024,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -362,7 +367,8 @@ async fn check_token(
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.len() == b.len() && bool::from(a.ct_eq(b))
 }
 
 /// rmcp's in-memory sessions, bounded in number: when full, the session idle longest is

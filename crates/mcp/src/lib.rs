@@ -5,6 +5,7 @@
 //! (`params`, `face`), the raw CDP policy, and the stdio and Streamable HTTP transports
 //! (`server`). Tools are adapters: parameters in, engine calls, documented replies out.
 
+mod error;
 mod face;
 pub mod faces;
 mod http;
@@ -20,5 +21,5 @@ mod stream;
 
 pub use face::OVERRIDE_ENV;
 pub use face::{Face, Profile, Replies, ToolDef};
-pub use http::{HttpOptions, serve_http};
+pub use http::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
 pub use server::{ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream};

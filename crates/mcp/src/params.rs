@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::face::ToolError;
+use crate::error::ToolError;
 
 /// What a parameter accepts.
 #[derive(Debug, Clone, Copy)]

@@ -179,8 +179,18 @@ fn whatever_the_arguments_the_parameter_layer_answers_and_never_panics() {
             for case in 0..cases {
                 let args = arguments(&mut rng, declared);
                 let context = || format!("seed {seed}, {} case {case}: {args:?}", tool.name);
-                let outcome = params::check(declared, Some(args.clone()))
-                    .and_then(|checked| (tool.parses)(&checked).map(|()| checked));
+                let checked = params::check(declared, Some(args.clone()));
+                // Arguments the schema check lets through must read into the tool's
+                // typed parameters: the two are one declaration.
+                if let Ok(checked) = &checked
+                    && let Err(error) = (tool.parses)(checked)
+                {
+                    panic!(
+                        "passed the schema check but not the typed parse ({error}): {}",
+                        context()
+                    );
+                }
+                let outcome = checked;
                 let error = match outcome {
                     Ok(checked) => {
                         accepted += 1;

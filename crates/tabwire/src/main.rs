@@ -45,7 +45,7 @@ struct ServeArgs {
     #[arg(
         long,
         env = "TABWIRE_MAX_SESSIONS",
-        default_value_t = 256,
+        default_value_t = mcp::DEFAULT_MAX_SESSIONS,
         value_name = "N"
     )]
     max_sessions: usize,
@@ -53,7 +53,7 @@ struct ServeArgs {
     #[arg(
         long,
         env = "TABWIRE_MAX_CONNECTIONS",
-        default_value_t = 1024,
+        default_value_t = mcp::DEFAULT_MAX_CONNECTIONS,
         value_name = "N"
     )]
     max_connections: usize,

@@ -7,41 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::tabs::Tab;
+use super::tabs::{Dialog, DialogPolicy, Tab};
 use super::{Browser, HOUSEKEEPING};
 use crate::error::{EngineError, Result};
-
-/// What a script-opened dialog gets when nobody is waiting to answer it by hand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DialogPolicy {
-    #[default]
-    Dismiss,
-    Accept,
-    /// Left open for the agent to answer.
-    Manual,
-}
-
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Dialog {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub default_prompt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub action: Option<&'static str>,
-}
-
-impl Dialog {
-    pub(crate) fn from_event(params: &Value) -> Dialog {
-        Dialog {
-            kind: params["type"].as_str().unwrap_or("alert").to_owned(),
-            message: params["message"].as_str().unwrap_or_default().to_owned(),
-            default_prompt: params["defaultPrompt"].as_str().map(str::to_owned),
-            action: None,
-        }
-    }
-}
 
 /// How an agent answers a dialog left open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -241,11 +241,8 @@ async fn read_hello<R: AsyncRead + Unpin>(
 
 /// Compares in time independent of where the strings differ.
 fn same_secret(given: &str, expected: &str) -> bool {
-    given.len() == expected.len()
-        && !expected.is_empty()
-        && given
-            .bytes()
-            .zip(expected.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
+    use subtle::ConstantTimeEq;
+    !expected.is_empty()
+        && given.len() == expected.len()
+        && bool::from(given.as_bytes().ct_eq(expected.as_bytes()))
 }

@@ -28,9 +28,12 @@ use serde_json::{Value, json};
 
 use crate::error::{EngineError, Result};
 pub use connector::{Browsers, Loss, OnConnect};
-pub use dialogs::{Dialog, DialogAnswer, DialogOutcome, DialogPolicy};
+pub use dialogs::{DialogAnswer, DialogOutcome};
 pub use link::{LINK_WAIT, LinkHello};
-pub use tabs::{ClosedTab, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle, tab_handle};
+pub use tabs::{
+    ClosedTab, Dialog, DialogPolicy, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle,
+    tab_handle,
+};
 pub(crate) use tabs::{TabState, lock};
 
 /// Deadline for the small housekeeping commands (attach, enable, list).

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::dialogs::{Dialog, DialogPolicy};
 use crate::error::{EngineError, Input, Result};
 
 /// Closed tabs are remembered this long (so a late event cannot revive one, and a close
@@ -488,6 +487,40 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+// A tab's dialogs: how it answers them, and one it saw (answering them: `dialogs`).
+
+/// What a script-opened dialog gets when nobody is waiting to answer it by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DialogPolicy {
+    #[default]
+    Dismiss,
+    Accept,
+    /// Left open for the agent to answer.
+    Manual,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Dialog {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<&'static str>,
+}
+
+impl Dialog {
+    pub(crate) fn from_event(params: &Value) -> Dialog {
+        Dialog {
+            kind: params["type"].as_str().unwrap_or("alert").to_owned(),
+            message: params["message"].as_str().unwrap_or_default().to_owned(),
+            default_prompt: params["defaultPrompt"].as_str().map(str::to_owned),
+            action: None,
+        }
+    }
 }
 
 #[cfg(test)]

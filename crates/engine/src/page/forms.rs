@@ -12,11 +12,37 @@ use super::Page;
 use super::input::ClickTarget;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
+/// The kind of field a fill met (the page script's `field_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilledKind {
+    /// A field that takes keystrokes.
+    Text,
+    /// A date, time, colour or range input, which takes its value whole.
+    Value,
+    Select,
+    Checkbox,
+    Radio,
+}
+
+impl FilledKind {
+    /// The kind the page script names; None for a field no fill can change.
+    fn parse(name: &str) -> Option<FilledKind> {
+        Some(match name {
+            "text" => FilledKind::Text,
+            "value" => FilledKind::Value,
+            "select" => FilledKind::Select,
+            "checkbox" => FilledKind::Checkbox,
+            "radio" => FilledKind::Radio,
+            _ => return None,
+        })
+    }
+}
+
 /// What a fill did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Filled {
-    /// `text`, `value` (date, time, colour, range), `select`, `checkbox` or `radio`.
-    pub kind: String,
+    pub kind: FilledKind,
     /// The field's value afterwards (a select's chosen value; "true"/"false" for a box).
     pub value: String,
     /// The field, described without its content.
@@ -36,7 +62,7 @@ impl Page {
         let field = self
             .run_ok(&ctx, "field_kind", json!({ "locator": locator }), timeout)
             .await?;
-        let kind = field["kind"].as_str().unwrap_or("other").to_owned();
+        let kind = field["kind"].as_str().and_then(FilledKind::parse);
         let element = field["element"].clone();
         if field["disabled"] == true {
             return Err(EngineError::page(
@@ -50,8 +76,15 @@ impl Page {
             Value::Null => String::new(),
             other => other.to_string(),
         };
-        match kind.as_str() {
-            "select" => {
+        let Some(kind) = kind else {
+            return Err(EngineError::page(
+                ErrorCode::NotEditable,
+                "the element is not a text field, checkbox, radio or select",
+                json!({ "element": element }),
+            ));
+        };
+        match kind {
+            FilledKind::Select => {
                 let chosen = self
                     .run_ok(
                         &ctx,
@@ -66,10 +99,10 @@ impl Page {
                     element,
                 })
             }
-            "checkbox" | "radio" => {
+            FilledKind::Checkbox | FilledKind::Radio => {
                 let wanted = wanted_state(value)?;
                 let checked = field["checked"] == true;
-                if kind == "radio" && !wanted && checked {
+                if kind == FilledKind::Radio && !wanted && checked {
                     return Err(EngineError::invalid(
                         Input::Value,
                         "a radio button is unchecked by choosing another of its group",
@@ -92,7 +125,7 @@ impl Page {
                     element,
                 })
             }
-            "text" | "value" => {
+            FilledKind::Text | FilledKind::Value => {
                 self.type_text(Some(locator.clone()), &frame, &text, true, None, timeout)
                     .await?;
                 let now = self
@@ -104,11 +137,6 @@ impl Page {
                     element,
                 })
             }
-            _ => Err(EngineError::page(
-                ErrorCode::NotEditable,
-                "the element is not a text field, checkbox, radio or select",
-                json!({ "element": element }),
-            )),
         }
     }
 }

@@ -5,9 +5,9 @@ use serde_json::{Value, json};
 use engine::{ImageFormat, Input, PdfRequest, ScreenshotRequest};
 
 use super::tabs::named;
+use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
-use crate::server::base64;
 use crate::tool_params;
 
 tool_params! {

@@ -555,3 +555,68 @@ fn as_reported(error: &EngineError) -> Option<Value> {
 pub fn output_schema(_: &ToolDef) -> Option<Map<String, Value>> {
     json!({ "type": "object" }).as_object().cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn engine_failures_get_browsertaps_codes() {
+        let code = |error: EngineError| btap_code(&error);
+        assert_eq!(
+            code(EngineError::invalid(Input::Url, "bad")),
+            "invalid_request"
+        );
+        assert_eq!(
+            code(EngineError::NoSuchTab("c:1".into())),
+            "session_not_connected"
+        );
+        // A lost connection: what was sent may have run; what was not, did not.
+        assert_eq!(
+            code(EngineError::Cdp(cdp::CdpError::Lost {
+                method: "Page.navigate".into()
+            })),
+            "session_disconnected"
+        );
+        assert_eq!(
+            code(EngineError::Cdp(cdp::CdpError::Undelivered {
+                method: "Page.navigate".into()
+            })),
+            "transport_error"
+        );
+        assert_eq!(
+            code(EngineError::refused(ErrorCode::UrlSchemeRefused, "no")),
+            "permission_denied"
+        );
+        // A code BrowserTap has no word for is tabwire's own.
+        assert_eq!(
+            code(EngineError::page(ErrorCode::Obscured, "covered", json!({}))),
+            "obscured"
+        );
+    }
+
+    #[test]
+    fn an_undelivered_failure_is_safe_to_retry_and_a_lost_one_is_not() {
+        let undelivered = engine_failure(&EngineError::Cdp(cdp::CdpError::Undelivered {
+            method: "Input.dispatchKeyEvent".into(),
+        }));
+        assert_eq!(undelivered.facts["delivery_state"], "undelivered");
+        assert_eq!(undelivered.facts["retry_safe"], true);
+        let lost = engine_failure(&EngineError::Cdp(cdp::CdpError::Lost {
+            method: "Input.dispatchKeyEvent".into(),
+        }));
+        assert_eq!(lost.facts["delivery_state"], "sent_unconfirmed");
+        assert_eq!(lost.facts["may_have_executed"], true);
+        assert_eq!(lost.facts["retry_safe"], false);
+        // A bad argument names the face's own parameter.
+        let invalid = engine_failure(&EngineError::invalid(Input::Keys, "unknown key"));
+        assert_eq!(invalid.facts["param"], "keys_csv");
+        assert!(
+            invalid.message.starts_with("keys_csv: "),
+            "{}",
+            invalid.message
+        );
+    }
+}

@@ -7,8 +7,8 @@ use serde_json::json;
 use engine::{ImageFormat, Input, ScreenshotRequest};
 
 use super::tabs::with_tab;
+use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
-use crate::server::base64;
 use crate::tool_params;
 
 tool_params! {

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use engine::{Acted, ClickTarget, KeyStep, Page, SentStep};
+use engine::{Acted, ClickTarget, FilledKind, KeyStep, Page, SentStep};
 
 use super::tabs::ms;
 use super::{element, tab_arg};
+use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
-use crate::server::base64;
 use crate::tool_params;
 
 const COORDINATE: crate::params::Kind = crate::params::Kind::Point;
@@ -254,7 +254,7 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
     let filled = page
         .fill(locator, frame, &p.value, call.deadline.remaining())
         .await?;
-    let verb = if filled.kind == "select" {
+    let verb = if filled.kind == FilledKind::Select {
         "selected"
     } else {
         "filled"
@@ -270,7 +270,7 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
     );
     Ok(Reply::data(json!({
         "success": true,
-        "message": if filled.kind == "select" { "Option selected successfully" } else { "Element filled successfully" },
+        "message": if filled.kind == FilledKind::Select { "Option selected successfully" } else { "Element filled successfully" },
         "elementInfo": element_info(&filled.element, &filled.value),
     }))
     .on(page.info())
@@ -680,4 +680,54 @@ pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> 
         "selector": p.selector, "fileCount": data["files"].as_array().map_or(1, Vec::len),
     }))
     .on(page.info()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_originals_key_notation_becomes_the_engines() {
+        assert_eq!(chord_of("Enter"), "Enter");
+        assert_eq!(chord_of("Ctrl+Shift+K"), "Ctrl,Shift,K");
+        // Ctrl+A is the a key with Control held, not a capital A; with Shift it is.
+        assert_eq!(chord_of("Ctrl+A"), "Ctrl,a");
+        assert_eq!(chord_of("Shift+A"), "Shift,A");
+        // The plus key, alone or last in a chord.
+        assert_eq!(chord_of("+"), "+");
+        assert_eq!(chord_of("Ctrl++"), "Ctrl,+");
+        // Every chord the face makes is one the engine reads.
+        for sequence in [
+            "Enter",
+            "Ctrl+Shift+K",
+            "Ctrl+A",
+            "Shift+Tab",
+            "cmd+a",
+            "Ctrl++",
+        ] {
+            assert!(
+                engine::page::keys::parse_chord(&chord_of(sequence)).is_ok(),
+                "{sequence}"
+            );
+        }
+    }
+
+    #[test]
+    fn modifiers_are_cdps_bits() {
+        assert_eq!(modifier_bits(&None), 0);
+        assert_eq!(modifier_bits(&Some(json!({}))), 0);
+        assert_eq!(modifier_bits(&Some(json!({"altKey": true}))), 1);
+        assert_eq!(
+            modifier_bits(&Some(json!({"ctrlKey": true, "shiftKey": true}))),
+            2 | 8
+        );
+        assert_eq!(
+            modifier_bits(&Some(json!({"metaKey": true, "altKey": false}))),
+            4
+        );
+        // Only a true says a key is held.
+        assert_eq!(modifier_bits(&Some(json!({"ctrlKey": "yes"}))), 0);
+    }
 }
