@@ -44,7 +44,7 @@ pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
 pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;
-pub use page::input::{ClickTarget, KeyStep, SentStep};
+pub use page::input::{ClickTarget, Clicked, KeyStep, SentStep, Typed};
 pub use page::navigation::Navigated;
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};

@@ -39,7 +39,7 @@ impl Page {
         button: &str,
         clicks: u32,
         timeout: Duration,
-    ) -> Result<Value> {
+    ) -> Result<Clicked> {
         self.click_with(target, button, clicks, 0, timeout).await
     }
 
@@ -51,7 +51,7 @@ impl Page {
         clicks: u32,
         modifiers: u32,
         timeout: Duration,
-    ) -> Result<Value> {
+    ) -> Result<Clicked> {
         self.modifiers
             .store(modifiers, std::sync::atomic::Ordering::Relaxed);
         let button = match button {
@@ -63,12 +63,12 @@ impl Page {
                 ));
             }
         };
-        let mut report = match target {
+        let clicked = match target {
             ClickTarget::Point { x, y, frame } => {
                 let ctx = self.frame_context(&frame, timeout).await?;
                 let (x, y) = (x + ctx.offset.0, y + ctx.offset.1);
                 self.mouse_click(x, y, button, clicks, timeout).await?;
-                json!({ "hit_verified": false, "x": x, "y": y })
+                Clicked::at(x, y)
             }
             ClickTarget::Element {
                 locator,
@@ -85,9 +85,7 @@ impl Page {
         };
         self.modifiers
             .store(0, std::sync::atomic::Ordering::Relaxed);
-        report["button"] = json!(button);
-        report["clicks"] = json!(clicks);
-        Ok(report)
+        Ok(clicked)
     }
 
     /// Aims at an element and clicks it under a guard (act.js `click_guard`). A press the
@@ -100,7 +98,7 @@ impl Page {
         button: &str,
         clicks: u32,
         timeout: Duration,
-    ) -> Result<Value> {
+    ) -> Result<Clicked> {
         let ctx = self.frame_context(aim.frame, timeout).await?;
         let mut missed = Value::Null;
         for attempt in 0..CLICK_ATTEMPTS {
@@ -137,17 +135,21 @@ impl Page {
             // Read (and remove) the guard whatever became of the press.
             let seen = self.click_guard_seen(&ctx, guard, timeout).await;
             pressed?;
-            aimed["x"] = json!(x);
-            aimed["y"] = json!(y);
-            if attempt > 0 {
-                aimed["attempts"] = json!(attempt + 1);
-            }
+            let clicked = Clicked {
+                x,
+                y,
+                hit_verified: aimed["hit_verified"] == true,
+                scrolled_into_view: aimed["scrolled_into_view"].as_bool(),
+                attempts: (attempt > 0).then_some(attempt as u32 + 1),
+                element: aimed.get_mut("element").map(Value::take),
+                disabled: aimed["disabled"] == true,
+            };
             let Some(seen) = seen else {
                 // The document went away with the click (it navigated): it was delivered.
-                return Ok(aimed);
+                return Ok(clicked);
             };
             if seen["reached"] == true {
-                return Ok(aimed);
+                return Ok(clicked);
             }
             // Sending it again is safe only if the page saw none of it: the guard stopped
             // it, or nothing at all is at the point (it fell outside the window). Anything
@@ -409,7 +411,7 @@ impl Page {
         clear: bool,
         submit_key: Option<&str>,
         timeout: Duration,
-    ) -> Result<Value> {
+    ) -> Result<Typed> {
         let submit = submit_key.map(keys::parse_chord).transpose()?;
         let ctx = self.frame_context(frame, timeout).await?;
         let mut report = self
@@ -423,10 +425,17 @@ impl Page {
         // A date, time, colour or range input named by a locator takes the text as its
         // whole value (act.js); focusing one (no text) leaves its value alone, and text
         // typed into whatever has focus stays keystrokes.
-        let value_field = report
-            .as_object_mut()
-            .and_then(|map| map.remove("value_format"))
-            .is_some();
+        let value_field = !report["value_format"].is_null();
+        let mut typed = Typed {
+            focus_confirmed: report["focus_confirmed"] == true,
+            active_element: report.get_mut("active_element").map(Value::take).filter(|e| !e.is_null()),
+            editable: report["editable"] == true,
+            selected_existing: report["selected_existing"] == true,
+            value: None,
+            clamped: false,
+            typed_chars: text.chars().count(),
+            submitted: submit_key.map(str::to_owned),
+        };
         if value_field && locator.is_some() && (!text.is_empty() || clear) {
             let set = self
                 .run_ok(
@@ -446,10 +455,8 @@ impl Page {
                     ),
                 ));
             }
-            report["value"] = set["value"].clone();
-            if set["clamped"] == true {
-                report["clamped"] = json!(true);
-            }
+            typed.value = Some(set["value"].clone());
+            typed.clamped = set["clamped"] == true;
         } else if clear && text.is_empty() {
             self.press_chord(&keys::parse_chord("Delete")?, timeout)
                 .await?;
@@ -460,9 +467,7 @@ impl Page {
         if let Some(chord) = &submit {
             self.press_chord(chord, timeout).await?;
         }
-        report["typed_chars"] = json!(text.chars().count());
-        report["submitted"] = json!(submit_key);
-        Ok(report)
+        Ok(typed)
     }
 
     /// Presses a sequence of chords in order, `pause` apart; a step that names no key
@@ -631,4 +636,62 @@ fn stopped_sequence(error: EngineError, sent: &[SentStep], failed: &str) -> Engi
         details: Value::Object(details),
         delivery: crate::error::Delivery::MayHaveRun,
     }
+}
+
+/// Where a click landed, and on what.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Clicked {
+    /// The press point, in CSS pixels of the top document's viewport.
+    pub x: f64,
+    pub y: f64,
+    /// Whether the element under the point was checked to be the one aimed at (a click
+    /// at given coordinates aims at nothing).
+    pub hit_verified: bool,
+    /// Whether the element was scrolled into view first (for an element).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scrolled_into_view: Option<bool>,
+    /// How many times it was aimed and sent, when the page moved under the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// The element clicked, as the page describes it (tag, id, role, name, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<Value>,
+    /// The element is disabled: it got the press, and a disabled control ignores it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+impl Clicked {
+    /// A click at given coordinates.
+    fn at(x: f64, y: f64) -> Clicked {
+        Clicked {
+            x,
+            y,
+            hit_verified: false,
+            scrolled_into_view: None,
+            attempts: None,
+            element: None,
+            disabled: false,
+        }
+    }
+}
+
+/// What typing did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Typed {
+    /// Whether the element named is the one that has focus now.
+    pub focus_confirmed: bool,
+    /// What has focus now, described without its content (None: nothing does).
+    pub active_element: Option<Value>,
+    /// Whether the focused element takes typed text.
+    pub editable: bool,
+    /// Whether the field's text was selected first, so the typing replaced it.
+    pub selected_existing: bool,
+    /// The value a date, time, colour or range input holds now, when it was set whole.
+    pub value: Option<Value>,
+    /// That value was brought within the input's range.
+    pub clamped: bool,
+    pub typed_chars: usize,
+    /// The key pressed afterwards, if one was.
+    pub submitted: Option<String>,
 }

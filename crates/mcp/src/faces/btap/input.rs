@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use engine::ClickTarget;
+use engine::{ClickTarget, Clicked, Typed};
 
 use super::read::{LOCATOR_DOC, split_locator};
 use super::tabs::named;
@@ -90,35 +90,43 @@ fn input_reply(mut data: Value, status: &str) -> Value {
 /// `hit_verified`, `scrolled_into_view`), kept out of the envelope's top level; the
 /// clicked element is described without the selector tabwire made for it; the button
 /// and count the caller chose are not echoed.
-fn click_reply(mut data: Value) -> Value {
-    let Some(map) = data.as_object_mut() else {
-        return data;
-    };
-    let mut target = serde_json::Map::new();
-    for key in ["x", "y", "hit_verified", "scrolled_into_view"] {
-        if let Some(value) = map.remove(key) {
-            target.insert(key.into(), value);
+fn click_reply(clicked: Clicked) -> Value {
+    let mut target = json!({ "x": clicked.x, "y": clicked.y, "hit_verified": clicked.hit_verified });
+    if let Some(scrolled) = clicked.scrolled_into_view {
+        target["scrolled_into_view"] = json!(scrolled);
+    }
+    let mut data = json!({ "target": target });
+    if let Some(mut element) = clicked.element {
+        if let Some(fields) = element.as_object_mut() {
+            fields.remove("selector");
         }
+        data["element"] = element;
     }
-    for key in ["button", "clicks"] {
-        map.remove(key);
+    if let Some(attempts) = clicked.attempts {
+        data["attempts"] = json!(attempts);
     }
-    if let Some(element) = map.get_mut("element").and_then(Value::as_object_mut) {
-        element.remove("selector");
+    if clicked.disabled {
+        data["disabled"] = json!(true);
     }
-    map.insert("target".into(), Value::Object(target));
     data
 }
 
 /// A typing reply without what only restates the request: `submitted` when no key was
 /// pressed, tabwire's own `editable` and `selected_existing`.
-fn type_reply(mut data: Value) -> Value {
-    if let Some(map) = data.as_object_mut() {
-        map.remove("editable");
-        map.remove("selected_existing");
-        if map.get("submitted").is_some_and(Value::is_null) {
-            map.remove("submitted");
-        }
+fn type_reply(typed: Typed) -> Value {
+    let mut data = json!({
+        "focus_confirmed": typed.focus_confirmed,
+        "active_element": typed.active_element,
+        "typed_chars": typed.typed_chars,
+    });
+    if let Some(key) = typed.submitted {
+        data["submitted"] = json!(key);
+    }
+    if let Some(value) = typed.value {
+        data["value"] = value;
+    }
+    if typed.clamped {
+        data["clamped"] = json!(true);
     }
     data
 }
@@ -176,7 +184,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         }
         other => other,
     };
-    let data = page
+    let clicked = page
         .click(
             target,
             &p.button,
@@ -184,7 +192,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    let mut data = input_reply(click_reply(data), "clicked");
+    let mut data = input_reply(click_reply(clicked), "clicked");
     let dialogs = page.take_answered_dialogs();
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);

@@ -218,10 +218,9 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     let navigated = page
         .navigation_since(before, p.waitForNavigation, timeout)
         .await;
-    let mut info = report.get("element").cloned().unwrap_or(json!({}));
-    let point = report["x"].as_f64().zip(report["y"].as_f64());
-    let mut lean =
-        crate::lean::clicked(&info, point, report["hit_verified"] != false, &Value::Null);
+    let mut info = report.element.clone().unwrap_or(json!({}));
+    let point = Some((report.x, report.y));
+    let mut lean = crate::lean::clicked(&info, point, report.hit_verified, &Value::Null);
     let landed = page.info();
     if navigated {
         lean.push_str(&format!(
@@ -230,7 +229,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
         ));
     }
     info["clickMethod"] = json!(method);
-    info["clickPosition"] = json!({ "x": report["x"], "y": report["y"] });
+    info["clickPosition"] = json!({ "x": report.x, "y": report.y });
     Ok(Reply::data(json!({
         "success": true, "message": "Element clicked successfully", "elementInfo": info,
         "navigationOccurred": navigated, "clickMethod": method,
@@ -293,7 +292,7 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
         let focused = page
             .type_text(Some(locator), &frame, "", false, None, timeout)
             .await?;
-        target = focused["active_element"].clone();
+        target = focused.active_element.unwrap_or(Value::Null);
     }
     let pause = Duration::from_secs_f64(p.delay.max(0.0) / 1000.0);
     let sent = send_keys(&page, p.keys.split(','), pause, timeout, "keys").await?;
@@ -424,7 +423,7 @@ pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
                 .await?;
             match clicked {
                 Acted::Done(report) => done(
-                    json!({ "coordinates": { "x": report["x"], "y": report["y"] }, "resolvedBy": resolved_by }),
+                    json!({ "coordinates": { "x": report.x, "y": report.y }, "resolvedBy": resolved_by }),
                 ),
                 Acted::DialogOpened(dialog) => {
                     done(json!({ "message": DIALOG_OPENED, "dialog": dialog }))
