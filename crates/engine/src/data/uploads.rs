@@ -1,6 +1,5 @@
 //! Files onto a page's `<input type=file>`, read only from the allowed upload roots.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -8,16 +7,22 @@ use serde_json::{Value, json};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::Page;
 
+/// Files set on a file input: their canonical paths, as the page got them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Uploaded {
+    pub files: Vec<String>,
+}
+
 impl Page {
-    /// Sets files on an `<input type=file>`. Every path must lie under an allowed root.
+    /// Sets files on an `<input type=file>`. Every path must lie under an upload root of
+    /// the engine's configuration (the output dir and `--upload-root`s).
     pub async fn upload(
         &self,
         locator: &Value,
         paths: &[String],
-        roots: &[PathBuf],
         timeout: Duration,
-    ) -> Result<Value> {
-        let files = crate::files::readable_files(roots, paths).await?;
+    ) -> Result<Uploaded> {
+        let files = crate::files::readable_files(&self.config.upload_roots, paths).await?;
         let args = json!({ "locator": locator });
         let reply = self
             .evaluate_op(&self.top(), "element", &args, false, timeout)
@@ -57,6 +62,6 @@ impl Page {
             }
             other => other,
         })?;
-        Ok(json!({ "status": "set", "files": files }))
+        Ok(Uploaded { files })
     }
 }

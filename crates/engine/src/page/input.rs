@@ -428,7 +428,10 @@ impl Page {
         let value_field = !report["value_format"].is_null();
         let mut typed = Typed {
             focus_confirmed: report["focus_confirmed"] == true,
-            active_element: report.get_mut("active_element").map(Value::take).filter(|e| !e.is_null()),
+            active_element: report
+                .get_mut("active_element")
+                .map(Value::take)
+                .filter(|e| !e.is_null()),
             editable: report["editable"] == true,
             selected_existing: report["selected_existing"] == true,
             value: None,
@@ -512,10 +515,13 @@ impl Page {
         Ok(sent)
     }
 
-    pub async fn press(&self, keys: &str, timeout: Duration) -> Result<Value> {
+    /// Presses one chord (`enter`, `ctrl,shift,k`); says it as pressed (`Control+Shift+k`).
+    pub async fn press(&self, keys: &str, timeout: Duration) -> Result<Pressed> {
         let chord = keys::parse_chord(keys)?;
         self.press_chord(&chord, timeout).await?;
-        Ok(json!({ "keys": chord.describe() }))
+        Ok(Pressed {
+            keys: chord.describe(),
+        })
     }
 
     async fn press_chord(&self, chord: &Chord, timeout: Duration) -> Result<()> {
@@ -694,4 +700,10 @@ pub struct Typed {
     pub typed_chars: usize,
     /// The key pressed afterwards, if one was.
     pub submitted: Option<String>,
+}
+
+/// A chord pressed, as the engine names its keys (`Control+Shift+k`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Pressed {
+    pub keys: String,
 }

@@ -91,7 +91,8 @@ fn input_reply(mut data: Value, status: &str) -> Value {
 /// clicked element is described without the selector tabwire made for it; the button
 /// and count the caller chose are not echoed.
 fn click_reply(clicked: Clicked) -> Value {
-    let mut target = json!({ "x": clicked.x, "y": clicked.y, "hit_verified": clicked.hit_verified });
+    let mut target =
+        json!({ "x": clicked.x, "y": clicked.y, "hit_verified": clicked.hit_verified });
     if let Some(scrolled) = clicked.scrolled_into_view {
         target["scrolled_into_view"] = json!(scrolled);
     }
@@ -244,11 +245,13 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let data = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
-    let lean = format!("pressed {}", data["keys"].as_str().unwrap_or(&p.keys_csv));
-    Ok(Reply::data(input_reply(data, "pressed"))
-        .on(page.info())
-        .lean(lean))
+    let pressed = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
+    let lean = format!("pressed {}", pressed.keys);
+    Ok(
+        Reply::data(input_reply(json!({ "keys": pressed.keys }), "pressed"))
+            .on(page.info())
+            .lean(lean),
+    )
 }
 
 pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
@@ -272,18 +275,12 @@ pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError
     if p.paths.is_empty() {
         return Err(ToolError::param("paths", "give at least one file path"));
     }
-    let roots = call.engine().config.upload_roots.clone();
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let data = page
-        .upload(
-            &json!(p.selector),
-            &p.paths,
-            &roots,
-            params::seconds(p.timeout),
-        )
+    let uploaded = page
+        .upload(&json!(p.selector), &p.paths, params::seconds(p.timeout))
         .await?;
-    Ok(Reply::data(data).on(page.info()))
+    Ok(Reply::data(json!({ "status": "set", "files": uploaded.files })).on(page.info()))
 }

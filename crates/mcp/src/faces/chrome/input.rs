@@ -663,20 +663,18 @@ pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> 
         ));
     };
     let _ = (p.fileName, p.multiple);
-    let roots = call.engine().config.upload_roots.clone();
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
-    let data = page
+    let uploaded = page
         .upload(
             &json!(p.selector),
             std::slice::from_ref(&path),
-            &roots,
             call.deadline.remaining(),
         )
         .await?;
     Ok(Reply::data(json!({
-        "success": true, "message": "File(s) uploaded successfully", "files": data["files"],
-        "selector": p.selector, "fileCount": data["files"].as_array().map_or(1, Vec::len),
+        "success": true, "message": "File(s) uploaded successfully",
+        "fileCount": uploaded.files.len(), "files": uploaded.files, "selector": p.selector,
     }))
     .on(page.info()))
 }
