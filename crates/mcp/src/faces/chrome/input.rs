@@ -372,277 +372,335 @@ fn chord_of(sequence: &str) -> String {
 
 pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
     let page = call.session.page(tab_arg(&p.tabId).as_deref()).await?;
-    let timeout = call.deadline.remaining();
-    let reference = p.r#ref.as_deref();
-    let target = || {
+    let act = Act {
+        page: &page,
+        p: &p,
+        timeout: call.deadline.remaining(),
+    };
+    let data = match p.action.as_str() {
+        "left_click" | "right_click" | "double_click" | "triple_click" => act.click().await,
+        "left_click_drag" => act.drag().await,
+        "scroll" => act.scroll().await,
+        "scroll_to" => act.scroll_to().await,
+        "hover" => act.hover().await,
+        "type" => act.type_text().await,
+        "key" => act.key().await,
+        "fill" => act.fill().await,
+        "fill_form" => act.fill_form().await,
+        "wait" => act.wait().await,
+        "resize_page" => act.resize_page().await,
+        "zoom" | "screenshot" => return act.screenshot().await,
+        other => Err(ToolError::param(
+            "action",
+            format!("'{other}' is not an action"),
+        )),
+    }?;
+    Ok(Reply::data(data).on(page.info()))
+}
+
+/// One `chrome_computer` call: the page, its arguments and its time, for the action it
+/// names (one method each).
+struct Act<'a> {
+    page: &'a Page,
+    p: &'a Computer,
+    timeout: Duration,
+}
+
+impl Act<'_> {
+    /// What the action aims at: a ref, a selector or coordinates (None: none given).
+    fn target(&self) -> Result<Option<ClickTarget>, ToolError> {
         aim(
-            &page,
-            reference,
-            p.selector.as_deref(),
+            self.page,
+            self.p.r#ref.as_deref(),
+            self.p.selector.as_deref(),
             "css",
-            &p.coordinates,
+            &self.p.coordinates,
             "coordinates",
         )
-    };
-    let resolved_by = if reference.is_some() {
-        "ref"
-    } else {
-        "coordinates"
-    };
-    let done = |extra: Value| {
-        let mut data = json!({ "success": true, "action": p.action });
+    }
+
+    fn resolved_by(&self) -> &'static str {
+        if self.p.r#ref.is_some() {
+            "ref"
+        } else {
+            "coordinates"
+        }
+    }
+
+    /// The reply of a finished action: `success`, the action, and what it says of itself.
+    fn done(&self, extra: Value) -> Value {
+        let mut data = json!({ "success": true, "action": self.p.action });
         if let Value::Object(extra) = extra
             && let Some(object) = data.as_object_mut()
         {
             object.extend(extra);
         }
         data
-    };
-    let data = match p.action.as_str() {
-        "left_click" | "right_click" | "double_click" | "triple_click" => {
-            let Some(target) = target()? else {
-                return Err(ToolError::param(
-                    "coordinates",
-                    "give a ref or coordinates to click",
-                ));
-            };
-            let (button, clicks) = match p.action.as_str() {
-                "right_click" => ("right", 1),
-                "double_click" => ("left", 2),
-                "triple_click" => ("left", 3),
-                _ => ("left", 1),
-            };
-            let clicked = page
-                .leaving_dialogs_open(page.click_with(
-                    target,
-                    button,
-                    clicks,
-                    modifier_bits(&p.modifiers),
-                    timeout,
-                ))
-                .await?;
-            match clicked {
-                Acted::Done(report) => done(
-                    json!({ "coordinates": { "x": report.x, "y": report.y }, "resolvedBy": resolved_by }),
-                ),
-                Acted::DialogOpened(dialog) => {
-                    done(json!({ "message": DIALOG_OPENED, "dialog": dialog }))
-                }
-            }
-        }
-        "left_click_drag" => {
-            let start = aim(
-                &page,
-                p.startRef.as_deref(),
-                None,
-                "css",
-                &p.startCoordinates,
-                "startCoordinates",
-            )?
-            .ok_or_else(|| {
-                ToolError::param("startCoordinates", "give startRef or startCoordinates")
-            })?;
-            let end = target()?.ok_or_else(|| {
-                ToolError::param("coordinates", "give ref or coordinates for the drop")
-            })?;
-            let from = page.point_of(&start, timeout).await?;
-            let to = page.point_of(&end, timeout).await?;
-            page.drag(from, to, Duration::from_millis(300), "left", timeout)
-                .await?;
-            done(
-                json!({ "startCoordinates": { "x": from.0, "y": from.1 }, "coordinates": { "x": to.0, "y": to.1 } }),
-            )
-        }
-        "scroll" => {
-            let at = match target()? {
-                Some(target) => page.point_of(&target, timeout).await?,
-                None => {
-                    let snapshot = page
-                        .read_tree(
-                            &engine::TreeRequest {
-                                interactive_only: true,
-                                viewport_only: true,
-                                ..Default::default()
-                            },
-                            timeout,
-                        )
-                        .await?;
-                    (
-                        snapshot.viewport.width / 2.0,
-                        snapshot.viewport.height / 2.0,
-                    )
-                }
-            };
-            let ticks = p.scrollAmount as f64 * 100.0;
-            let (dx, dy) = match p.scrollDirection.as_deref().unwrap_or("down") {
-                "up" => (0.0, -ticks),
-                "left" => (-ticks, 0.0),
-                "right" => (ticks, 0.0),
-                _ => (0.0, ticks),
-            };
-            page.wheel(at.0, at.1, dx, dy, timeout).await?;
-            done(
-                json!({ "coordinates": { "x": at.0, "y": at.1 }, "scrollDirection": p.scrollDirection, "scrollAmount": p.scrollAmount }),
-            )
-        }
-        "scroll_to" => {
-            let target = target()?
-                .ok_or_else(|| ToolError::param("ref", "give the ref to scroll into view"))?;
-            let at = page.point_of(&target, timeout).await?;
-            done(json!({ "coordinates": { "x": at.0, "y": at.1 } }))
-        }
-        "hover" => {
-            let target = target()?
-                .ok_or_else(|| ToolError::param("ref", "give a ref or coordinates to hover"))?;
-            let at = page.hover(&target, timeout).await?;
-            done(
-                json!({ "coordinates": { "x": at.0, "y": at.1 }, "resolvedBy": resolved_by, "transport": "cdp" }),
-            )
-        }
-        "type" => {
-            let text = p
-                .text
-                .clone()
-                .ok_or_else(|| ToolError::param("text", "is required for action type"))?;
-            let field = element(&page, reference, p.selector.as_deref(), "css")?;
-            let (locator, frame) = field.map_or((None, Vec::new()), |(l, f)| (Some(l), f));
-            page.type_text(locator, &frame, &text, false, None, timeout)
-                .await?;
-            done(json!({ "text": text }))
-        }
-        "key" => {
-            let keys = p.text.clone().ok_or_else(|| {
-                ToolError::param(
-                    "text",
-                    "is required for action key: keys like \"Enter\" or \"cmd+a\"",
-                )
-            })?;
-            let repeated = (0..p.repeat).flat_map(|_| keys.split_whitespace());
-            send_keys(&page, repeated, Duration::ZERO, timeout, "text").await?;
-            done(json!({ "text": keys, "repeat": p.repeat }))
-        }
-        "fill" => {
-            let (locator, frame) = element(&page, reference, p.selector.as_deref(), "css")?
-                .ok_or_else(|| {
-                    ToolError::param("ref", "give the ref (or selector) of the field to fill")
-                })?;
-            let value = p
-                .value
-                .clone()
-                .ok_or_else(|| ToolError::param("value", "is required for action fill"))?;
-            let filled = page.fill(locator, frame, &value, timeout).await?;
-            done(
-                json!({ "value": filled.value, "elementInfo": element_info(&filled.element, &filled.value) }),
-            )
-        }
-        "fill_form" => {
-            let items = p
-                .elements
-                .clone()
-                .and_then(|e| e.as_array().cloned())
-                .ok_or_else(|| {
-                    ToolError::param(
-                        "elements",
-                        "is required for action fill_form: [{ref, value}]",
-                    )
-                })?;
-            let mut filled = Vec::new();
-            for item in items {
-                let reference = item["ref"]
-                    .as_str()
-                    .ok_or_else(|| ToolError::param("elements", "each needs a ref"))?;
-                let (locator, frame) =
-                    element(&page, Some(reference), None, "css")?.unwrap_or_default();
-                let done = page.fill(locator, frame, &item["value"], timeout).await?;
-                filled.push(json!({ "ref": reference, "value": done.value }));
-            }
-            done(json!({ "filled": filled }))
-        }
-        "wait" => {
-            if let Some(text) = &p.text {
-                page.wait_until(
-                    &page.top(),
-                    json!({ "text": text }),
-                    !p.appear,
-                    ms(p.timeout),
-                )
-                .await?;
-                done(json!({ "text": text, "appear": p.appear }))
-            } else {
-                let seconds = p.duration.ok_or_else(|| {
-                    ToolError::param(
-                        "duration",
-                        "give seconds to wait (at most 30), or text to wait for",
-                    )
-                })?;
-                // The agent asked for a pause of this length; nothing to wait on.
-                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
-                done(json!({ "duration": seconds }))
-            }
-        }
-        "resize_page" => {
-            let (Some(width), Some(height)) = (p.width, p.height) else {
-                return Err(ToolError::param("width", "give width and height"));
-            };
-            page.browser
-                .set_window_size(&page.tab, width as u32, height as u32)
-                .await?;
-            done(json!({ "width": width, "height": height }))
-        }
-        "zoom" | "screenshot" => {
-            let clip = match (p.action.as_str(), &p.region) {
-                ("zoom", Some(r)) => {
-                    let n = |k: &str| r[k].as_f64();
-                    let (Some(x0), Some(y0), Some(x1), Some(y1)) =
-                        (n("x0"), n("y0"), n("x1"), n("y1"))
-                    else {
-                        return Err(ToolError::param("region", "needs x0, y0, x1, y1"));
-                    };
-                    if x1 <= x0 || y1 <= y0 {
-                        return Err(ToolError::param(
-                            "region",
-                            "x1 and y1 must be past x0 and y0",
-                        ));
-                    }
-                    let (sx, sy) = page.scroll_offset(timeout).await?;
-                    Some((x0 + sx, y0 + sy, x1 - x0, y1 - y0, 2.0))
-                }
-                ("zoom", None) => {
-                    return Err(ToolError::param("region", "is required for action zoom"));
-                }
-                _ => None,
-            };
-            let shot = page
-                .screenshot(
-                    &engine::ScreenshotRequest {
-                        format: engine::ImageFormat::Png,
-                        quality: None,
-                        full_page: false,
-                        clip,
-                    },
-                    timeout,
-                )
-                .await?;
-            let mut data = done(json!({
-                "mimeType": shot.format.mime(),
-                "dimensions": { "width": shot.dimensions.map(|d| d.0), "height": shot.dimensions.map(|d| d.1) },
-                "image_attached": true,
-            }));
-            if let Some(r) = &p.region {
-                data["region"] = r.clone();
-            }
-            let mut reply = Reply::data(data).on(page.info());
-            reply.images.push((base64(&shot.bytes), shot.format.mime()));
-            return Ok(reply);
-        }
-        other => {
+    }
+
+    async fn click(&self) -> Result<Value, ToolError> {
+        let Some(target) = self.target()? else {
             return Err(ToolError::param(
-                "action",
-                format!("'{other}' is not an action"),
+                "coordinates",
+                "give a ref or coordinates to click",
+            ));
+        };
+        let (button, clicks) = match self.p.action.as_str() {
+            "right_click" => ("right", 1),
+            "double_click" => ("left", 2),
+            "triple_click" => ("left", 3),
+            _ => ("left", 1),
+        };
+        let page = self.page;
+        let clicked = page
+            .leaving_dialogs_open(page.click_with(
+                target,
+                button,
+                clicks,
+                modifier_bits(&self.p.modifiers),
+                self.timeout,
+            ))
+            .await?;
+        Ok(match clicked {
+            Acted::Done(report) => self.done(
+                json!({ "coordinates": { "x": report.x, "y": report.y }, "resolvedBy": self.resolved_by() }),
+            ),
+            Acted::DialogOpened(dialog) => {
+                self.done(json!({ "message": DIALOG_OPENED, "dialog": dialog }))
+            }
+        })
+    }
+
+    async fn drag(&self) -> Result<Value, ToolError> {
+        let start = aim(
+            self.page,
+            self.p.startRef.as_deref(),
+            None,
+            "css",
+            &self.p.startCoordinates,
+            "startCoordinates",
+        )?
+        .ok_or_else(|| ToolError::param("startCoordinates", "give startRef or startCoordinates"))?;
+        let end = self.target()?.ok_or_else(|| {
+            ToolError::param("coordinates", "give ref or coordinates for the drop")
+        })?;
+        let from = self.page.point_of(&start, self.timeout).await?;
+        let to = self.page.point_of(&end, self.timeout).await?;
+        self.page
+            .drag(from, to, Duration::from_millis(300), "left", self.timeout)
+            .await?;
+        Ok(self.done(
+            json!({ "startCoordinates": { "x": from.0, "y": from.1 }, "coordinates": { "x": to.0, "y": to.1 } }),
+        ))
+    }
+
+    async fn scroll(&self) -> Result<Value, ToolError> {
+        let at = match self.target()? {
+            Some(target) => self.page.point_of(&target, self.timeout).await?,
+            // No aim: the middle of the viewport.
+            None => {
+                let request = engine::TreeRequest {
+                    interactive_only: true,
+                    viewport_only: true,
+                    ..Default::default()
+                };
+                let snapshot = self.page.read_tree(&request, self.timeout).await?;
+                (
+                    snapshot.viewport.width / 2.0,
+                    snapshot.viewport.height / 2.0,
+                )
+            }
+        };
+        let ticks = self.p.scrollAmount as f64 * 100.0;
+        let (dx, dy) = match self.p.scrollDirection.as_deref().unwrap_or("down") {
+            "up" => (0.0, -ticks),
+            "left" => (-ticks, 0.0),
+            "right" => (ticks, 0.0),
+            _ => (0.0, ticks),
+        };
+        self.page.wheel(at.0, at.1, dx, dy, self.timeout).await?;
+        Ok(self.done(
+            json!({ "coordinates": { "x": at.0, "y": at.1 }, "scrollDirection": self.p.scrollDirection, "scrollAmount": self.p.scrollAmount }),
+        ))
+    }
+
+    async fn scroll_to(&self) -> Result<Value, ToolError> {
+        let target = self
+            .target()?
+            .ok_or_else(|| ToolError::param("ref", "give the ref to scroll into view"))?;
+        let at = self.page.point_of(&target, self.timeout).await?;
+        Ok(self.done(json!({ "coordinates": { "x": at.0, "y": at.1 } })))
+    }
+
+    async fn hover(&self) -> Result<Value, ToolError> {
+        let target = self
+            .target()?
+            .ok_or_else(|| ToolError::param("ref", "give a ref or coordinates to hover"))?;
+        let at = self.page.hover(&target, self.timeout).await?;
+        Ok(self.done(
+            json!({ "coordinates": { "x": at.0, "y": at.1 }, "resolvedBy": self.resolved_by(), "transport": "cdp" }),
+        ))
+    }
+
+    async fn type_text(&self) -> Result<Value, ToolError> {
+        let text = self
+            .p
+            .text
+            .clone()
+            .ok_or_else(|| ToolError::param("text", "is required for action type"))?;
+        let field = element(
+            self.page,
+            self.p.r#ref.as_deref(),
+            self.p.selector.as_deref(),
+            "css",
+        )?;
+        let (locator, frame) = field.map_or((None, Vec::new()), |(l, f)| (Some(l), f));
+        self.page
+            .type_text(locator, &frame, &text, false, None, self.timeout)
+            .await?;
+        Ok(self.done(json!({ "text": text })))
+    }
+
+    async fn key(&self) -> Result<Value, ToolError> {
+        let keys = self.p.text.clone().ok_or_else(|| {
+            ToolError::param(
+                "text",
+                "is required for action key: keys like \"Enter\" or \"cmd+a\"",
+            )
+        })?;
+        let repeated = (0..self.p.repeat).flat_map(|_| keys.split_whitespace());
+        send_keys(self.page, repeated, Duration::ZERO, self.timeout, "text").await?;
+        Ok(self.done(json!({ "text": keys, "repeat": self.p.repeat })))
+    }
+
+    async fn fill(&self) -> Result<Value, ToolError> {
+        let (locator, frame) = element(
+            self.page,
+            self.p.r#ref.as_deref(),
+            self.p.selector.as_deref(),
+            "css",
+        )?
+        .ok_or_else(|| {
+            ToolError::param("ref", "give the ref (or selector) of the field to fill")
+        })?;
+        let value = self
+            .p
+            .value
+            .clone()
+            .ok_or_else(|| ToolError::param("value", "is required for action fill"))?;
+        let filled = self.page.fill(locator, frame, &value, self.timeout).await?;
+        Ok(self.done(
+            json!({ "value": filled.value, "elementInfo": element_info(&filled.element, &filled.value) }),
+        ))
+    }
+
+    async fn fill_form(&self) -> Result<Value, ToolError> {
+        let items = self
+            .p
+            .elements
+            .clone()
+            .and_then(|e| e.as_array().cloned())
+            .ok_or_else(|| {
+                ToolError::param(
+                    "elements",
+                    "is required for action fill_form: [{ref, value}]",
+                )
+            })?;
+        let mut filled = Vec::new();
+        for item in items {
+            let reference = item["ref"]
+                .as_str()
+                .ok_or_else(|| ToolError::param("elements", "each needs a ref"))?;
+            let (locator, frame) =
+                element(self.page, Some(reference), None, "css")?.unwrap_or_default();
+            let done = self
+                .page
+                .fill(locator, frame, &item["value"], self.timeout)
+                .await?;
+            filled.push(json!({ "ref": reference, "value": done.value }));
+        }
+        Ok(self.done(json!({ "filled": filled })))
+    }
+
+    async fn wait(&self) -> Result<Value, ToolError> {
+        if let Some(text) = &self.p.text {
+            self.page
+                .wait_until(
+                    &self.page.top(),
+                    json!({ "text": text }),
+                    !self.p.appear,
+                    ms(self.p.timeout),
+                )
+                .await?;
+            return Ok(self.done(json!({ "text": text, "appear": self.p.appear })));
+        }
+        let seconds = self.p.duration.ok_or_else(|| {
+            ToolError::param(
+                "duration",
+                "give seconds to wait (at most 30), or text to wait for",
+            )
+        })?;
+        // The agent asked for a pause of this length; nothing to wait on.
+        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+        Ok(self.done(json!({ "duration": seconds })))
+    }
+
+    async fn resize_page(&self) -> Result<Value, ToolError> {
+        let (Some(width), Some(height)) = (self.p.width, self.p.height) else {
+            return Err(ToolError::param("width", "give width and height"));
+        };
+        self.page
+            .browser
+            .set_window_size(&self.page.tab, width as u32, height as u32)
+            .await?;
+        Ok(self.done(json!({ "width": width, "height": height })))
+    }
+
+    /// A screenshot of the viewport, or (zoom) of a region of it at twice the scale; the
+    /// image is the reply's image content.
+    async fn screenshot(&self) -> Result<Reply, ToolError> {
+        let clip = match (self.p.action.as_str(), &self.p.region) {
+            ("zoom", Some(region)) => Some(self.zoom_clip(region).await?),
+            ("zoom", None) => {
+                return Err(ToolError::param("region", "is required for action zoom"));
+            }
+            _ => None,
+        };
+        let request = engine::ScreenshotRequest {
+            format: engine::ImageFormat::Png,
+            quality: None,
+            full_page: false,
+            clip,
+        };
+        let shot = self.page.screenshot(&request, self.timeout).await?;
+        let mut data = self.done(json!({
+            "mimeType": shot.format.mime(),
+            "dimensions": { "width": shot.dimensions.map(|d| d.0), "height": shot.dimensions.map(|d| d.1) },
+            "image_attached": true,
+        }));
+        if let Some(region) = &self.p.region {
+            data["region"] = region.clone();
+        }
+        let mut reply = Reply::data(data).on(self.page.info());
+        reply.images.push((base64(&shot.bytes), shot.format.mime()));
+        Ok(reply)
+    }
+
+    /// A zoom region `{x0, y0, x1, y1}` in viewport pixels, as a page clip at scale 2.
+    async fn zoom_clip(&self, region: &Value) -> Result<(f64, f64, f64, f64, f64), ToolError> {
+        let n = |k: &str| region[k].as_f64();
+        let (Some(x0), Some(y0), Some(x1), Some(y1)) = (n("x0"), n("y0"), n("x1"), n("y1")) else {
+            return Err(ToolError::param("region", "needs x0, y0, x1, y1"));
+        };
+        if x1 <= x0 || y1 <= y0 {
+            return Err(ToolError::param(
+                "region",
+                "x1 and y1 must be past x0 and y0",
             ));
         }
-    };
-    Ok(Reply::data(data).on(page.info()))
+        let (sx, sy) = self.page.scroll_offset(self.timeout).await?;
+        Ok((x0 + sx, y0 + sy, x1 - x0, y1 - y0, 2.0))
+    }
 }
 
 pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> {
