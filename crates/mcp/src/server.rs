@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 
 use engine::{AgentSession, Engine};
 
-use crate::face::{Call, Face, Profile, Rendered, Replies, SessionSettings, ToolDef};
+use crate::face::{
+    Call, Face, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef, ToolError,
+};
 use crate::logging;
 use crate::params;
 
@@ -309,66 +311,88 @@ impl ServerHandler for TabwireServer {
         let outcome = match params::check((tool.params)(), request.arguments) {
             Ok(args) => {
                 ignored = args.ignored.clone();
-                let limit = params::time_limit((tool.params)(), &args);
-                let deadline = engine::Deadline::after(limit.unwrap_or(face.default_time_limit));
-                let call = Call {
-                    session: self.session.clone(),
-                    deadline,
-                    args,
-                    settings: self.settings.clone(),
-                    catalogue: self.catalogue.clone(),
-                    cancelled: context.ct.clone(),
-                };
-                self.log(
-                    LoggingLevel::Debug,
-                    json!({ "call": tool.name, "state": "started" }),
-                );
-                let ticker = progress_ticker(&context, tool.name, limit);
-                // A panic inside one tool must not take the server down with it, and a
-                // cancelled call stops its work at once (what it held is let go).
-                let engine = self.session.engine.clone();
-                // A browser that died since the last call is found out before this one
-                // sends it anything (see `Engine::run_call`).
-                let mut work = tokio::spawn(async move {
-                    engine
-                        .run_call(
-                            || (tool.run)(call.clone()),
-                            crate::face::ToolError::engine_error,
-                        )
-                        .await
-                });
-                let joined = tokio::select! {
-                    joined = &mut work => Some(joined),
-                    () = context.ct.cancelled() => None,
-                };
-                if let Some(ticker) = ticker {
-                    ticker.abort();
-                }
-                match joined {
-                    Some(Ok(outcome)) => outcome,
-                    Some(Err(join)) => Err(engine::EngineError::Io(format!(
-                        "internal error in {}: {join}",
-                        tool.name
-                    ))
-                    .into()),
-                    None => {
-                        // Dropping its future lets go of what it held (its tab); wait
-                        // for that so the next call finds the tab free.
-                        work.abort();
-                        let _ = work.await;
-                        Err(engine::EngineError::page(
-                            engine::ErrorCode::Cancelled,
-                            "the client cancelled the call; its work was stopped",
-                            Value::Null,
-                        )
-                        .may_have_run()
-                        .into())
-                    }
-                }
+                self.run(face, tool, args, &context).await
             }
             Err(error) => Err(error),
         };
-        let mut outcome = outcome;
+        Ok(self.render(face, tool, outcome, started, arguments, ignored))
+    }
+}
+
+impl TabwireServer {
+    /// Runs a checked call in a task of its own: a panic inside one tool must not take
+    /// the server down with it, and a cancelled call stops its work at once (what it
+    /// held is let go).
+    async fn run(
+        &self,
+        face: &Face,
+        tool: &'static ToolDef,
+        args: params::Args,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ToolError> {
+        let limit = params::time_limit((tool.params)(), &args);
+        let call = Call {
+            session: self.session.clone(),
+            deadline: engine::Deadline::after(limit.unwrap_or(face.default_time_limit)),
+            args,
+            settings: self.settings.clone(),
+            catalogue: self.catalogue.clone(),
+            cancelled: context.ct.clone(),
+        };
+        self.log(
+            LoggingLevel::Debug,
+            json!({ "call": tool.name, "state": "started" }),
+        );
+        let ticker = progress_ticker(context, tool.name, limit);
+        // A browser that died since the last call is found out before this one sends it
+        // anything (see `Engine::run_call`).
+        let engine = self.session.engine.clone();
+        let mut work = tokio::spawn(async move {
+            engine
+                .run_call(|| (tool.run)(call.clone()), ToolError::engine_error)
+                .await
+        });
+        let joined = tokio::select! {
+            joined = &mut work => Some(joined),
+            () = context.ct.cancelled() => None,
+        };
+        if let Some(ticker) = ticker {
+            ticker.abort();
+        }
+        match joined {
+            Some(Ok(outcome)) => outcome,
+            Some(Err(join)) => Err(engine::EngineError::Io(format!(
+                "internal error in {}: {join}",
+                tool.name
+            ))
+            .into()),
+            None => {
+                // Dropping its future lets go of what it held (its tab); wait for that so
+                // the next call finds the tab free.
+                work.abort();
+                let _ = work.await;
+                Err(engine::EngineError::page(
+                    engine::ErrorCode::Cancelled,
+                    "the client cancelled the call; its work was stopped",
+                    Value::Null,
+                )
+                .may_have_run()
+                .into())
+            }
+        }
+    }
+
+    /// The call's outcome as its face (and reply mode) writes it, with the facts of the
+    /// call itself; its finish is logged.
+    fn render(
+        &self,
+        face: &Face,
+        tool: &ToolDef,
+        mut outcome: Result<Reply, ToolError>,
+        started: Instant,
+        arguments: serde_json::Map<String, Value>,
+        ignored: Vec<String>,
+    ) -> CallToolResponse {
         if let Err(error) = &outcome {
             tracing::debug!(tool = tool.name, %error, "tool failed");
         }
@@ -400,9 +424,9 @@ impl ServerHandler for TabwireServer {
         if self.settings.lean() {
             let lean = outcome.as_mut().ok().and_then(|reply| reply.lean.take());
             let exact = (face.render)(tool, outcome, &rendered);
-            return Ok(crate::lean::rewrite(face, exact, lean, &rendered).into());
+            return crate::lean::rewrite(face, exact, lean, &rendered).into();
         }
-        Ok((face.render)(tool, outcome, &rendered).into())
+        (face.render)(tool, outcome, &rendered).into()
     }
 }
 

@@ -216,14 +216,7 @@ async fn collect_network(
     let started = tokio::time::Instant::now();
     let mut last_seen = started;
     loop {
-        let mut deadline = options
-            .stop_after
-            .map(|d| (started + d, "max_capture_time"));
-        if let Some(idle) = options.stop_when_idle {
-            let quiet = (last_seen + idle, "inactivity_timeout");
-            deadline = Some(deadline.map_or(quiet, |d| if quiet.0 < d.0 { quiet } else { d }));
-        }
-        let next = match deadline {
+        let next = match stop_at(&options, started, last_seen) {
             Some((at, why)) => {
                 match tokio::time::timeout_at(at, next_event(&mut events, &session, &ring)).await {
                     Ok(next) => next,
@@ -239,86 +232,108 @@ async fn collect_network(
         if event.method.starts_with("Network.") {
             last_seen = tokio::time::Instant::now();
         }
-        let p = &event.params;
-        let request_id = p["requestId"].as_str().unwrap_or_default().to_owned();
-        let mut ring_guard = lock(&ring);
-        match event.method.as_str() {
-            "Network.requestWillBeSent"
-                if options.exclude_static
-                    && p["type"]
-                        .as_str()
-                        .is_some_and(|t| STATIC_TYPES.contains(&t)) => {}
-            "Network.requestWillBeSent" => {
-                let record = json!({
-                    "request_id": request_id, "url": p["request"]["url"], "method": p["request"]["method"],
-                    "resource_type": p["type"], "started": p["wallTime"],
-                    "request_headers": p["request"]["headers"], "post_data": p["request"]["postData"],
-                    "sent_at": p["timestamp"],
-                });
-                let seq = ring_guard.push(record);
-                let at = (seq - ring_guard.first_seq) as usize;
-                ring_guard.open.insert(request_id, at);
-            }
-            "Network.responseReceived" => {
-                if let Some(record) = ring_guard.find(&request_id) {
-                    let r = &p["response"];
-                    record["status"] = r["status"].clone();
-                    record["status_text"] = r["statusText"].clone();
-                    record["mime_type"] = r["mimeType"].clone();
-                    record["remote_address"] = json!(format!(
-                        "{}:{}",
-                        r["remoteIPAddress"].as_str().unwrap_or(""),
-                        r["remotePort"]
+        let finished = record(&event, &mut lock(&ring), &options);
+        if let Some(request_id) = finished.filter(|_| options.include_bodies) {
+            let Ok(permit) = body_reads.clone().try_acquire_owned() else {
+                if let Some(record) = lock(&ring).find(&request_id) {
+                    record["body_error"] = json!(format!(
+                        "not read: {MAX_BODY_READS} bodies were being read at once"
                     ));
-                    record["from_cache"] = r["fromDiskCache"].clone();
-                    record["response_headers"] = r["headers"].clone();
-                    if let (Some(sent), Some(at)) =
-                        (record["sent_at"].as_f64(), p["timestamp"].as_f64())
-                    {
-                        record["response_ms"] = json!(((at - sent) * 1000.0).round());
-                    }
                 }
-            }
-            "Network.loadingFailed" => {
-                if let Some(record) = ring_guard.find(&request_id) {
-                    record["failed"] = json!(true);
-                    record["error_text"] = p["errorText"].clone();
-                    record["canceled"] = p["canceled"].clone();
-                }
-                ring_guard.open.remove(&request_id);
-            }
-            "Network.loadingFinished" => {
-                if let Some(record) = ring_guard.find(&request_id) {
-                    record["encoded_bytes"] = p["encodedDataLength"].clone();
-                }
-                ring_guard.open.remove(&request_id);
-                if options.include_bodies {
-                    let Ok(permit) = body_reads.clone().try_acquire_owned() else {
-                        if let Some(record) = ring_guard.find(&request_id) {
-                            record["body_error"] = json!(format!(
-                                "not read: {MAX_BODY_READS} bodies were being read at once"
-                            ));
-                        }
-                        continue;
-                    };
-                    drop(ring_guard);
-                    let (Some(browser), ring) = (weak.upgrade(), ring.clone()) else {
-                        continue;
-                    };
-                    let (session, max, wait) = (
-                        session.clone(),
-                        options.max_body_bytes,
-                        options.body_timeout,
-                    );
-                    tokio::spawn(async move {
-                        fetch_body(browser, session, request_id, ring, max, wait).await;
-                        drop(permit);
-                    });
-                }
-            }
-            _ => {}
+                continue;
+            };
+            let Some(browser) = weak.upgrade() else {
+                continue;
+            };
+            let (session, ring) = (session.clone(), ring.clone());
+            let (max, wait) = (options.max_body_bytes, options.body_timeout);
+            tokio::spawn(async move {
+                fetch_body(browser, session, request_id, ring, max, wait).await;
+                drop(permit);
+            });
         }
     }
+}
+
+/// When a capture stops by itself, and why: its longest time, or being idle for its
+/// inactivity timeout, whichever comes first (None: it runs until stopped).
+fn stop_at(
+    options: &NetworkOptions,
+    started: tokio::time::Instant,
+    last_seen: tokio::time::Instant,
+) -> Option<(tokio::time::Instant, &'static str)> {
+    let longest = options
+        .stop_after
+        .map(|d| (started + d, "max_capture_time"));
+    let quiet = options
+        .stop_when_idle
+        .map(|idle| (last_seen + idle, "inactivity_timeout"));
+    match (longest, quiet) {
+        (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Records one network event in the ring; the request's id when it finished loading
+/// (its body can be read now).
+fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Option<String> {
+    let p = &event.params;
+    let request_id = p["requestId"].as_str().unwrap_or_default().to_owned();
+    match event.method.as_str() {
+        "Network.requestWillBeSent"
+            if options.exclude_static
+                && p["type"]
+                    .as_str()
+                    .is_some_and(|t| STATIC_TYPES.contains(&t)) => {}
+        "Network.requestWillBeSent" => {
+            let record = json!({
+                "request_id": request_id, "url": p["request"]["url"], "method": p["request"]["method"],
+                "resource_type": p["type"], "started": p["wallTime"],
+                "request_headers": p["request"]["headers"], "post_data": p["request"]["postData"],
+                "sent_at": p["timestamp"],
+            });
+            let seq = ring.push(record);
+            let at = (seq - ring.first_seq) as usize;
+            ring.open.insert(request_id, at);
+        }
+        "Network.responseReceived" => {
+            if let Some(record) = ring.find(&request_id) {
+                let r = &p["response"];
+                record["status"] = r["status"].clone();
+                record["status_text"] = r["statusText"].clone();
+                record["mime_type"] = r["mimeType"].clone();
+                record["remote_address"] = json!(format!(
+                    "{}:{}",
+                    r["remoteIPAddress"].as_str().unwrap_or(""),
+                    r["remotePort"]
+                ));
+                record["from_cache"] = r["fromDiskCache"].clone();
+                record["response_headers"] = r["headers"].clone();
+                if let (Some(sent), Some(at)) =
+                    (record["sent_at"].as_f64(), p["timestamp"].as_f64())
+                {
+                    record["response_ms"] = json!(((at - sent) * 1000.0).round());
+                }
+            }
+        }
+        "Network.loadingFailed" => {
+            if let Some(record) = ring.find(&request_id) {
+                record["failed"] = json!(true);
+                record["error_text"] = p["errorText"].clone();
+                record["canceled"] = p["canceled"].clone();
+            }
+            ring.open.remove(&request_id);
+        }
+        "Network.loadingFinished" => {
+            if let Some(record) = ring.find(&request_id) {
+                record["encoded_bytes"] = p["encodedDataLength"].clone();
+            }
+            ring.open.remove(&request_id);
+            return Some(request_id);
+        }
+        _ => {}
+    }
+    None
 }
 
 async fn fetch_body(
