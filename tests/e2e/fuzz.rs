@@ -16,8 +16,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::support::{BINARY, HttpServer, PATIENCE, Site, Tabwire, call_on, chrome_call, scratch};
 
-/// The chrome face's tools whose names do not start with `chrome_`.
-const CHROME_UNPREFIXED: &[&str] = &["get_windows_and_tabs", "search_tabs_content"];
+/// Whether the chrome face declares this tool (the rest are btap's).
+fn is_chrome_tool(name: &str) -> bool {
+    mcp::faces::chrome::FACE
+        .tools
+        .iter()
+        .any(|t| t.name == name)
+}
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -170,9 +175,7 @@ async fn random_tool_calls_are_all_answered_and_the_server_keeps_serving() {
         );
         // Each face's reader checks the reply is that face's (the btap envelope named
         // after the tool; the chrome face's JSON text or plain error, never base64 text).
-        let ok = if tool.name.starts_with("chrome_")
-            || CHROME_UNPREFIXED.contains(&tool.name.as_ref())
-        {
+        let ok = if is_chrome_tool(&tool.name) {
             !chrome_call(&tw.client, &tool.name, Value::Object(args))
                 .await
                 .is_error

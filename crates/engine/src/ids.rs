@@ -40,8 +40,23 @@ pub fn now_ms() -> u64 {
         .unwrap_or_default()
 }
 
+/// Now as `2026-12-01T10-15-30-123Z`: UTC, sortable, and safe in a file name.
+pub fn utc_stamp() -> String {
+    stamp_of(jiff::Timestamp::now())
+}
+
+fn stamp_of(instant: jiff::Timestamp) -> String {
+    instant.strftime("%Y-%m-%dT%H-%M-%S-%3fZ").to_string()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_stamp_is_utc_to_the_millisecond() {
+        let instant = jiff::Timestamp::from_millisecond(1_764_590_400_007).unwrap();
+        assert_eq!(super::stamp_of(instant), "2025-12-01T12-00-00-007Z");
+    }
+
     #[test]
     fn ids_made_at_once_differ() {
         let ids: std::collections::HashSet<String> =

@@ -41,7 +41,7 @@ pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
 pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use data::storage::StoragePage;
 pub use data::uploads::Uploaded;
-pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
+pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
 pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;

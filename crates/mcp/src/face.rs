@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use engine::{AgentSession, Engine, TabInfo};
+use engine::{AgentSession, Engine, Reported, SoftFailure, TabInfo};
 
 pub use crate::error::ToolError;
 use crate::params::{Args, Param};
@@ -35,23 +35,37 @@ pub struct ToolDef {
     pub hints: Hints,
     /// Callable but left out of `tools/list` (as the original does).
     pub listed: bool,
+    /// How the payload is written as text, where the face writes it as its original did.
+    pub text: TextStyle,
     /// Reads checked arguments into the tool's parameter struct (what `run` does first);
     /// on its own for the parameter layer's property tests.
     pub parses: fn(&Args) -> Result<(), ToolError>,
     pub run: fn(Call) -> ToolFuture,
 }
 
+/// How a payload is written as JSON text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextStyle {
+    Compact,
+    /// Indented, as the Chrome MCP Server writes its history, bookmark and search replies.
+    Pretty,
+}
+
 /// Declares a tool: its name, group, hints, parameter struct, adapter and description.
-/// The adapter is `async fn(Call, Params) -> Result<Reply, ToolError>`.
+/// The adapter is `async fn(Call, Params) -> Result<Reply, ToolError>`. A leading
+/// `hidden` leaves it out of `tools/list`; `pretty` writes its payload indented.
 #[macro_export]
 macro_rules! tool {
     ($name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal) => {
-        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, true)
+        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, true, Compact)
     };
     (hidden $name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal) => {
-        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, false)
+        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, false, Compact)
     };
-    (@ $name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal, $listed:expr) => {
+    (pretty $name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal) => {
+        $crate::tool!(@ $name, $group, $hints, $params, $run, $doc, true, Pretty)
+    };
+    (@ $name:literal, $group:literal, $hints:expr, $params:ty, $run:path, $doc:literal, $listed:expr, $text:ident) => {
         $crate::face::ToolDef {
             name: $name,
             group: $group,
@@ -59,6 +73,7 @@ macro_rules! tool {
             params: <$params as $crate::params::Params>::params,
             hints: $hints,
             listed: $listed,
+            text: $crate::face::TextStyle::$text,
             parses: |args| <$params as $crate::params::Params>::parse(args).map(drop),
             run: |call| {
                 Box::pin(async move {
@@ -105,6 +120,9 @@ pub struct Reply {
     /// The reply in a few words, for lean replies (`--replies lean`): an outline, or
     /// what an input did. None: the payload is encoded as it is (`lean::encode`).
     pub lean: Option<String>,
+    /// The failure the tool reports beside its payload (None: it succeeded). Faces
+    /// decide success from this alone, never from the payload's words.
+    pub failure: Option<SoftFailure>,
 }
 
 impl Reply {
@@ -113,6 +131,21 @@ impl Reply {
             data,
             ..Reply::default()
         }
+    }
+
+    /// An operation's answer, its reported failure included.
+    pub fn reported(reported: Reported) -> Reply {
+        Reply {
+            data: reported.data,
+            failure: reported.failure,
+            ..Reply::default()
+        }
+    }
+
+    /// Marks the reply as the tool's own failure, its payload still said.
+    pub fn failed(mut self, code: impl Into<String>, message: impl Into<String>) -> Reply {
+        self.failure = Some(SoftFailure::new(code, message));
+        self
     }
 
     pub fn on(mut self, target: TabInfo) -> Reply {

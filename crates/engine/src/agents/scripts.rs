@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::AgentSession;
 use super::receipts::{Outcome, ReceiptState};
 use crate::browser::{DialogPolicy, Holder, Stop, TabInfo};
-use crate::error::{EngineError, ErrorCode, Result};
+use crate::error::{EngineError, ErrorCode, Reported, Result, SoftFailure};
 use crate::page::navigation::wait_event;
 use crate::page::user_script::run_script;
 
@@ -42,7 +42,7 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         request: ScriptRequest,
-    ) -> Result<(TabInfo, Value)> {
+    ) -> Result<(TabInfo, Reported)> {
         let page = self.page(handle).await?;
         let tab = page.info();
         let mut events = page.browser.conn.subscribe();
@@ -97,10 +97,16 @@ impl AgentSession {
             merge(&mut reply, extra);
             reply
         };
+        // Not in yet, and the call waited for it: a failure the reply reports, its
+        // operation id there to collect the result later.
+        let unfinished = |status: &'static str, message: String| {
+            let data = pending(status, json!({ "message": message }));
+            Reported::failed(data, SoftFailure::new(status, message))
+        };
         if !wait {
             on_cancel.disarm();
             stop.abandon();
-            return Ok((tab, pending("in_progress", Value::Null)));
+            return Ok((tab, Reported::done(pending("in_progress", Value::Null))));
         }
         let deadline = Instant::now() + timeout;
         let receipts = &self.engine.receipts;
@@ -118,7 +124,7 @@ impl AgentSession {
         let reply = tokio::select! {
             state = finished => match state? {
                 ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
-                    Ok(value) => Ok(value.clone()),
+                    Ok(value) => Ok(Reported::done(value.clone())),
                     Err(error) => Err(error.clone()),
                 },
                 ReceiptState::Pending { .. } if stop_at_deadline => {
@@ -130,13 +136,15 @@ impl AgentSession {
                     )
                     .may_have_run())
                 }
-                ReceiptState::Pending { .. } => Ok(pending("timeout", json!({
-                    "message": format!("the script is still running after {} s; collect its result later with its operation id", timeout.as_secs_f64()),
-                }))),
+                ReceiptState::Pending { .. } => {
+                    let message = format!("the script is still running after {} s; collect its result later with its operation id", timeout.as_secs_f64());
+                    Ok(unfinished("timeout", message))
+                }
             },
-            true = manual_dialog => Ok(pending("blocked_by_dialog", json!({
-                "message": "a dialog is open and the script is paused; answer the dialog, then collect the result with its operation id",
-            }))),
+            true = manual_dialog => Ok(unfinished(
+                "blocked_by_dialog",
+                "a dialog is open and the script is paused; answer the dialog, then collect the result with its operation id".into(),
+            )),
         };
         on_cancel.disarm();
         // A result not yet in: its caller has stopped waiting for it.

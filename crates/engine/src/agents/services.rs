@@ -95,7 +95,11 @@ impl AgentSession {
 
     /// Downloads in the browser `handle` names (its profile's cookies), else this
     /// session's.
-    pub async fn download(&self, handle: Option<&str>, request: DownloadRequest) -> Result<Value> {
+    pub async fn download(
+        &self,
+        handle: Option<&str>,
+        request: DownloadRequest,
+    ) -> Result<crate::error::Reported> {
         let browser = self.browser_for(handle).await?;
         downloads::download(browser, self.engine.config.clone(), request).await
     }

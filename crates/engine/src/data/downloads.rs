@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use crate::browser::{Browser, HOUSEKEEPING};
 use crate::config::EngineConfig;
-use crate::error::{EngineError, ErrorCode, Input, Result};
+use crate::error::{EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
 use crate::files::{self, ConfinedDir};
 use crate::page::Page;
 
@@ -37,7 +37,7 @@ pub async fn download(
     browser: Arc<Browser>,
     config: Arc<EngineConfig>,
     request: DownloadRequest,
-) -> Result<Value> {
+) -> Result<Reported> {
     crate::page::check_url_scheme(&request.url)?;
     if !request.url.starts_with("http://") && !request.url.starts_with("https://") {
         return Err(EngineError::invalid(
@@ -144,7 +144,7 @@ async fn download_streamed(
     browser: Arc<Browser>,
     config: Arc<EngineConfig>,
     request: DownloadRequest,
-) -> Result<Value> {
+) -> Result<Reported> {
     let tab = browser
         .open_tab("about:blank", false, Some(DOWNLOAD_OWNER))
         .await?;
@@ -235,7 +235,7 @@ async fn save_held_body(
     config: &EngineConfig,
     request: &DownloadRequest,
     paused: &Value,
-) -> Result<Value> {
+) -> Result<Reported> {
     let header = |name: &str| {
         paused["responseHeaders"].as_array().and_then(|headers| {
             headers
@@ -616,7 +616,7 @@ async fn follow_progress(
 
 /// A linked browser downloads through chrome.downloads into its own download folder;
 /// the finished file is copied (the user's copy stays) into the request's directory.
-async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result<Value> {
+async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result<Reported> {
     let args = json!({ "url": request.url, "timeoutMs": request.timeout.as_millis() as u64 });
     let item = browser.extension_call("downloads.fetch", args).await?;
     match item["state"].as_str() {
@@ -654,7 +654,7 @@ async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result
 
 /// Saves the main resource a tab shows (the browser displayed the URL rather than
 /// downloading it) without fetching it again.
-async fn save_shown_resource(page: &Page, request: &DownloadRequest) -> Result<Value> {
+async fn save_shown_resource(page: &Page, request: &DownloadRequest) -> Result<Reported> {
     // An error page is not the file: report it as the extension link's download would.
     let status = page
         .cdp(
@@ -749,42 +749,44 @@ fn percent_decoded(text: &str) -> String {
 }
 
 /// What a finished download answers, on every link alike.
-fn completed(written: &files::Written, id: Value, url: &str, mime: Option<&str>) -> Value {
-    json!({
+fn completed(written: &files::Written, id: Value, url: &str, mime: Option<&str>) -> Reported {
+    Reported::done(json!({
         "type": "download", "status": "completed", "download_id": id,
         "path": written.path, "size": written.bytes,
         "bytes_received": written.bytes, "total_bytes": written.bytes,
         "sha256": written.sha256, "url": url,
         "content_type": mime.filter(|m| !m.is_empty()),
-    })
+    }))
 }
 
 /// A download that ended without its file.
-fn failed(id: Value, reason: &str, url: &str) -> Value {
-    json!({
+fn failed(id: Value, reason: &str, url: &str) -> Reported {
+    let message = format!("the download of {url} failed: {reason}");
+    let data = json!({
         "type": "download", "status": "failed", "download_id": id, "code": reason,
-        "error": format!("the download of {url} failed: {reason}"), "reason": reason, "url": url,
-    })
+        "error": message, "reason": reason, "url": url,
+    });
+    Reported::failed(data, SoftFailure::new(reason, message))
 }
 
 /// A download still running when the call returned: its file is not moved into place.
-fn unfinished(request: &DownloadRequest, id: Value, received: Value) -> Value {
-    json!({
+fn unfinished(request: &DownloadRequest, id: Value, received: Value) -> Reported {
+    Reported::done(json!({
         "type": "download", "status": "in_progress", "download_id": id,
         "bytes_received": received, "total_bytes": null,
         "directory_applied": false, "requested_directory": request.directory.path(),
         "hint": "the download had not finished when the call returned; its file was not moved into the requested directory",
-    })
+    }))
 }
 
-/// Adds one field to a JSON object.
+/// Adds one field to a download's payload.
 trait WithField {
-    fn with_field(self, key: &str, value: Value) -> Value;
+    fn with_field(self, key: &str, value: Value) -> Self;
 }
 
-impl WithField for Value {
-    fn with_field(mut self, key: &str, value: Value) -> Value {
-        self[key] = value;
+impl WithField for Reported {
+    fn with_field(mut self, key: &str, value: Value) -> Reported {
+        self.data[key] = value;
         self
     }
 }

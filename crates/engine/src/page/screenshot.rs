@@ -52,6 +52,9 @@ pub struct ScreenshotRequest {
     pub full_page: bool,
     /// x, y, width, height in CSS pixels, and scale.
     pub clip: Option<(f64, f64, f64, f64, f64)>,
+    /// Also write the image atomically to this path under the output dir (confined;
+    /// checked before the capture, so a refused path costs nothing).
+    pub save_path: Option<String>,
 }
 
 pub struct Screenshot {
@@ -59,6 +62,8 @@ pub struct Screenshot {
     pub format: ImageFormat,
     pub dimensions: Option<(u32, u32)>,
     pub device_pixel_ratio: f64,
+    /// Where it was written, when the request asked.
+    pub saved: Option<files::Written>,
 }
 
 pub struct PdfRequest {
@@ -81,6 +86,14 @@ impl Page {
                 "applies only to jpeg and webp",
             ));
         }
+        let save_to = match &request.save_path {
+            Some(path) => Some(files::confined_path(
+                &self.config.output_dir,
+                path,
+                Input::OutputPath,
+            )?),
+            None => None,
+        };
         // The fastest encoding Chromium has: a larger file (PNG about 1.3–2×), a quicker
         // capture (a third to a half of the encoding time on real pages). Image tokens are
         // counted by pixels, not bytes, so an agent pays nothing for the size.
@@ -126,11 +139,16 @@ impl Page {
         } else {
             1.0
         };
+        let saved = match save_to {
+            Some(path) => Some(files::write_atomic(path, bytes.clone()).await?),
+            None => None,
+        };
         Ok(Screenshot {
             dimensions: image_dimensions(&bytes),
             bytes,
             format: request.format,
             device_pixel_ratio,
+            saved,
         })
     }
 
@@ -160,7 +178,7 @@ impl Page {
         save_path: &str,
         request: &PdfRequest,
         timeout: Duration,
-    ) -> Result<Value> {
+    ) -> Result<files::Written> {
         let path = files::confined_path(&self.config.output_dir, save_path, Input::OutputPath)?;
         if !(0.1..=2.0).contains(&request.scale) {
             return Err(EngineError::invalid(
@@ -193,8 +211,7 @@ impl Page {
                 "the browser returned bytes that are not a PDF".into(),
             ));
         }
-        let written = files::write_atomic(path, bytes).await?;
-        Ok(json!({ "path": written.path, "bytes": written.bytes, "sha256": written.sha256 }))
+        files::write_atomic(path, bytes).await
     }
 }
 

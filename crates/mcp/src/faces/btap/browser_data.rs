@@ -293,7 +293,7 @@ pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolErr
         timeout: params::seconds(p.timeout),
         overwrite: p.overwrite,
     };
-    Ok(Reply::data(
+    Ok(Reply::reported(
         call.session.download(handle.as_deref(), request).await?,
     ))
 }
@@ -301,10 +301,12 @@ pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolErr
 pub async fn set_site_permission(call: Call, p: SetPermission) -> Result<Reply, ToolError> {
     if call.settings.profile() == Profile::Safe && p.setting == "allow" {
         // Safe needs the user's approval for every allow, and this server cannot ask.
+        let message =
+            "the safe profile needs the user's approval to allow a permission; nothing was changed";
         return Ok(Reply::data(json!({
-            "status": "requires_user_action", "changed": false,
-            "message": "the safe profile needs the user's approval to allow a permission; nothing was changed",
-        })));
+            "status": "requires_user_action", "changed": false, "message": message,
+        }))
+        .failed("requires_user_action", message));
     }
     let origin = Some(p.origin.as_str()).filter(|o| !o.is_empty());
     let request = LeaseRequest {

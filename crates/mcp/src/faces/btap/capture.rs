@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{ImageFormat, Input, PdfRequest, ScreenshotRequest};
+use engine::{ImageFormat, PdfRequest, ScreenshotRequest};
 
 use super::tabs::named;
 use crate::face::base64;
@@ -80,14 +80,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         quality: p.quality.map(|q| q as u8),
         full_page: p.full_page,
         clip,
-    };
-    let save_path = match p.save_path.as_str() {
-        "" => None,
-        relative => Some(engine::files::confined_path(
-            &call.engine().config.output_dir,
-            relative,
-            Input::OutputPath,
-        )?),
+        save_path: Some(p.save_path).filter(|path| !path.is_empty()),
     };
     let page = call
         .session
@@ -113,8 +106,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         data["dimensions_note"] =
             json!("the image header could not be parsed; size is the byte count");
     }
-    if let Some(path) = save_path {
-        let written = engine::files::write_atomic(path, shot.bytes.clone()).await?;
+    if let Some(written) = &shot.saved {
         data["saved_to"] = json!(written.path);
         data["saved_path"] = json!(written.path);
         data["sha256"] = json!(written.sha256);
@@ -139,9 +131,11 @@ pub async fn save_pdf(call: Call, p: SavePdf) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let mut data = page
+    let written = page
         .save_pdf(&p.save_path, &request, params::seconds(p.timeout))
         .await?;
-    data["status"] = json!("saved");
+    let data = json!({
+        "path": written.path, "bytes": written.bytes, "sha256": written.sha256, "status": "saved",
+    });
     Ok(Reply::data(data).on(page.info()))
 }

@@ -24,60 +24,59 @@ tool_params! {
 
 pub async fn inspect_native_file_dialog(call: Call, p: Inspect) -> Result<Reply, ToolError> {
     if !p.desktop_opt_in {
-        return Ok(Reply::data(opt_in_required("inspect")));
+        return Ok(opt_in_required("inspect"));
     }
     let engine = call.engine();
-    Ok(Reply::data(
+    Ok(
         match engine.dialogs.inspect(engine.browser_processes()).await {
-            Ok(inspected) => inspected_payload(&inspected),
+            Ok(inspected) => Reply::data(inspected_payload(&inspected)),
             Err(refusal) => refused("inspect", &refusal),
         },
-    ))
+    )
 }
 
 pub async fn cancel_native_file_dialog(call: Call, p: Cancel) -> Result<Reply, ToolError> {
     if !p.desktop_opt_in {
         let mut reply = opt_in_required("cancel");
-        reply["ticket"] = json!(p.ticket);
-        return Ok(Reply::data(reply));
+        reply.data["ticket"] = json!(p.ticket);
+        return Ok(reply);
     }
     let engine = call.engine();
     if !engine::agents::desktop::supported() {
-        return Ok(Reply::data(refused("cancel", &DialogRefusal::Unsupported)));
+        return Ok(refused("cancel", &DialogRefusal::Unsupported));
     }
     // Every opted-in attempt uses its ticket up, refusals included.
     let identity = match engine.dialogs.take(&p.ticket) {
         Ok(identity) => identity,
-        Err(refusal) => return Ok(Reply::data(refused("cancel", &refusal))),
+        Err(refusal) => return Ok(refused("cancel", &refusal)),
     };
     if call.settings.profile() == Profile::Safe {
         // The safe profile sends no physical-style input without the user's approval,
         // and tabwire asks for none (no elicitation): the user must act.
-        let mut reply = base("cancel", true);
-        fail(
-            &mut reply,
+        let mut reply = fail(
+            base("cancel", true),
             "refused",
             "requires_user_action",
             "The safe profile needs the user's approval to cancel a native dialog; cancel it yourself, or use the lab profile.",
         );
-        reply["reason"] = json!("elicitation_unsupported");
-        reply["desktop"]["ticket_consumed"] = json!(true);
-        return Ok(Reply::data(reply));
+        reply.data["reason"] = json!("elicitation_unsupported");
+        reply.data["desktop"]["ticket_consumed"] = json!(true);
+        return Ok(reply);
     }
-    Ok(Reply::data(
+    Ok(
         match engine
             .dialogs
             .cancel(identity, engine.browser_processes())
             .await
         {
-            Ok(cancelled) => cancelled_payload(&cancelled),
+            Ok(cancelled) => Reply::data(cancelled_payload(&cancelled)),
             Err(refusal) => {
                 let mut reply = refused("cancel", &refusal);
-                reply["desktop"]["ticket_consumed"] = json!(true);
+                reply.data["desktop"]["ticket_consumed"] = json!(true);
                 reply
             }
         },
-    ))
+    )
 }
 
 /// BrowserTap's name for the platform (Python's `sys.platform`).
@@ -108,36 +107,40 @@ fn base(action: &str, opted_in: bool) -> Value {
     })
 }
 
-fn fail(reply: &mut Value, status: &str, code: &str, message: &str) {
-    reply["status"] = json!(status);
-    reply["code"] = json!(code);
-    reply["message"] = json!(message);
+/// A payload that reports the pair's refusal (`ok: false`, a status, a code).
+fn fail(mut payload: Value, status: &str, code: &str, message: &str) -> Reply {
+    payload["status"] = json!(status);
+    payload["code"] = json!(code);
+    payload["message"] = json!(message);
+    Reply::data(payload).failed(code, message)
 }
 
-fn opt_in_required(action: &str) -> Value {
-    let mut reply = base(action, false);
+fn opt_in_required(action: &str) -> Reply {
     fail(
-        &mut reply,
+        base(action, false),
         "refused",
         "desktop_opt_in_required",
         "Explicit desktop_opt_in=true is required.",
-    );
-    reply
+    )
 }
 
-fn refused(action: &str, refusal: &DialogRefusal) -> Value {
-    let mut reply = base(action, true);
+fn refused(action: &str, refusal: &DialogRefusal) -> Reply {
     let status = match refusal {
         DialogRefusal::Unsupported => "unsupported",
         r if r.dispatched() => "unknown",
         _ => "refused",
     };
-    fail(&mut reply, status, refusal.code(), &refusal.message());
+    let mut reply = fail(
+        base(action, true),
+        status,
+        refusal.code(),
+        &refusal.message(),
+    );
     if refusal.dispatched() {
-        reply["dispatched"] = json!(true);
-        reply["may_have_executed"] = json!(true);
-        reply["delivery_state"] = json!("acknowledged");
-        reply["desktop"]["closed_observed"] = json!(false);
+        reply.data["dispatched"] = json!(true);
+        reply.data["may_have_executed"] = json!(true);
+        reply.data["delivery_state"] = json!("acknowledged");
+        reply.data["desktop"]["closed_observed"] = json!(false);
     }
     reply
 }

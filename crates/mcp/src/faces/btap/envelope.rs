@@ -31,8 +31,9 @@ const RESERVED: &[&str] = &[
 /// A projected string is at most this long.
 const PROJECTED_TEXT: usize = 256;
 
-/// Statuses that mean a tool's own result reports a failure.
-const FAILURE_STATUSES: &[&str] = &[
+/// Engine error codes BrowserTap reports inside a payload (`ok: false`, the payload as
+/// `legacy`) rather than raising: what its extension answered as a status.
+const REPORTED_CODES: &[&str] = &[
     "error",
     "failed",
     "failure",
@@ -70,9 +71,6 @@ const FAILURE_STATUSES: &[&str] = &[
     "closed_shadow_root",
     "refused",
 ];
-
-/// Statuses that end a call well even with an `error` text beside them.
-const SUCCESS_STATUSES: &[&str] = &["ok", "success", "completed", "stopped"];
 
 /// Payload keys repeated in `diagnostics` when present.
 const DIAGNOSTIC_KEYS: &[&str] = &[
@@ -141,8 +139,8 @@ pub fn render(
         }
         // What the page reports as its own failure is carried in the payload, as
         // BrowserTap's extension reports it.
-        Err(ToolError::Engine(error)) if let Some(payload) = as_reported(&error) => {
-            (reported(tool, Reply::data(payload), call), Vec::new())
+        Err(ToolError::Engine(error)) if let Some(reply) = as_reported(&error) => {
+            (reported(tool, reply, call), Vec::new())
         }
         Err(error) => (raised(tool, &error, call), Vec::new()),
     };
@@ -159,7 +157,7 @@ pub fn render(
 /// A successful call: a success envelope, or a failure the payload itself reports.
 fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Value {
     let payload = reply.data;
-    let failure = failure_in(tool, &payload);
+    let failure = reply.failure.map(|f| (f.code, f.message));
     let mut facts = reply.facts;
     let mut envelope = header(failure.is_none());
     envelope["target"] = target(reply.target.as_ref(), &call.arguments, &payload);
@@ -273,48 +271,6 @@ fn verdict(sources: &[&Value], by_default: bool) -> bool {
         }
     }
     explicit.unwrap_or(by_default)
-}
-
-/// Whether a payload reports a failure of its own: `(code, message)` if so.
-fn failure_in(tool: &ToolDef, payload: &Value) -> Option<(String, String)> {
-    let data = payload.as_object()?;
-    let text = |key: &str| {
-        data.get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
-    let code = || text("code").or(text("error_code"));
-    if data.get("ok") == Some(&Value::Bool(false)) {
-        let code = code().unwrap_or("operation_failed").to_owned();
-        let message = text("error")
-            .or(text("message"))
-            .map_or_else(|| format!("{code} failed"), str::to_owned);
-        return Some((code, message));
-    }
-    let status = text("status").map(|s| s.trim().to_ascii_lowercase());
-    if tool.name == "get_setup_status" {
-        return None;
-    }
-    if let Some(status) = &status
-        && FAILURE_STATUSES.contains(&status.as_str())
-    {
-        let code = code().unwrap_or(status).to_owned();
-        let message = text("error")
-            .or(text("message"))
-            .unwrap_or(status)
-            .to_owned();
-        return Some((code, message));
-    }
-    let succeeded = status
-        .as_deref()
-        .is_some_and(|s| SUCCESS_STATUSES.contains(&s));
-    if let Some(error) = text("error")
-        && !succeeded
-    {
-        let code = code().unwrap_or("operation_failed").to_owned();
-        return Some((code, error.to_owned()));
-    }
-    None
 }
 
 /// Copies small scalars of the payload to the top level, never over a key already there.
@@ -526,7 +482,7 @@ pub fn param_name(input: Input) -> &'static str {
 
 /// What a page reports as its own failure is a reported failure in BrowserTap: the
 /// payload carries the status. `None`: the error is raised.
-fn as_reported(error: &EngineError) -> Option<Value> {
+fn as_reported(error: &EngineError) -> Option<Reply> {
     let EngineError::Page {
         code,
         message,
@@ -536,7 +492,7 @@ fn as_reported(error: &EngineError) -> Option<Value> {
     else {
         return None;
     };
-    if !FAILURE_STATUSES.contains(&code.as_str()) {
+    if !REPORTED_CODES.contains(&code.as_str()) {
         return None;
     }
     let mut payload = match details {
@@ -546,7 +502,7 @@ fn as_reported(error: &EngineError) -> Option<Value> {
     payload["status"] = json!(code.as_str());
     payload["message"] = json!(message);
     payload["retry_safe"] = json!(error.delivery() == Delivery::Undelivered);
-    Some(payload)
+    Some(Reply::data(payload).failed(code.as_str(), message.clone()))
 }
 
 /// The output schema every btap tool declares: an object, as BrowserTap declares it (the

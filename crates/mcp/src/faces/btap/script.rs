@@ -70,11 +70,12 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         cancelled: call.cancelled.clone(),
         stop_at_deadline: false,
     };
-    let (tab, data) = call
+    let (tab, mut ran) = call
         .session
         .execute_js(named(&p.session_id, &None).as_deref(), request)
         .await?;
-    Ok(Reply::data(pending_facts(data)).on(tab))
+    ran.data = pending_facts(ran.data);
+    Ok(Reply::reported(ran).on(tab))
 }
 
 pub async fn get_execute_js_result(call: Call, p: GetResult) -> Result<Reply, ToolError> {
@@ -139,10 +140,14 @@ pub async fn resolve_leave_dialog(call: Call, p: SessionOnly) -> Result<Reply, T
         Some((dialog, attempts, true)) => json!({
             "status": "resolved", "dialog": dialog, "attempts": attempts, "physical_input": false,
         }),
-        Some((dialog, attempts, false)) => json!({
-            "status": "requires_user_action", "dialog": dialog, "attempts": attempts, "physical_input": false,
-            "message": "two protocol accepts did not close the prompt; tabwire sends no OS-level keys, so the user must answer it",
-        }),
+        Some((dialog, attempts, false)) => {
+            let message = "two protocol accepts did not close the prompt; tabwire sends no OS-level keys, so the user must answer it";
+            return Ok(Reply::data(json!({
+                "status": "requires_user_action", "dialog": dialog, "attempts": attempts,
+                "physical_input": false, "message": message,
+            }))
+            .failed("requires_user_action", message));
+        }
     };
     Ok(Reply::data(data))
 }

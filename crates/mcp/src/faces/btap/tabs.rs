@@ -208,16 +208,31 @@ pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError>
         Opened::Created { tab, .. } | Opened::Recovered { tab, .. } => Some(tab.clone()),
         _ => None,
     };
-    let mut data = opened_json(opened);
+    let mut reply = opened_reply(opened);
     // The session's default does not move to the new tab (as in BrowserTap): say which
     // tab an implicit call goes to now.
-    data["default_session_id"] = json!(call.session.default_handle());
-    let mut reply = Reply::data(data);
+    reply.data["default_session_id"] = json!(call.session.default_handle());
     reply.target = target;
     Ok(reply)
 }
 
-/// What BrowserTap answers for each outcome of a tab creation.
+/// What BrowserTap answers for each outcome of a tab creation; a tab not known to
+/// exist is a failure the reply reports (its operation id is how to recover).
+fn opened_reply(opened: Opened) -> Reply {
+    let (code, message) = match &opened {
+        Opened::Unconfirmed { .. } => ("unknown", UNCONFIRMED.to_owned()),
+        Opened::Unknown { .. } => ("unknown", NO_RECORD.to_owned()),
+        Opened::Failed { message, .. } => ("failed", message.clone()),
+        _ => return Reply::data(opened_json(opened)),
+    };
+    Reply::data(opened_json(opened)).failed(code, message)
+}
+
+const UNCONFIRMED: &str = "the browser did not confirm the tab; recover with the same operation_id";
+const NO_RECORD: &str =
+    "no record of this operation in this server; inspect list_tabs before creating another tab";
+
+/// The payload of each outcome of a tab creation.
 fn opened_json(opened: Opened) -> Value {
     match opened {
         Opened::Created {
@@ -240,7 +255,7 @@ fn opened_json(opened: Opened) -> Value {
             "may_have_created": true, "retry_safe": false, "resume_required": true,
             "recovery": { "operation_id": operation_id, "owner_id": owner_id,
                 "instruction": "call open_new_tab again with this operation_id" },
-            "message": "the browser did not confirm the tab; recover with the same operation_id",
+            "message": UNCONFIRMED,
         }),
         Opened::Recovered {
             operation_id,
@@ -266,7 +281,7 @@ fn opened_json(opened: Opened) -> Value {
             "status": "unknown", "operation_id": operation_id, "may_have_created": null,
             "retry_safe": false,
             "reconciliation": { "resume_required": false, "next_action": "list_tabs" },
-            "message": "no record of this operation in this server; inspect list_tabs before creating another tab",
+            "message": NO_RECORD,
         }),
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use engine::{ImageFormat, Input, ScreenshotRequest};
+use engine::{ImageFormat, ScreenshotRequest};
 
 use super::tabs::with_tab;
 use crate::face::base64;
@@ -45,14 +45,17 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         }
         None => None,
     };
+    let name = p.name.clone().unwrap_or_else(|| "screenshot".into());
+    // The original's file name: the agent's name for it, then when it was taken.
+    let file = format!("{}_{}.png", safe_name(&name), chrono_stamp());
     let request = ScreenshotRequest {
         format: ImageFormat::Png,
         quality: None,
         full_page: p.fullPage && clip.is_none(),
         clip,
+        save_path: p.savePng.then(|| file.clone()),
     };
     let shot = page.screenshot(&request, timeout).await?;
-    let name = p.name.clone().unwrap_or_else(|| "screenshot".into());
     let mut data = json!({
         "success": true,
         "message": format!("Screenshot [{name}] captured successfully"),
@@ -63,12 +66,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         "devicePixelRatio": shot.device_pixel_ratio,
         "mode": if request.clip.is_some() { "element" } else if request.full_page { "full_page" } else { "viewport" },
     });
-    if p.savePng {
-        let stamp = chrono_stamp();
-        let file = format!("{}_{stamp}.png", safe_name(&name));
-        let target =
-            engine::files::confined_path(&call.engine().config.output_dir, &file, Input::Filename)?;
-        let written = engine::files::write_atomic(target, shot.bytes.clone()).await?;
+    if let Some(written) = &shot.saved {
         data["filename"] = json!(file);
         data["fileSaved"] = json!(true);
         data["fullPath"] = json!(written.path);
@@ -104,26 +102,8 @@ fn safe_name(name: &str) -> String {
     }
 }
 
-/// `2026-12-01T10-15-30-123Z`: sortable, and safe in a file name.
+/// `2026-12-01T10-15-30-123Z` (UTC, as the original stamps its files): sortable, and
+/// safe in a file name.
 fn chrono_stamp() -> String {
-    let ms = engine::ids::now_ms();
-    let (secs, millis) = (ms / 1000, ms % 1000);
-    let days = secs / 86_400;
-    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    let (year, month, day) = civil_from_days(days as i64);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}-{m:02}-{s:02}-{millis:03}Z")
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    engine::ids::utc_stamp()
 }

@@ -69,15 +69,16 @@ fn bookmark_json(b: &bookmarks::Bookmark) -> Value {
 }
 
 pub async fn history(call: Call, p: History) -> Result<Reply, ToolError> {
-    let now = engine::ids::now_ms() as f64;
+    let now = history::local_now();
+    let now_ms = now.timestamp().as_millisecond() as f64;
     let start = match &p.startTime {
-        Some(t) => history::parse_time(t, now)?,
-        None => now - 86_400_000.0,
+        Some(t) => history::parse_time(t, &now)?,
+        None => now_ms - 86_400_000.0,
     };
     let end = match &p.endTime {
-        Some(t) => history::parse_time(t, now)
+        Some(t) => history::parse_time(t, &now)
             .map_err(|e| ToolError::param("endTime", e.bare_message()))?,
-        None => now,
+        None => now_ms,
     };
     if end < start {
         return Err(ToolError::param("endTime", "is before startTime"));
@@ -100,26 +101,14 @@ pub async fn history(call: Call, p: History) -> Result<Reply, ToolError> {
         "totalCount": items.len(),
         "timeRange": {
             "startTime": start, "endTime": end,
-            "startTimeFormatted": formatted(start), "endTimeFormatted": formatted(end),
+            "startTimeFormatted": history::format_time(start, now.time_zone()),
+            "endTimeFormatted": history::format_time(end, now.time_zone()),
         },
     });
     if !p.text.is_empty() {
         data["query"] = json!(p.text);
     }
     Ok(Reply::data(data))
-}
-
-/// `yyyy-MM-dd HH:mm:ss` (UTC).
-fn formatted(ms: f64) -> String {
-    let secs = (ms / 1000.0).floor() as i64;
-    let (year, month, day) = super::capture::civil_from_days(secs.div_euclid(86_400));
-    let rest = secs.rem_euclid(86_400);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rest / 3600,
-        (rest / 60) % 60,
-        rest % 60
-    )
 }
 
 pub async fn bookmark_search(call: Call, p: BookmarkSearch) -> Result<Reply, ToolError> {

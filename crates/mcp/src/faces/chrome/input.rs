@@ -671,6 +671,7 @@ impl Act<'_> {
             quality: None,
             full_page: false,
             clip,
+            save_path: None,
         };
         let shot = self.page.screenshot(&request, self.timeout).await?;
         let mut data = self.done(json!({

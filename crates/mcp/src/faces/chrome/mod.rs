@@ -175,7 +175,7 @@ pub const TOOLS: &[ToolDef] = &[
     tool!(hidden "chrome_get_interactive_elements", "read", READ, read::InteractiveElements, read::get_interactive_elements,
         "The page's controls with refs and coordinates (chrome_read_page is the better tool)"),
     tool!(
-        "search_tabs_content",
+        pretty "search_tabs_content",
         "read",
         READ,
         read::SearchTabs,
@@ -225,7 +225,7 @@ pub const TOOLS: &[ToolDef] = &[
     ),
     // Data.
     tool!(
-        "chrome_history",
+        pretty "chrome_history",
         "data",
         READ,
         data::History,
@@ -233,7 +233,7 @@ pub const TOOLS: &[ToolDef] = &[
         "Search history by text and time (ISO dates, \"3 days ago\", today, yesterday, now)"
     ),
     tool!(
-        "chrome_bookmark_search",
+        pretty "chrome_bookmark_search",
         "data",
         READ,
         data::BookmarkSearch,
@@ -241,7 +241,7 @@ pub const TOOLS: &[ToolDef] = &[
         "Search bookmarks by title and URL, in a folder path if given"
     ),
     tool!(
-        "chrome_bookmark_add",
+        pretty "chrome_bookmark_add",
         "data",
         WRITE,
         data::BookmarkAdd,
@@ -249,7 +249,7 @@ pub const TOOLS: &[ToolDef] = &[
         "Bookmark a page (default: this session's) in a folder path; createFolder makes it"
     ),
     tool!(
-        "chrome_bookmark_delete",
+        pretty "chrome_bookmark_delete",
         "data",
         ACT,
         data::BookmarkDelete,

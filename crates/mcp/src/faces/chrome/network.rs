@@ -285,8 +285,8 @@ pub async fn request(call: Call, p: Request) -> Result<Reply, ToolError> {
         form,
         timeout: ms(p.timeout),
     };
-    let data = match page.fetch_in_page(&request).await {
-        Ok(response) => json!({
+    let reply = match page.fetch_in_page(&request).await {
+        Ok(response) => Reply::data(json!({
             "success": true,
             "response": {
                 "status": response.status, "statusText": response.status_text,
@@ -294,11 +294,14 @@ pub async fn request(call: Call, p: Request) -> Result<Reply, ToolError> {
                 "redirected": response.redirected, "bytes": response.bytes,
                 "truncated": response.truncated,
             },
-        }),
+        })),
+        // The original answers a request that could not be made with its payload,
+        // flagged as an error.
         Err(error) if error.input().is_none() => {
-            json!({ "success": false, "error": error.to_string() })
+            Reply::data(json!({ "success": false, "error": error.to_string() }))
+                .failed(error.code().as_str(), error.to_string())
         }
         Err(error) => return Err(error.into()),
     };
-    Ok(Reply::data(data).on(page.info()))
+    Ok(reply.on(page.info()))
 }

@@ -1,39 +1,25 @@
-//! How the Chrome MCP Server answers: the payload as JSON text (pretty for the history,
-//! bookmark and search tools, compact otherwise), images as MCP image content, and a
+//! How the Chrome MCP Server answers: the payload as JSON text (pretty where the tool's
+//! declaration says so: history, bookmarks, search), images as MCP image content, and a
 //! failure as `isError` with a plain message that names the parameter and what to do.
-//! A tool that reports its own soft failure (`success: false`) answers as the original
-//! does for that tool.
+//! A tool's own reported failure (its `success: false` payload, for the tools whose
+//! original flags it) is `isError` with that payload.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use engine::{EngineError, Input};
 
-use crate::face::{Rendered, Reply, ToolDef, ToolError};
-
-/// Tools whose payload the original pretty-prints.
-const PRETTY: &[&str] = &[
-    "chrome_history",
-    "chrome_bookmark_search",
-    "chrome_bookmark_add",
-    "chrome_bookmark_delete",
-    "search_tabs_content",
-];
-
-/// Tools whose `success: false` payload is also an MCP error in the original.
-const SOFT_FAILURE_IS_ERROR: &[&str] = &["chrome_network_request", "chrome_javascript"];
+use crate::face::{Rendered, Reply, TextStyle, ToolDef, ToolError};
 
 pub fn render(tool: &ToolDef, outcome: Result<Reply, ToolError>, _: &Rendered) -> CallToolResult {
     match outcome {
         Ok(reply) => {
-            let text = if PRETTY.contains(&tool.name) {
-                serde_json::to_string_pretty(&reply.data)
-            } else {
-                serde_json::to_string(&reply.data)
+            let text = match tool.text {
+                TextStyle::Pretty => serde_json::to_string_pretty(&reply.data),
+                TextStyle::Compact => serde_json::to_string(&reply.data),
             }
             .unwrap_or_default();
-            let failed =
-                reply.data["success"] == false && SOFT_FAILURE_IS_ERROR.contains(&tool.name);
+            let failed = reply.failure.is_some();
             let mut content = vec![ContentBlock::text(text)];
             for (data, mime) in reply.images {
                 content.push(ContentBlock::image(data, mime));

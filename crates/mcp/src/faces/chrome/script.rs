@@ -86,7 +86,7 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
         .execute_js(tab_arg(&p.tabId).as_deref(), request)
         .await;
     let elapsed = started.elapsed().as_millis() as u64;
-    let (tab, data) = match outcome {
+    let (tab, ran) = match outcome {
         Ok(done) => done,
         Err(error) if error.input().is_none() => {
             let (_, tab) = call
@@ -97,19 +97,22 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
                 "success": false, "tabId": tab.tab_id, "engine": "cdp",
                 "error": { "kind": error.code().as_str(), "message": error.to_string() },
                 "metrics": { "elapsedMs": elapsed },
-            })));
+            }))
+            .failed(error.code().as_str(), error.to_string()));
         }
         Err(error) => return Err(error.into()),
     };
-    if data["status"] == "timeout" || data["status"] == "blocked_by_dialog" {
+    let data = ran.data;
+    if let Some(failure) = ran.failure {
         return Ok(Reply::data(json!({
             "success": false, "tabId": tab.tab_id, "engine": "cdp",
             "error": {
-                "kind": data["status"], "message": data["message"],
+                "kind": failure.code, "message": failure.message,
                 "operationId": data["operation_id"],
             },
             "metrics": { "elapsedMs": elapsed },
         }))
+        .failed(failure.code, failure.message)
         .on(tab));
     }
     let value = &data["js_return"];
