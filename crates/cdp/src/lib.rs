@@ -17,5 +17,5 @@ mod connection;
 mod discovery;
 mod transport;
 
-pub use connection::{Backlog, CdpError, Connection, Event, Ledger};
+pub use connection::{Backlog, CdpError, Connection, Event, Ledger, lock};
 pub use discovery::{DiscoveryError, websocket_url};

@@ -36,11 +36,10 @@ pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
     Tab, TabInfo, parse_tab_handle, tab_handle,
 };
+pub use cdp::lock;
 pub use config::{EngineConfig, LaunchOptions, LinkConfig};
 pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
 pub use data::permissions::{LEASE_RANGE, LeaseRequest};
-pub use data::storage::StoragePage;
-pub use data::uploads::Uploaded;
 pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
 pub use page::forms::{Filled, FilledKind};
@@ -49,7 +48,9 @@ pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
 pub use page::navigation::Navigated;
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
+pub use page::storage::StoragePage;
 pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
+pub use page::uploads::Uploaded;
 pub use page::user_script::INLINE_LIMIT;
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
 pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};

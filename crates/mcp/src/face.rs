@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use engine::{AgentSession, Engine, Reported, SoftFailure, TabInfo};
+use engine::{AgentSession, Engine, Reported, SoftFailure, TabInfo, lock};
 
 pub use crate::error::ToolError;
 use crate::params::{Args, Param};
@@ -238,7 +238,7 @@ impl SessionSettings {
     }
 
     pub fn profile(&self) -> Profile {
-        *self.profile.lock().unwrap_or_else(|p| p.into_inner())
+        *lock(&self.profile)
     }
 
     /// The operator's profile, below which this session cannot go.
@@ -259,7 +259,7 @@ impl SessionSettings {
         if profile < self.floor {
             return Err(self.floor);
         }
-        let mut current = self.profile.lock().unwrap_or_else(|p| p.into_inner());
+        let mut current = lock(&self.profile);
         Ok(std::mem::replace(&mut *current, profile))
     }
 }

@@ -30,7 +30,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionId, SessionManager};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use engine::Engine;
+use engine::{Engine, lock};
 
 use crate::server::{ServeError, SessionOptions, TabwireServer};
 
@@ -415,10 +415,6 @@ impl BoundedSessions {
             lock(&self.last_active).remove(&id);
         }
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl SessionManager for BoundedSessions {

@@ -15,7 +15,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use serde_json::{Value, json};
 
-use engine::{AgentSession, Engine};
+use engine::{AgentSession, Engine, lock};
 
 use crate::face::{
     Call, Face, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef, ToolError,
@@ -132,11 +132,7 @@ struct CallDone {
 impl Drop for CallDone {
     fn drop(&mut self) {
         let _ = self.finished.send(true);
-        self.calls
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|c| c.id != self.id);
+        lock(&self.calls.running).retain(|c| c.id != self.id);
     }
 }
 
@@ -144,14 +140,11 @@ impl InFlight {
     fn begin(self: &Arc<Self>, cancelled: tokio_util::sync::CancellationToken) -> CallDone {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (finished, receiver) = tokio::sync::watch::channel(false);
-        self.running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(RunningCall {
-                id,
-                cancelled,
-                finished: receiver,
-            });
+        lock(&self.running).push(RunningCall {
+            id,
+            cancelled,
+            finished: receiver,
+        });
         CallDone {
             calls: self.clone(),
             id,
@@ -161,10 +154,7 @@ impl InFlight {
 
     /// Waits (a bounded time) for the cancelled calls still tearing down.
     async fn settle_cancelled(&self) {
-        let waiting: Vec<tokio::sync::watch::Receiver<bool>> = self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let waiting: Vec<tokio::sync::watch::Receiver<bool>> = lock(&self.running)
             .iter()
             .filter(|c| c.cancelled.is_cancelled())
             .map(|c| c.finished.clone())
@@ -271,12 +261,7 @@ impl ServerHandler for TabwireServer {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let first = self
-            .log_level
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .replace(request.level)
-            .is_none();
+        let first = lock(&self.log_level).replace(request.level).is_none();
         if first {
             let (queue, notices) = tokio::sync::mpsc::channel(NOTICE_QUEUE);
             if self.notices.set(queue.clone()).is_ok() {
@@ -435,7 +420,7 @@ impl TabwireServer {
     /// that level.
     fn log(&self, level: LoggingLevel, data: Value) {
         use rmcp::model::LoggingMessageNotificationParam;
-        let wanted = *self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        let wanted = *lock(&self.log_level);
         if wanted.is_some_and(|w| logging::rank(level) >= logging::rank(w))
             && let Some(queue) = self.notices.get()
         {
@@ -481,7 +466,7 @@ async fn forward_logs(
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(_) => return,
         };
-        let wanted = *level.lock().unwrap_or_else(|p| p.into_inner());
+        let wanted = *lock(&level);
         let line_level = logging::mcp_level(line.level);
         if wanted.is_none_or(|w| logging::rank(line_level) < logging::rank(w)) {
             continue;

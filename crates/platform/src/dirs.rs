@@ -47,6 +47,19 @@ pub fn config_dir() -> PathBuf {
     }
 }
 
+/// Where the user's applications keep their settings, as browsers look for them:
+/// `$XDG_CONFIG_HOME` (default `~/.config`) on Linux; `~/Library/Application Support` on
+/// macOS, where browsers ignore XDG; `%LOCALAPPDATA%` on Windows.
+pub fn apps_config_home() -> PathBuf {
+    if cfg!(windows) {
+        local_app_data()
+    } else if cfg!(target_os = "macos") {
+        home().join("Library").join("Application Support")
+    } else {
+        xdg_or("XDG_CONFIG_HOME", &[".config"])
+    }
+}
+
 /// Where screenshots and downloads go unless told otherwise.
 pub fn default_output_dir() -> PathBuf {
     home().join("Downloads").join("tabwire")

@@ -94,9 +94,9 @@ pub const WINDOWS_VENDORS: [(&str, &str); 4] = [
 
 /// Where each browser looks for per-user manifests on Linux and macOS.
 pub fn manifest_dirs() -> Vec<(&'static str, PathBuf)> {
-    let home = crate::dirs::home();
+    let base = crate::dirs::apps_config_home();
     if cfg!(target_os = "macos") {
-        let support = home.join("Library").join("Application Support");
+        let support = base;
         return vec![
             ("Chrome", support.join("Google/Chrome/NativeMessagingHosts")),
             ("Chromium", support.join("Chromium/NativeMessagingHosts")),
@@ -107,10 +107,7 @@ pub fn manifest_dirs() -> Vec<(&'static str, PathBuf)> {
             ),
         ];
     }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".config"));
+    let config = base;
     vec![
         ("Chrome", config.join("google-chrome/NativeMessagingHosts")),
         ("Chromium", config.join("chromium/NativeMessagingHosts")),

@@ -482,12 +482,7 @@ pub fn parse_tab_handle(handle: &str, client_id: &str) -> Result<u64> {
     })
 }
 
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Every critical section here only swaps map entries; a panic cannot leave them torn.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub(crate) use cdp::lock;
 
 // A tab's dialogs: how it answers them, and one it saw (answering them: `dialogs`).
 

@@ -1,13 +1,11 @@
-//! Browser data: cookies and web storage of a page, downloads and uploads, bookmarks and
-//! history, and permission leases.
+//! Browser data beyond one page: downloads, bookmarks and history, and permission leases.
+//! What is read or set through a page (its cookies, its storage, a file input's files)
+//! is a page operation, in the page room.
 //!
 //! May import the page and browser rooms and the base modules; never agents or
 //! recordings.
 
 pub mod bookmarks;
-pub mod cookies;
 pub mod downloads;
 pub mod history;
 pub mod permissions;
-pub mod storage;
-pub mod uploads;

@@ -1,11 +1,13 @@
 //! Page operations on one reserved tab: navigation and waits, input and keys, reading
-//! (snapshots), running an agent's script, screenshots and PDFs, raw CDP. Every operation
-//! is CDP commands plus the page script (`script`), whatever the link: nothing here knows
-//! which link carries the messages.
+//! (snapshots), cookies, storage and file inputs, running an agent's script, screenshots
+//! and PDFs, raw CDP. Every operation is CDP commands plus the page script (`script`),
+//! whatever the link: nothing here knows which link carries the messages. A new page
+//! operation goes here, as an `impl Page` in the file of its kind.
 //!
 //! May import the browser room and the base modules; never agents, data or recordings.
 
 pub mod content;
+pub mod cookies;
 pub mod forms;
 pub mod inject;
 pub mod input;
@@ -15,7 +17,9 @@ pub mod raw;
 pub mod read;
 pub mod screenshot;
 pub mod script;
+pub mod storage;
 pub mod tree;
+pub mod uploads;
 pub mod user_script;
 
 use std::sync::Arc;
@@ -228,7 +232,14 @@ impl Page {
         }
     }
 
-    pub async fn cdp(&self, method: &str, params: Value, timeout: Duration) -> Result<Value> {
+    /// A CDP command to this page's session. Crate-private: only the engine speaks raw
+    /// CDP; an agent's raw command goes through `raw_cdp`, under the one policy.
+    pub(crate) async fn cdp(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value> {
         self.cdp_in(&self.session, method, params, timeout).await
     }
 

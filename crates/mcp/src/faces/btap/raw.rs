@@ -241,17 +241,12 @@ async fn run_member(
         }
         Member::Cookies { tab, url } => {
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
+            let timeout = params::seconds(20.0);
             let cookies = match url {
-                Some(url) => page
-                    .cdp(
-                        "Network.getCookies",
-                        json!({ "urls": [url] }),
-                        params::seconds(20.0),
-                    )
-                    .await?["cookies"]
-                    .clone(),
-                None => page.cookies(params::seconds(20.0)).await?["cookies"].clone(),
-            };
+                Some(url) => page.cookies_of(&url, timeout).await?,
+                None => page.cookies(timeout).await?,
+            }["cookies"]
+                .clone();
             Ok((json!({ "ok": true, "data": cookies }), Some(page.info())))
         }
     }

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::Page;
 use crate::error::{EngineError, ErrorCode, Input, Result};
-use crate::page::Page;
 
 /// Files set on a file input: their canonical paths, as the page got them.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::Page;
 use crate::error::Result;
-use crate::page::Page;
 
 pub struct StoragePage {
     pub offset: u64,

@@ -4,13 +4,18 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::Page;
 use crate::error::{EngineError, ErrorCode, Input, Result};
-use crate::page::Page;
 
 impl Page {
     /// Cookies the page's URL would send (and those of its frames).
     pub async fn cookies(&self, timeout: Duration) -> Result<Value> {
         let (url, _) = self.current_url().await?;
+        self.cookies_of(&url, timeout).await
+    }
+
+    /// The cookies the browser would send to `url` (its profile's, not only this page's).
+    pub async fn cookies_of(&self, url: &str, timeout: Duration) -> Result<Value> {
         let reply = self
             .cdp("Network.getCookies", json!({ "urls": [url] }), timeout)
             .await?;
