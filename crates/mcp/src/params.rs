@@ -543,6 +543,11 @@ pub fn seconds(value: f64) -> std::time::Duration {
     engine::seconds(value)
 }
 
+/// A time limit given in milliseconds (the chrome face's `timeout`, `timeoutMs`).
+pub fn millis(value: f64) -> std::time::Duration {
+    seconds(value / 1000.0)
+}
+
 /// The time limit a call's checked arguments give it, if its tool declares one (a
 /// `Seconds` or `Millis` parameter; its default when the client gave none).
 pub fn time_limit(params: &[Param], args: &Args) -> Option<std::time::Duration> {

@@ -127,4 +127,17 @@ impl AgentSession {
         let browser = self.browser_for(handle).await?;
         downloads::wait_for_download(&browser, &self.engine.config, wait).await
     }
+
+    /// Checks an agent's raw CDP command against `policy`, the files it names against
+    /// the engine's upload roots: the one gate for every raw command.
+    pub async fn check_raw(
+        &self,
+        policy: &crate::page::raw::Policy,
+        method: &str,
+        params: Value,
+    ) -> Result<crate::page::raw::RawCommand> {
+        policy
+            .check(method, params, &self.engine.config.upload_roots)
+            .await
+    }
 }

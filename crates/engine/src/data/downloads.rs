@@ -5,7 +5,7 @@
 //! saved from the tab, byte for byte as the server sent it, and the reply names its
 //! content type.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,11 +21,49 @@ use crate::page::Page;
 pub struct DownloadRequest {
     pub url: String,
     pub filename: Option<String>,
-    /// Where the file lands.
-    pub directory: ConfinedDir,
+    /// Where the file lands: an absolute directory inside the output dir or a download
+    /// root; None, the output dir's `downloads/`.
+    pub directory: Option<String>,
     pub wait: bool,
     pub timeout: Duration,
     pub overwrite: bool,
+}
+
+/// A download request with its directory confined.
+struct Download {
+    url: String,
+    filename: Option<String>,
+    directory: ConfinedDir,
+    wait: bool,
+    timeout: Duration,
+    overwrite: bool,
+}
+
+/// Where a download may land: an absolute `directory` inside the output dir or one of the
+/// operator's download roots (`--download-root`), or by default the output dir's
+/// `downloads/`.
+pub fn download_dir(config: &EngineConfig, directory: Option<&str>) -> Result<ConfinedDir> {
+    let Some(directory) = directory else {
+        return ConfinedDir::under(&config.output_dir, "downloads", Input::Directory);
+    };
+    if !Path::new(directory).is_absolute() {
+        return Err(EngineError::invalid(
+            Input::Directory,
+            format!("'{directory}' must be an absolute path"),
+        ));
+    }
+    let mut roots = vec![config.output_dir.clone()];
+    roots.extend(config.download_roots.iter().cloned());
+    files::dir_within_roots(&roots, Path::new(directory), Input::Directory).ok_or_else(|| {
+        EngineError::refused_input(
+            ErrorCode::PathNotAllowed,
+            Input::Directory,
+            format!(
+                "'{directory}' is outside the output dir {} and every download root; start tabwire with --download-root DIR to allow it",
+                config.output_dir.display()
+            ),
+        )
+    })
 }
 
 /// The owner recorded on the throw-away tab a download runs in.
@@ -39,6 +77,14 @@ pub async fn download(
     request: DownloadRequest,
 ) -> Result<Reported> {
     crate::page::check_url_scheme(&request.url)?;
+    let request = Download {
+        directory: download_dir(&config, request.directory.as_deref())?,
+        url: request.url,
+        filename: request.filename,
+        wait: request.wait,
+        timeout: request.timeout,
+        overwrite: request.overwrite,
+    };
     if !request.url.starts_with("http://") && !request.url.starts_with("https://") {
         return Err(EngineError::invalid(
             Input::Url,
@@ -143,7 +189,7 @@ pub async fn download(
 async fn download_streamed(
     browser: Arc<Browser>,
     config: Arc<EngineConfig>,
-    request: DownloadRequest,
+    request: Download,
 ) -> Result<Reported> {
     let tab = browser
         .open_tab("about:blank", false, Some(DOWNLOAD_OWNER))
@@ -233,7 +279,7 @@ async fn held_response(
 async fn save_held_body(
     page: &Page,
     config: &EngineConfig,
-    request: &DownloadRequest,
+    request: &Download,
     paused: &Value,
 ) -> Result<Reported> {
     let header = |name: &str| {
@@ -568,7 +614,7 @@ struct Progress {
 async fn follow_progress(
     events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
     session: Option<&str>,
-    request: &DownloadRequest,
+    request: &Download,
 ) -> Progress {
     let deadline = Instant::now() + request.timeout;
     let mut progress = Progress {
@@ -616,7 +662,7 @@ async fn follow_progress(
 
 /// A linked browser downloads through chrome.downloads into its own download folder;
 /// the finished file is copied (the user's copy stays) into the request's directory.
-async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result<Reported> {
+async fn download_linked(browser: &Browser, request: &Download) -> Result<Reported> {
     let args = json!({ "url": request.url, "timeoutMs": request.timeout.as_millis() as u64 });
     let item = browser.extension_call("downloads.fetch", args).await?;
     match item["state"].as_str() {
@@ -654,7 +700,7 @@ async fn download_linked(browser: &Browser, request: &DownloadRequest) -> Result
 
 /// Saves the main resource a tab shows (the browser displayed the URL rather than
 /// downloading it) without fetching it again.
-async fn save_shown_resource(page: &Page, request: &DownloadRequest) -> Result<Reported> {
+async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported> {
     // An error page is not the file: report it as the extension link's download would.
     let status = page
         .cdp(
@@ -770,7 +816,7 @@ fn failed(id: Value, reason: &str, url: &str) -> Reported {
 }
 
 /// A download still running when the call returned: its file is not moved into place.
-fn unfinished(request: &DownloadRequest, id: Value, received: Value) -> Reported {
+fn unfinished(request: &Download, id: Value, received: Value) -> Reported {
     Reported::done(json!({
         "type": "download", "status": "in_progress", "download_id": id,
         "bytes_received": received, "total_bytes": null,

@@ -1,16 +1,13 @@
 //! Browser data: cookies, storage, downloads, permission leases, network and console
 //! recordings.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
-use engine::files::{ConfinedDir, dir_within_roots};
 use engine::{
-    ConsolePage, DownloadRequest, Input, LeaseRequest, NetworkFilter, NetworkOptions, StoragePage,
+    ConsolePage, DownloadRequest, LeaseRequest, NetworkFilter, NetworkOptions, StoragePage,
 };
 
-use super::tabs::named;
+use super::args::named;
 use crate::face::{Call, Profile, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
@@ -244,38 +241,6 @@ pub async fn storage_set(call: Call, p: StorageSet) -> Result<Reply, ToolError> 
     Ok(Reply::data(data).on(page.info()))
 }
 
-/// Where a download lands: an absolute `directory` inside the output dir or a download
-/// root, or the output dir's `downloads/`.
-fn download_dir(call: &Call, directory: Option<&str>) -> Result<ConfinedDir, ToolError> {
-    let config = &call.engine().config;
-    let Some(directory) = directory else {
-        return Ok(ConfinedDir::under(
-            &config.output_dir,
-            "downloads",
-            Input::Directory,
-        )?);
-    };
-    if !Path::new(directory).is_absolute() {
-        return Err(ToolError::param(
-            "directory",
-            format!("'{directory}' must be an absolute path"),
-        ));
-    }
-    let mut roots = vec![config.output_dir.clone()];
-    roots.extend(config.download_roots.iter().cloned());
-    dir_within_roots(&roots, Path::new(directory), Input::Directory).ok_or_else(|| {
-        ToolError::Face {
-            code: "permission_denied",
-            message: format!(
-                "directory: '{directory}' is outside the output dir {} and every download root; start tabwire with --download-root DIR to allow it",
-                config.output_dir.display()
-            ),
-            details: json!({ "param": "directory", "reason": "path_not_allowed" }),
-            may_have_run: false,
-        }
-    })
-}
-
 pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolError> {
     if p.directory.is_some() && !p.wait {
         return Err(ToolError::param("directory", "requires wait=true"));
@@ -283,12 +248,11 @@ pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolErr
     if p.timeout <= 0.0 {
         return Err(ToolError::param("timeout", "must be more than 0 seconds"));
     }
-    let directory = download_dir(&call, p.directory.as_deref())?;
     let handle = p.session_id.map(|t| t.0);
     let request = DownloadRequest {
         url: p.url,
         filename: p.filename.map(|name| name.replace('\\', "/")),
-        directory,
+        directory: p.directory,
         wait: p.wait,
         timeout: params::seconds(p.timeout),
         overwrite: p.overwrite,

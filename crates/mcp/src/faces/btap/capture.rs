@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use engine::{ImageFormat, PdfRequest, ScreenshotRequest};
 
-use super::tabs::named;
+use super::args::named;
 use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};

@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use engine::{ClickTarget, Clicked, Typed};
 
-use super::read::{LOCATOR_DOC, split_locator};
-use super::tabs::named;
+use super::args::named;
+use super::args::{LOCATOR_DOC, split_locator};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;

@@ -2,6 +2,7 @@
 //! annotations, answering in the `btap.result.v1` envelope. One row per tool; each
 //! adapter sits beside its parameter struct in the file of its group.
 
+mod args;
 mod browser_data;
 mod capture;
 mod desktop;

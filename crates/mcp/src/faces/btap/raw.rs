@@ -6,8 +6,9 @@ use serde_json::{Map, Value, json};
 
 use engine::{EngineError, Page};
 
+use super::args::named;
 use super::browser_data::json_object;
-use super::tabs::{SessionOnly, named, tab_json};
+use super::tabs::{SessionOnly, tab_json};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
@@ -37,11 +38,9 @@ const DEFAULT_TIMEOUT_MS: u64 = 20_000;
 
 pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> {
     let params = json_object("params_json", &p.params_json)?;
-    let roots = &call.engine().config.upload_roots;
     let command = call
-        .settings
-        .raw_policy()
-        .check(&p.method, params, roots)
+        .session
+        .check_raw(&call.settings.raw_policy(), &p.method, params)
         .await?;
     if p.extension_id.is_some() {
         return Err(EngineError::Unsupported(
@@ -124,10 +123,8 @@ async fn parse_batch(call: &Call, text: &str) -> Result<Vec<Member>, ToolError> 
                 if !params.is_object() {
                     return Err(ToolError::param(&param, "params must be an object"));
                 }
-                let roots = &call.engine().config.upload_roots;
-                call.settings
-                    .raw_policy()
-                    .check(&method, params.clone(), roots)
+                call.session
+                    .check_raw(&call.settings.raw_policy(), &method, params.clone())
                     .await?;
                 let timeout = command["timeoutMs"].as_u64().or(top_timeout);
                 Member::Cdp {
@@ -217,11 +214,9 @@ async fn run_member(
         } => {
             // Checked again with the placeholders filled in: a result may hold a URL.
             let params = substitute(params, earlier)?;
-            let roots = &call.engine().config.upload_roots;
             let command = call
-                .settings
-                .raw_policy()
-                .check(&method, params, roots)
+                .session
+                .check_raw(&call.settings.raw_policy(), &method, params)
                 .await?;
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
             let result = page

@@ -4,12 +4,10 @@ use serde_json::{Value, json};
 
 use engine::ScanRequest;
 
-use super::tabs::named;
+use super::args::{LOCATOR_DOC, frame_path, named, split_locator};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
-
-pub const LOCATOR_DOC: &str = "CSS string, or {css|role(+name)|text|label, exact?, frame?: [iframe locators], shadow?: [host CSS]}";
 
 tool_params! {
     pub struct ScanPage {
@@ -222,36 +220,4 @@ pub async fn wait_for_url(call: Call, p: WaitForUrl) -> Result<Reply, ToolError>
         .await?;
     data["status"] = json!("ok");
     Ok(Reply::data(data).on(page.info()))
-}
-
-/// A locator value may carry a `frame` path; the engine walks frames, the page script
-/// resolves the rest.
-pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), ToolError> {
-    let Some(value) = value else {
-        return Ok((Value::Null, Vec::new()));
-    };
-    match value {
-        Value::Object(map) if map.contains_key("frame") => {
-            let mut rest = map.clone();
-            let frame = frame_path(rest.remove("frame").as_ref())?;
-            Ok((Value::Object(rest), frame))
-        }
-        other => Ok((other.clone(), Vec::new())),
-    }
-}
-
-pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, ToolError> {
-    match value {
-        None => Ok(Vec::new()),
-        Some(Value::Array(steps))
-            if !steps.is_empty() && steps.iter().all(|s| s.is_string() || s.is_object()) =>
-        {
-            Ok(steps.clone())
-        }
-        Some(Value::String(one)) => Ok(vec![json!(one)]),
-        Some(_) => Err(ToolError::param(
-            "frame",
-            "expected a non-empty list of iframe locators (CSS strings or locator objects)",
-        )),
-    }
 }

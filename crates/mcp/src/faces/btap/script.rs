@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use engine::{DialogAnswer, DialogOutcome, DialogPolicy, ReceiptState, ScriptRequest};
 
-use super::tabs::{SessionOnly, named};
+use super::args::named;
+use super::tabs::SessionOnly;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;

@@ -63,11 +63,6 @@ tool_params! {
     }
 }
 
-/// The tab a call names: its session_id, else its tab_id (a native id or a handle).
-pub fn named(session_id: &Option<TabRef>, tab_id: &Option<TabRef>) -> Option<String> {
-    session_id.as_ref().or(tab_id.as_ref()).map(|t| t.0.clone())
-}
-
 pub async fn list_tabs(call: Call, _: params::NoParams) -> Result<Reply, ToolError> {
     tab_list(&call, false).await
 }

@@ -7,8 +7,8 @@ use engine::data::{bookmarks, history};
 use engine::{DownloadWait, FoundDownload};
 
 use super::tab_arg;
-use super::tabs::ms;
 use crate::face::{Call, Reply, ToolError};
+use crate::params;
 use crate::tool_params;
 
 tool_params! {
@@ -214,7 +214,7 @@ pub async fn bookmark_delete(call: Call, p: BookmarkDelete) -> Result<Reply, Too
 pub async fn handle_download(call: Call, p: HandleDownload) -> Result<Reply, ToolError> {
     let wait = DownloadWait {
         name_contains: p.filenameContains.filter(|s| !s.is_empty()),
-        timeout: ms(p.timeoutMs),
+        timeout: params::millis(p.timeoutMs),
         wait_complete: p.waitForComplete,
     };
     let found: FoundDownload = call

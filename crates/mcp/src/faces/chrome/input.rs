@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use engine::{Acted, ClickTarget, FilledKind, KeyStep, Page, SentStep};
 
-use super::tabs::ms;
 use super::{element, tab_arg};
 use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
+use crate::params;
 use crate::tool_params;
 
 const COORDINATE: crate::params::Kind = crate::params::Kind::Point;
@@ -186,7 +186,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
             "give a ref, a selector or coordinates",
         ));
     };
-    let timeout = ms(p.timeout);
+    let timeout = params::millis(p.timeout);
     let before = page.document_seq();
     let clicks = if p.double { 2 } else { 1 };
     let clicked = page
@@ -629,7 +629,7 @@ impl Act<'_> {
                     &self.page.top(),
                     json!({ "text": text }),
                     !self.p.appear,
-                    ms(self.p.timeout),
+                    params::millis(self.p.timeout),
                 )
                 .await?;
             return Ok(self.done(json!({ "text": text, "appear": self.p.appear })));

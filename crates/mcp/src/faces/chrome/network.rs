@@ -6,8 +6,8 @@ use serde_json::{Map, Value, json};
 use engine::{FetchRequest, NetworkFilter, NetworkOptions};
 
 use super::tab_arg;
-use super::tabs::ms;
 use crate::face::{Call, Reply, ToolError};
+use crate::params;
 use crate::tool_params;
 
 /// Bodies are kept up to this size each (the original's cap).
@@ -130,9 +130,9 @@ async fn start(
         include_bodies: bodies,
         max_entries: MAX_REQUESTS,
         max_body_bytes: BODY_CAP,
-        body_timeout: ms(10_000.0),
-        stop_after: (max_time > 0.0).then(|| ms(max_time)),
-        stop_when_idle: (idle > 0.0).then(|| ms(idle)),
+        body_timeout: params::millis(10_000.0),
+        stop_after: (max_time > 0.0).then(|| params::millis(max_time)),
+        stop_when_idle: (idle > 0.0).then(|| params::millis(idle)),
         exclude_static: !include_static,
     };
     let started = call
@@ -283,7 +283,7 @@ pub async fn request(call: Call, p: Request) -> Result<Reply, ToolError> {
             .unwrap_or_default(),
         body: p.body,
         form,
-        timeout: ms(p.timeout),
+        timeout: params::millis(p.timeout),
     };
     let reply = match page.fetch_in_page(&request).await {
         Ok(response) => Reply::data(json!({

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use engine::{ConsolePage, DialogAnswer, DialogOutcome, DialogPolicy, ScriptRequest, ScriptWorld};
 
 use super::tab_arg;
-use super::tabs::ms;
 use crate::face::{Call, Reply, ToolError};
+use crate::params;
 use crate::tool_params;
 
 tool_params! {
@@ -75,7 +75,7 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
         script: p.code,
         // A dialog the script opens stays open for chrome_handle_dialog.
         dialog_policy: DialogPolicy::Manual,
-        timeout: ms(p.timeoutMs),
+        timeout: params::millis(p.timeoutMs),
         wait: true,
         cancelled: call.cancelled.clone(),
         // The original gives up at its deadline; a script left running would hold the tab.
@@ -259,7 +259,7 @@ pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolErr
             tab_arg(&p.tabId).as_deref(),
             answer,
             p.promptText.as_deref(),
-            ms(3000.0),
+            params::millis(3000.0),
         )
         .await?;
     match outcome {

@@ -67,7 +67,7 @@ pub async fn get_windows_and_tabs(call: Call, _: NoParams) -> Result<Reply, Tool
 }
 
 pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
-    let timeout = ms(p.timeout);
+    let timeout = params::millis(p.timeout);
     // A window names the tab it shows for a refresh or a history move; a URL opens a
     // new tab unless tabId names one.
     let shown = super::target_tab(&call, &p.tabId, p.windowId).await?;
@@ -380,9 +380,4 @@ pub async fn with_tab(mut payload: Value, call: &Call, tab: &TabInfo) -> Value {
 pub async fn window_of(call: &Call, tab: &TabInfo) -> Option<u64> {
     let (browser, tab) = call.session.resolve_tab(Some(&tab.handle)).await.ok()?;
     browser.window_of(&tab).await.ok().map(|(id, _)| id)
-}
-
-/// A `timeout` in milliseconds, as the chrome face gives them.
-pub fn ms(value: f64) -> std::time::Duration {
-    params::seconds(value / 1000.0)
 }
