@@ -95,6 +95,7 @@ fn routes() -> Router {
             get(|UrlPath(name): UrlPath<String>| async move { page(&name) }),
         )
         .route("/extra/{name}", get(extra_page))
+        .route("/slow/{ms}/{name}", get(slow_asset))
         .route(
             "/search/{name}",
             get(|UrlPath(name): UrlPath<String>| async move { page(&format!("search/{name}")) }),
@@ -251,6 +252,26 @@ fn page(name: &str) -> Response {
         Ok(body) => html(body),
         Err(_) => StatusCode::NOT_FOUND.into_response(),
     }
+}
+
+/// A file of `tests/pages/perf`, answered after `ms` milliseconds: the planted
+/// slowness of the performance tests (a late hero image, a slow document, a blocking
+/// script). The delay is the page's content, not a wait of the test's.
+async fn slow_asset(UrlPath((ms, name)): UrlPath<(u64, String)>) -> Response {
+    if name.contains('/') || name.contains("..") || ms > 10_000 {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let Ok(body) = std::fs::read(pages_dir().join("perf").join(&name)) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    let kind = match name.rsplit('.').next() {
+        Some("js") => "text/javascript",
+        Some("svg") => "image/svg+xml",
+        Some("css") => "text/css",
+        _ => "text/html; charset=utf-8",
+    };
+    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-store")], body).into_response()
 }
 
 /// A page of the folder `TABWIRE_FIDELITY_EXTRA` names, with the fidelity corpus's

@@ -217,3 +217,21 @@ TW.clean_html = function (args) {
   for (const c of comments) c.remove();
   return { status: 'ok', url: location.href, title: document.title, html: copy.outerHTML };
 };
+
+// The size of the document's DOM, as the DOM-size insight counts it: how many
+// elements, how deep the deepest one sits, and the most children one element has.
+// Walks the light DOM only (shadow trees are their components' own).
+TW.dom_size = function () {
+  let elements = 0;
+  let depth = 0;
+  let mostChildren = 0;
+  const walk = function (element, level) {
+    elements += 1;
+    if (level > depth) depth = level;
+    const children = element.children;
+    if (children.length > mostChildren) mostChildren = children.length;
+    for (let i = 0; i < children.length; i++) walk(children[i], level + 1);
+  };
+  if (document.documentElement) walk(document.documentElement, 1);
+  return { status: 'ok', elements: elements, depth: depth, most_children: mostChildren };
+};

@@ -145,6 +145,13 @@ named_enum! {
         Window => "window",
         Request => "request",
         Query => "query",
+        Viewport => "viewport",
+        UserAgent => "user_agent",
+        Network => "network",
+        CpuRate => "cpu_rate",
+        Geolocation => "geolocation",
+        ColorScheme => "color_scheme",
+        Headers => "headers",
     }
 }
 

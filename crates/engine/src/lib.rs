@@ -28,8 +28,11 @@ mod layering;
 
 // The names faces use most, at the top.
 pub use agents::{
-    AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
+    AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState, TabEmulation,
     ScriptRequest, TabList, Window, WindowTab, outcome_reply,
+};
+pub use browser::emulation::{
+    ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESETS, NetworkPreset,
 };
 pub use browser::launch::{find_browser, running_as_root};
 pub use browser::{
@@ -53,6 +56,8 @@ pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::uploads::Uploaded;
 pub use page::user_script::INLINE_LIMIT;
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
+pub use recordings::insights::{INSIGHTS, InsightSet, TraceReport};
+pub use recordings::trace::StoppedTrace;
 pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};
 
 /// The longest time limit a call may have (a day), as the tools' schemas declare it.

@@ -6,6 +6,7 @@
 //! The top room: it may import every other.
 
 pub mod desktop;
+mod emulation;
 mod receipts;
 mod scripts;
 mod services;
@@ -23,6 +24,7 @@ use crate::error::{EngineError, ErrorCode, Result};
 use crate::page::Page;
 use crate::recordings::Recordings;
 
+pub use emulation::TabEmulation;
 pub use receipts::{Completer, MAX_COMPLETED, Outcome, RETENTION, ReceiptState, Receipts};
 pub use scripts::{ScriptRequest, outcome_reply};
 pub use tabs::{CloseResult, CloseScope, OpenTabRequest, Opened, TabList};
@@ -399,6 +401,16 @@ impl Drop for AgentSession {
     fn drop(&mut self) {
         self.engine.live_sessions.fetch_sub(1, Ordering::Relaxed);
         lock(&self.engine.defaults).retain(|_, session| *session != self.id);
+        // A trace it left running is ended, its last report forgotten.
+        let browsers = self.engine.browsers.connected_now();
+        self.engine.recordings.traces.forget(self.id, &browsers);
+        // What this session emulated is undone: the tabs outlive it.
+        let emulated = self.engine.emulated_by(self.id);
+        if !emulated.is_empty()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(self.engine.clone().clear_emulations(emulated));
+        }
     }
 }
 

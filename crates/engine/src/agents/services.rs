@@ -10,6 +10,8 @@ use super::AgentSession;
 use crate::data::downloads::{self, DownloadRequest, DownloadWait, FoundDownload};
 use crate::data::permissions::LeaseRequest;
 use crate::error::Result;
+use crate::recordings::insights::TraceReport;
+use crate::recordings::trace::StoppedTrace;
 use crate::recordings::{ConsolePage, NetworkFilter, NetworkOptions};
 use crate::search::{SearchReport, SearchRequest};
 
@@ -139,5 +141,44 @@ impl AgentSession {
         policy
             .check(method, params, &self.engine.config.upload_roots)
             .await
+    }
+
+    /// Starts a performance trace of a tab (with `reload`, of its whole load).
+    pub async fn trace_start(
+        &self,
+        handle: Option<&str>,
+        reload: bool,
+        timeout: Duration,
+    ) -> Result<crate::browser::TabInfo> {
+        let page = self.page(handle).await?;
+        self.engine
+            .recordings
+            .traces
+            .start(&page, self.id, reload, timeout)
+            .await?;
+        Ok(page.info())
+    }
+
+    /// Stops this session's trace of a tab, saves it (as `file_name` under the output
+    /// dir, when given) and reads its insights.
+    pub async fn trace_stop(
+        &self,
+        handle: Option<&str>,
+        file_name: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(crate::browser::TabInfo, StoppedTrace)> {
+        let page = self.page(handle).await?;
+        let stopped = self
+            .engine
+            .recordings
+            .traces
+            .stop(&page, self.id, &self.engine.config, file_name, timeout)
+            .await?;
+        Ok((page.info(), stopped))
+    }
+
+    /// This session's last stopped trace.
+    pub fn last_trace(&self) -> Option<std::sync::Arc<TraceReport>> {
+        self.engine.recordings.traces.last(self.id)
     }
 }

@@ -10,6 +10,7 @@
 mod connector;
 pub(crate) mod dialogs;
 pub mod download_log;
+pub mod emulation;
 mod events;
 mod extension_api;
 pub mod launch;

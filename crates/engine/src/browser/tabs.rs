@@ -58,6 +58,8 @@ pub struct TabState {
     /// A call that ended with a key or button down is releasing it; the tab is let go
     /// right after, so the next call waits for that instead of answering target_busy.
     pub(crate) releasing: bool,
+    /// What the tab is set to emulate, and which agent session set it.
+    pub(crate) emulation: Option<super::emulation::Emulated>,
 }
 
 /// A tab's element refs (see `page::tree`).
@@ -231,6 +233,7 @@ impl TabTable {
                 refs: RefBook::default(),
                 dialog_left_open: None,
                 releasing: false,
+                emulation: None,
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

@@ -313,10 +313,8 @@ async fn save_held_body(
         .output_dir
         .join(".staging")
         .join(crate::ids::unique("stream"));
-    let read = read_stream(page, &stream, &staged, request.timeout).await;
-    let _ = page
-        .cdp("IO.close", json!({ "handle": stream }), HOUSEKEEPING)
-        .await;
+    let read = page.read_stream_to(&stream, &staged, request.timeout).await;
+    page.close_stream(&stream).await;
     if let Err(error) = read {
         let _ = tokio::fs::remove_file(&staged).await;
         return Err(error);
@@ -324,47 +322,6 @@ async fn save_held_body(
     let written = files::move_into(staged, target, request.overwrite).await?;
     let mime = header("content-type").map(|t| t.split(';').next().unwrap_or(t).trim());
     Ok(completed(&written, Value::Null, &request.url, mime).with_field("streamed", json!(true)))
-}
-
-/// Reads a CDP stream to its end into a new file of ours.
-async fn read_stream(
-    page: &Page,
-    stream: &str,
-    staged: &std::path::Path,
-    timeout: Duration,
-) -> Result<()> {
-    use base64::Engine as _;
-    use tokio::io::AsyncWriteExt;
-    let io = |e: std::io::Error| EngineError::io(format!("cannot write {}", staged.display()), e);
-    if let Some(parent) = staged.parent() {
-        tokio::fs::create_dir_all(parent).await.map_err(io)?;
-    }
-    let mut file = tokio::fs::File::create(staged).await.map_err(io)?;
-    loop {
-        let chunk = page
-            .cdp(
-                "IO.read",
-                json!({ "handle": stream, "size": 1 << 20 }),
-                timeout,
-            )
-            .await?;
-        let data = chunk["data"].as_str().unwrap_or_default();
-        if chunk["base64Encoded"] == true {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(data)
-                .map_err(|e| {
-                    EngineError::Io(format!("the browser sent undecodable content: {e}"))
-                })?;
-            file.write_all(&bytes).await.map_err(io)?;
-        } else {
-            file.write_all(data.as_bytes()).await.map_err(io)?;
-        }
-        if chunk["eof"] == true {
-            break;
-        }
-    }
-    file.flush().await.map_err(io)?;
-    Ok(())
 }
 
 /// The file name a `Content-Disposition` header gives (`filename*=UTF-8''…` or

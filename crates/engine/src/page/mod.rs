@@ -8,6 +8,7 @@
 
 pub mod content;
 pub mod cookies;
+pub mod emulation;
 pub mod forms;
 pub mod inject;
 pub mod input;
@@ -18,6 +19,7 @@ pub mod read;
 pub mod screenshot;
 pub mod script;
 pub mod storage;
+mod stream;
 pub mod tree;
 pub mod uploads;
 pub mod user_script;

@@ -476,6 +476,11 @@ pub fn param_name(input: Input) -> &'static str {
         Input::Bookmark => "bookmark_id",
         Input::Extension => "extension_id",
         Input::Params => "params_json",
+        Input::UserAgent => "userAgent",
+        Input::Network => "networkConditions",
+        Input::CpuRate => "cpuThrottlingRate",
+        Input::ColorScheme => "colorScheme",
+        Input::Headers => "extraHttpHeaders",
         other => other.as_str(),
     }
 }

@@ -6,9 +6,11 @@ mod args;
 mod browser_data;
 mod capture;
 mod desktop;
+mod emulation;
 pub mod envelope;
 mod extensions;
 mod input;
+mod performance;
 mod raw;
 mod read;
 mod script;
@@ -48,9 +50,11 @@ mod hints {
     pub const ACT: Hints = hints(false, true, false, true);
     /// Writes, without destroying anything.
     pub const WRITE: Hints = hints(false, false, false, true);
+    /// Changes how a page is shown, reversibly; the same call leaves the same state.
+    pub const TUNE: Hints = hints(false, false, true, true);
 }
 
-use hints::{ACT, LOCAL, READ, SETTING, STATUS, WRITE};
+use hints::{ACT, LOCAL, READ, SETTING, STATUS, TUNE, WRITE};
 
 pub const FACE: Face = Face {
     name: "btap",
@@ -114,6 +118,38 @@ pub const TOOLS: &[ToolDef] = &[
         tabs::SessionOnly,
         tabs::list_all_tabs,
         "List every page target, including chrome-extension:// pages."
+    ),
+    tool!(
+        "emulate",
+        "browser",
+        TUNE,
+        emulation::Emulate,
+        emulation::emulate,
+        "Emulate a device on a tab: viewport, user agent, network, CPU, geolocation, colour scheme, extra headers. Each call sets them all; what it leaves out is cleared (tabwire)."
+    ),
+    tool!(
+        "performance_trace_start",
+        "capture",
+        ACT,
+        performance::Start,
+        performance::start,
+        "Start a performance trace of a tab; reload (default) records its whole load (tabwire)."
+    ),
+    tool!(
+        "performance_trace_stop",
+        "capture",
+        WRITE,
+        performance::Stop,
+        performance::stop,
+        "Stop the trace, save it as trace-event JSON, and report LCP, CLS, INP, TBT per navigation (tabwire)."
+    ),
+    tool!(
+        "performance_trace_insight",
+        "capture",
+        LOCAL,
+        performance::Insight,
+        performance::insight,
+        "One insight of the last trace as a short report: LCPBreakdown, CLSCulprits, RenderBlocking, DocumentLatency, … (tabwire)."
     ),
     tool!(
         "close_tabs",

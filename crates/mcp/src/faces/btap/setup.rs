@@ -84,6 +84,11 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "default_session_settled": true,
         "capability_registry": capability_registry(&call),
         "tab_search": tab_search_status(&engine.search.stats().await),
+        "emulations": engine.emulations().iter().map(|e| json!({
+            "session_id": e.tab.handle, "tab_id": e.tab.tab_id, "url": e.tab.url,
+            "settings": e.settings, "summary": super::emulation::describe(&e.settings),
+            "set_by_this_session": e.session == call.session.id,
+        })).collect::<Vec<_>>(),
     });
     if let (Some(data), Value::Object(extension)) = (
         data.as_object_mut(),

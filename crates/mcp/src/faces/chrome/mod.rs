@@ -9,6 +9,7 @@ mod capture;
 mod data;
 mod input;
 mod network;
+mod performance;
 mod read;
 mod reply;
 mod script;
@@ -272,6 +273,31 @@ pub const TOOLS: &[ToolDef] = &[
         script::Javascript,
         script::javascript,
         "Run JavaScript in the tab as an async function body (await, return); returns its result"
+    ),
+    // Performance.
+    tool!(
+        "performance_start_trace",
+        "performance",
+        ACT,
+        performance::StartTrace,
+        performance::start_trace,
+        "Start a performance trace of this tab (reload: record its load; autoStop: stop after durationMs)"
+    ),
+    tool!(
+        "performance_stop_trace",
+        "performance",
+        WRITE,
+        performance::StopTrace,
+        performance::stop_trace,
+        "Stop the trace, save it as trace-event JSON (fullPath), and report LCP, CLS, INP, TBT per navigation"
+    ),
+    tool!(
+        "performance_analyze_insight",
+        "performance",
+        READ,
+        performance::AnalyzeInsight,
+        performance::analyze_insight,
+        "One insight of the last trace as a short report (LCPBreakdown, CLSCulprits, RenderBlocking, DocumentLatency, …)"
     ),
     tool!(
         "chrome_console",

@@ -1,0 +1,58 @@
+//! Reading a CDP stream (`IO.read`) to a file: a download's held body, a trace.
+
+use std::path::Path;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use super::Page;
+use crate::error::{EngineError, Result};
+
+/// What one `IO.read` asks for.
+const CHUNK: usize = 1 << 20;
+
+impl Page {
+    /// Reads the CDP stream `stream` to its end into a new file at `path` (created or
+    /// truncated); each read has `timeout`. The caller closes the stream, read or not.
+    pub(crate) async fn read_stream_to(
+        &self,
+        stream: &str,
+        path: &Path,
+        timeout: Duration,
+    ) -> Result<()> {
+        let io = |e: std::io::Error| EngineError::io(format!("cannot write {}", path.display()), e);
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(io)?;
+        }
+        let mut file = tokio::fs::File::create(path).await.map_err(io)?;
+        loop {
+            let chunk = self
+                .cdp("IO.read", json!({ "handle": stream, "size": CHUNK }), timeout)
+                .await?;
+            let data = chunk["data"].as_str().unwrap_or_default();
+            if chunk["base64Encoded"] == true {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .map_err(|e| {
+                        EngineError::Io(format!("the browser sent undecodable content: {e}"))
+                    })?;
+                file.write_all(&bytes).await.map_err(io)?;
+            } else {
+                file.write_all(data.as_bytes()).await.map_err(io)?;
+            }
+            if chunk["eof"] == true {
+                break;
+            }
+        }
+        file.flush().await.map_err(io)
+    }
+
+    /// Lets the browser free a stream (read or not).
+    pub(crate) async fn close_stream(&self, stream: &str) {
+        let _ = self
+            .cdp("IO.close", json!({ "handle": stream }), crate::browser::HOUSEKEEPING)
+            .await;
+    }
+}

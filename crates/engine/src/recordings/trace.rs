@@ -1,0 +1,280 @@
+//! Performance traces: recorded with the categories DevTools' Performance panel records,
+//! saved as trace-event JSON the panel opens, and read into insights (`insights`).
+//!
+//! One trace runs per tab, owned by the agent session that started it; the session's
+//! last stopped trace stays for `performance_analyze_insight`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::Owner;
+use super::insights::{TraceReport, analyze};
+use crate::browser::{Browser, Tab, lock};
+use crate::config::EngineConfig;
+use crate::error::{EngineError, ErrorCode, Input, Result};
+use crate::files;
+use crate::page::Page;
+
+/// What DevTools records for a performance trace.
+const CATEGORIES: &[&str] = &[
+    "-*",
+    "blink.console",
+    "blink.user_timing",
+    "devtools.timeline",
+    "disabled-by-default-devtools.screenshot",
+    "disabled-by-default-devtools.timeline",
+    "disabled-by-default-devtools.timeline.invalidationTracking",
+    "disabled-by-default-devtools.timeline.frame",
+    "disabled-by-default-devtools.timeline.stack",
+    "disabled-by-default-v8.cpu_profiler",
+    "latencyInfo",
+    "loading",
+    "disabled-by-default-lighthouse",
+    "v8.execute",
+    "v8",
+];
+
+/// A page reloaded for a trace gets this long to load before the call answers anyway.
+const RELOAD_WAIT: Duration = Duration::from_secs(30);
+
+/// A trace being recorded.
+struct Running {
+    owner: Owner,
+    session: String,
+    started_ms: u64,
+    url: String,
+}
+
+/// Every trace of one engine: those recording, and each session's last report.
+#[derive(Default)]
+pub struct Traces {
+    running: Mutex<HashMap<String, Running>>,
+    last: Mutex<HashMap<Owner, Arc<TraceReport>>>,
+}
+
+/// What a stopped trace gives its caller.
+#[derive(Debug, Clone)]
+pub struct StoppedTrace {
+    pub report: Arc<TraceReport>,
+    /// The saved trace, when it was saved.
+    pub saved: Option<files::Written>,
+}
+
+impl Traces {
+    /// Starts a trace of the page's tab for `owner`; with `reload`, reloads the page
+    /// (bypassing the cache) and waits for it to load, so the trace holds a whole page
+    /// load.
+    pub async fn start(&self, page: &Page, owner: Owner, reload: bool, timeout: Duration) -> Result<()> {
+        {
+            let running = lock(&self.running);
+            if let Some(trace) = running.get(&page.tab.target_id) {
+                let whose = if trace.owner == owner { "this" } else { "another" };
+                return Err(EngineError::refused(
+                    ErrorCode::CaptureBusy,
+                    format!("{whose} agent session is already tracing this tab; stop that trace first"),
+                ));
+            }
+        }
+        let config = json!({
+            "traceConfig": {
+                "includedCategories": CATEGORIES,
+                "recordMode": "recordUntilFull",
+            },
+            "transferMode": "ReturnAsStream",
+            "streamFormat": "json",
+        });
+        page.cdp("Tracing.start", config, timeout).await.map_err(|e| match e {
+            EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => EngineError::Unsupported(format!(
+                "this browser link cannot trace: {message}"
+            )),
+            other => other,
+        })?;
+        lock(&self.running).insert(
+            page.tab.target_id.clone(),
+            Running {
+                owner,
+                session: page.session.clone(),
+                started_ms: crate::ids::now_ms(),
+                url: page.tab.url.clone(),
+            },
+        );
+        if reload {
+            let mut events = page.browser.conn.subscribe();
+            page.cdp("Page.enable", json!({}), timeout).await?;
+            page.cdp("Page.reload", json!({ "ignoreCache": true }), timeout)
+                .await?;
+            let deadline = Instant::now() + RELOAD_WAIT.min(timeout);
+            crate::page::navigation::wait_event(&mut events, deadline, |e| {
+                e.session_id.as_deref() == Some(page.session.as_str())
+                    && e.method == "Page.loadEventFired"
+            })
+            .await;
+        }
+        Ok(())
+    }
+
+    /// Whether `owner` traces the tab.
+    pub fn is_tracing(&self, tab: &Tab, owner: Owner) -> bool {
+        lock(&self.running)
+            .get(&tab.target_id)
+            .is_some_and(|t| t.owner == owner)
+    }
+
+    /// Stops `owner`'s trace of the page's tab, reads it, saves it under the output dir
+    /// (as `file_name`, when given) and analyses it.
+    pub async fn stop(
+        &self,
+        page: &Page,
+        owner: Owner,
+        config: &EngineConfig,
+        file_name: Option<&str>,
+        timeout: Duration,
+    ) -> Result<StoppedTrace> {
+        let target = file_name
+            .map(|name| files::confined_path(&config.output_dir, name, Input::Filename))
+            .transpose()?;
+        let running = {
+            let mut running = lock(&self.running);
+            match running.get(&page.tab.target_id) {
+                Some(trace) if trace.owner == owner => running.remove(&page.tab.target_id),
+                Some(_) => {
+                    return Err(EngineError::refused(
+                        ErrorCode::CaptureBusy,
+                        "another agent session is tracing this tab; only it can stop the trace",
+                    ));
+                }
+                None => None,
+            }
+        };
+        let Some(running) = running else {
+            return Err(EngineError::refused(
+                ErrorCode::NoCapture,
+                "no trace is recording on this tab; start one with performance_start_trace",
+            ));
+        };
+        let mut events = page.browser.conn.subscribe();
+        page.cdp("Tracing.end", json!({}), timeout).await?;
+        let stream = tracing_complete(&mut events, &running.session, timeout).await?;
+        let staged = config
+            .output_dir
+            .join(".staging")
+            .join(crate::ids::unique("trace"));
+        let read = page.read_stream_to(&stream, &staged, timeout).await;
+        page.close_stream(&stream).await;
+        read?;
+        let parsed = read_trace(&staged).await;
+        let parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                let _ = tokio::fs::remove_file(&staged).await;
+                return Err(error);
+            }
+        };
+        let stopped_ms = crate::ids::now_ms();
+        let mut report = analyze(&parsed, running.started_ms, stopped_ms, &running.url);
+        report.dom = super::insights::dom_size(page, timeout).await.ok();
+        super::insights::name_nodes(page, &mut report, timeout).await;
+        let saved = match target {
+            Some(target) => Some(files::move_into(staged, target, false).await?),
+            None => {
+                let _ = tokio::fs::remove_file(&staged).await;
+                None
+            }
+        };
+        let report = Arc::new(report);
+        lock(&self.last).insert(owner, report.clone());
+        Ok(StoppedTrace { report, saved })
+    }
+
+    /// `owner`'s last stopped trace.
+    pub fn last(&self, owner: Owner) -> Option<Arc<TraceReport>> {
+        lock(&self.last).get(&owner).cloned()
+    }
+
+    /// Forgets what `owner` recorded (its session ended); a trace still running is
+    /// ended in the browser.
+    pub fn forget(&self, owner: Owner, browsers: &[Arc<Browser>]) {
+        lock(&self.last).remove(&owner);
+        let ended: Vec<String> = {
+            let mut running = lock(&self.running);
+            let ids: Vec<String> = running
+                .iter()
+                .filter(|(_, t)| t.owner == owner)
+                .map(|(target, _)| target.clone())
+                .collect();
+            ids.iter()
+                .filter_map(|id| running.remove(id).map(|t| t.session))
+                .collect()
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        for session in ended {
+            for browser in browsers {
+                let conn = browser.conn.clone();
+                let session = session.clone();
+                runtime.spawn(async move {
+                    let _ = conn
+                        .call(Some(&session), "Tracing.end", json!({}), crate::browser::HOUSEKEEPING)
+                        .await;
+                });
+            }
+        }
+    }
+}
+
+/// Waits for the session's `Tracing.tracingComplete`: the stream holding the trace.
+async fn tracing_complete(
+    events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    session: &str,
+    timeout: Duration,
+) -> Result<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let event = match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(event)) => event,
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
+            Ok(Err(_)) => return Err(EngineError::Cdp(cdp::CdpError::Lost {
+                method: "Tracing.end".into(),
+            })),
+            Err(_) => {
+                return Err(EngineError::page(
+                    ErrorCode::Timeout,
+                    "the browser did not hand over the trace in time",
+                    Value::Null,
+                ));
+            }
+        };
+        if event.method == "Tracing.tracingComplete" && event.session_id.as_deref() == Some(session) {
+            return event.params["stream"]
+                .as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    EngineError::Unsupported(
+                        "the browser ended the trace without a stream (was its buffer full?)".into(),
+                    )
+                });
+        }
+    }
+}
+
+/// The trace's events, from `{traceEvents: [...]}` or a bare array.
+async fn read_trace(path: &std::path::Path) -> Result<Vec<Value>> {
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| EngineError::io(format!("cannot read {}", path.display()), e))?;
+    let parsed: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| EngineError::Io(format!("the browser's trace is not JSON: {e}")))?;
+    Ok(match parsed {
+        Value::Array(events) => events,
+        Value::Object(mut trace) => match trace.remove("traceEvents") {
+            Some(Value::Array(events)) => events,
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    })
+}
