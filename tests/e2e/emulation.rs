@@ -12,7 +12,7 @@ async fn js(tw: &Tabwire, script: &str) -> Value {
 }
 
 /// What the page sees of its device, in one read.
-const SEEN: &str = "({ width: innerWidth, ratio: devicePixelRatio, agent: navigator.userAgent, \
+const SEEN: &str = "({ width: innerWidth, screen: screen.width, ratio: devicePixelRatio, agent: navigator.userAgent, \
     touch: navigator.maxTouchPoints, dark: matchMedia('(prefers-color-scheme: dark)').matches, \
     light: matchMedia('(prefers-color-scheme: light)').matches })";
 
@@ -20,7 +20,7 @@ const SEEN: &str = "({ width: innerWidth, ratio: devicePixelRatio, agent: naviga
 async fn each_setting_is_what_the_page_sees_and_each_call_states_them_all() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("emulate").await;
-    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+    tw.ok("open_url", json!({ "url": site.url("device.html") }))
         .await;
     let plain = js(&tw, SEEN).await;
     assert_ne!(plain["width"], 390, "{plain}");
@@ -40,6 +40,7 @@ async fn each_setting_is_what_the_page_sees_and_each_call_states_them_all() {
     assert_eq!(set["emulation"]["viewport"]["width"], 390, "{set}");
     let seen = js(&tw, SEEN).await;
     assert_eq!(seen["width"], 390, "{seen}");
+    assert_eq!(seen["screen"], 390, "{seen}");
     assert_eq!(seen["ratio"], 3, "{seen}");
     assert_eq!(seen["agent"], "TabwireTest/1.0 (phone)", "{seen}");
     assert_eq!(seen["touch"], 5, "{seen}");
@@ -68,7 +69,7 @@ async fn each_setting_is_what_the_page_sees_and_each_call_states_them_all() {
     .await;
     assert_eq!(position, json!([48.8584, 2.2945]));
     // It survives a navigation of the tab.
-    tw.ok("open_url", json!({ "url": site.url("fold.html") }))
+    tw.ok("open_url", json!({ "url": site.url("device.html?again") }))
         .await;
     assert_eq!(js(&tw, SEEN).await["width"], 390);
 
@@ -76,7 +77,10 @@ async fn each_setting_is_what_the_page_sees_and_each_call_states_them_all() {
     let listed = status["emulations"].as_array().expect("emulations");
     assert_eq!(listed.len(), 1, "{status}");
     assert!(
-        listed[0]["summary"].as_str().unwrap().contains("390x844x3,mobile,touch"),
+        listed[0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("390x844x3,mobile,touch"),
         "{status}"
     );
 
@@ -97,7 +101,7 @@ async fn each_setting_is_what_the_page_sees_and_each_call_states_them_all() {
 async fn a_bad_setting_is_named_and_nothing_changes() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("emulate-bad").await;
-    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+    tw.ok("open_url", json!({ "url": site.url("device.html") }))
         .await;
     let before = js(&tw, SEEN).await;
     for (args, param) in [
@@ -106,7 +110,10 @@ async fn a_bad_setting_is_named_and_nothing_changes() {
         (json!({ "geolocation": "91,0" }), "geolocation"),
         (json!({ "networkConditions": "5G" }), "networkConditions"),
         (json!({ "cpuThrottlingRate": 50 }), "cpuThrottlingRate"),
-        (json!({ "extraHttpHeaders": { "X-Test": 1 } }), "extraHttpHeaders"),
+        (
+            json!({ "extraHttpHeaders": { "X-Test": 1 } }),
+            "extraHttpHeaders",
+        ),
     ] {
         let reply = tw.call("emulate", args.clone()).await;
         assert_eq!(reply.error_code(), "invalid_request", "{args}");
@@ -137,7 +144,7 @@ async fn fetch_ms(tw: &Tabwire, url: &str) -> Value {
 async fn network_presets_and_cpu_throttling_slow_the_page() {
     let site = Site::start().await;
     let tw = Tabwire::stdio("emulate-throttle").await;
-    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+    tw.ok("open_url", json!({ "url": site.url("device.html") }))
         .await;
     let url = site.url("json");
     let plain = fetch_ms(&tw, &url).await.as_f64().expect("a plain fetch");
@@ -146,13 +153,22 @@ async fn network_presets_and_cpu_throttling_slow_the_page() {
         .await;
     let slow = fetch_ms(&tw, &url).await.as_f64().expect("a slow fetch");
     // Slow 3G adds 2 s of latency to a request: a floor, however loaded the machine.
-    assert!(slow >= 1900.0, "Slow 3G fetch took {slow} ms (plain {plain} ms)");
-    eprintln!("fetch: plain {plain:.0} ms, Slow 3G {slow:.0} ms ({:.1}x)", slow / plain);
+    assert!(
+        slow >= 1900.0,
+        "Slow 3G fetch took {slow} ms (plain {plain} ms)"
+    );
+    eprintln!(
+        "fetch: plain {plain:.0} ms, Slow 3G {slow:.0} ms ({:.1}x)",
+        slow / plain
+    );
 
     tw.ok("emulate", json!({ "networkConditions": "Offline" }))
         .await;
     let offline = fetch_ms(&tw, &url).await;
-    assert!(offline.as_str().is_some_and(|s| s.starts_with("failed")), "{offline}");
+    assert!(
+        offline.as_str().is_some_and(|s| s.starts_with("failed")),
+        "{offline}"
+    );
 
     tw.ok("emulate", json!({})).await;
     assert!(fetch_ms(&tw, &url).await.is_number());
@@ -164,8 +180,14 @@ async fn network_presets_and_cpu_throttling_slow_the_page() {
     let fast = js(&tw, spin).await.as_f64().unwrap();
     tw.ok("emulate", json!({ "cpuThrottlingRate": 8 })).await;
     let throttled = js(&tw, spin).await.as_f64().unwrap();
-    eprintln!("loop: plain {fast:.1} ms, CPU x8 {throttled:.1} ms ({:.1}x)", throttled / fast);
-    assert!(throttled >= 2.5 * fast, "plain {fast} ms, throttled {throttled} ms");
+    eprintln!(
+        "loop: plain {fast:.1} ms, CPU x8 {throttled:.1} ms ({:.1}x)",
+        throttled / fast
+    );
+    assert!(
+        throttled >= 2.5 * fast,
+        "plain {fast} ms, throttled {throttled} ms"
+    );
 }
 
 #[tokio::test]
@@ -183,7 +205,7 @@ async fn an_ended_sessions_emulation_is_undone_for_the_next_agent() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let a = Tabwire::stdio_in(work.clone(), &args).await;
     let b = Tabwire::stdio_in(work.clone(), &args).await;
-    a.ok("open_url", json!({ "url": site.url("form.html") }))
+    a.ok("open_url", json!({ "url": site.url("device.html") }))
         .await;
     let plain = js(&a, "innerWidth").await;
     let set = a
@@ -191,18 +213,9 @@ async fn an_ended_sessions_emulation_is_undone_for_the_next_agent() {
         .await;
     let tab = set.envelope["target"]["session_id"].clone();
     set.ok();
-    let width = |tw: &Tabwire| {
-        let tab = tab.clone();
-        async move {
-            tw.ok(
-                "execute_js",
-                json!({ "script": "innerWidth", "session_id": tab }),
-            )
-            .await["js_return"]
-                .clone()
-        }
-    };
-    assert_eq!(width(&b).await, 400, "another agent sees the emulated tab as it is");
+    let script = json!({ "script": "innerWidth", "session_id": tab });
+    let width = b.ok("execute_js", script.clone()).await["js_return"].clone();
+    assert_eq!(width, 400, "another agent sees the emulated tab as it is");
     let listed = b.ok("get_setup_status", json!({})).await["emulations"].clone();
     assert_eq!(listed[0]["set_by_this_session"], false, "{listed}");
 
@@ -211,5 +224,5 @@ async fn an_ended_sessions_emulation_is_undone_for_the_next_agent() {
         b.ok("get_setup_status", json!({})).await["emulations"] == json!([])
     })
     .await;
-    assert_eq!(width(&b).await, plain);
+    assert_eq!(b.ok("execute_js", script).await["js_return"], plain);
 }

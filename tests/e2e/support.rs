@@ -271,7 +271,14 @@ async fn slow_asset(UrlPath((ms, name)): UrlPath<(u64, String)>) -> Response {
         Some("css") => "text/css",
         _ => "text/html; charset=utf-8",
     };
-    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "no-store")], body).into_response()
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 /// A page of the folder `TABWIRE_FIDELITY_EXTRA` names, with the fidelity corpus's

@@ -28,8 +28,8 @@ mod layering;
 
 // The names faces use most, at the top.
 pub use agents::{
-    AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState, TabEmulation,
-    ScriptRequest, TabList, Window, WindowTab, outcome_reply,
+    AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
+    ScriptRequest, TabEmulation, TabList, Window, WindowTab, outcome_reply,
 };
 pub use browser::emulation::{
     ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESETS, NetworkPreset,

@@ -98,7 +98,11 @@ impl DeviceViewport {
                 "touch" => viewport.touch = true,
                 "landscape" => viewport.landscape = true,
                 "" => {}
-                other => return Err(bad(&format!("has '{other}', not mobile, touch or landscape"))),
+                other => {
+                    return Err(bad(&format!(
+                        "has '{other}', not mobile, touch or landscape"
+                    )));
+                }
             }
         }
         Ok(viewport)
@@ -177,7 +181,9 @@ impl Geolocation {
         let bad = || {
             EngineError::invalid(
                 Input::Geolocation,
-                format!("'{text}' is not <latitude>,<longitude> with latitude -90..90 and longitude -180..180, e.g. 48.8584,2.2945"),
+                format!(
+                    "'{text}' is not <latitude>,<longitude> with latitude -90..90 and longitude -180..180, e.g. 48.8584,2.2945"
+                ),
             )
         };
         let (lat, lon) = text
@@ -247,8 +253,19 @@ mod tests {
         let plain = DeviceViewport::parse("1280x720").unwrap();
         assert_eq!(plain.device_pixel_ratio, 1.0);
         assert!(!plain.mobile && !plain.touch);
-        assert!(DeviceViewport::parse("844x390x2.5, landscape").unwrap().landscape);
-        for bad in ["", "wide", "0x100x1", "100x100x0", "100x100x1,tablet", "1x2x3x4"] {
+        assert!(
+            DeviceViewport::parse("844x390x2.5, landscape")
+                .unwrap()
+                .landscape
+        );
+        for bad in [
+            "",
+            "wide",
+            "0x100x1",
+            "100x100x0",
+            "100x100x1,tablet",
+            "1x2x3x4",
+        ] {
             let error = DeviceViewport::parse(bad).unwrap_err();
             assert_eq!(error.input(), Some(Input::Viewport), "{bad}");
         }
@@ -256,8 +273,14 @@ mod tests {
 
     #[test]
     fn presets_geolocations_and_schemes_parse_or_are_named_wrong() {
-        assert_eq!(NetworkPreset::parse("Slow 3G").unwrap(), Some(NetworkPreset::Slow3g));
-        assert_eq!(NetworkPreset::parse("fast 4g").unwrap(), Some(NetworkPreset::Fast4g));
+        assert_eq!(
+            NetworkPreset::parse("Slow 3G").unwrap(),
+            Some(NetworkPreset::Slow3g)
+        );
+        assert_eq!(
+            NetworkPreset::parse("fast 4g").unwrap(),
+            Some(NetworkPreset::Fast4g)
+        );
         assert_eq!(NetworkPreset::parse("No emulation").unwrap(), None);
         assert!(NetworkPreset::parse("5G").is_err());
         assert_eq!(NetworkPreset::Offline.conditions()["offline"], true);
@@ -265,7 +288,11 @@ mod tests {
         assert_eq!((paris.latitude, paris.longitude), (48.8584, 2.2945));
         assert_eq!(Geolocation::parse("-33.9x151.2").unwrap().longitude, 151.2);
         for bad in ["", "91,0", "0,181", "north", "1,2,3"] {
-            assert_eq!(Geolocation::parse(bad).unwrap_err().input(), Some(Input::Geolocation), "{bad}");
+            assert_eq!(
+                Geolocation::parse(bad).unwrap_err().input(),
+                Some(Input::Geolocation),
+                "{bad}"
+            );
         }
         assert_eq!(ColorScheme::parse("DARK").unwrap(), Some(ColorScheme::Dark));
         assert_eq!(ColorScheme::parse("auto").unwrap(), None);

@@ -67,6 +67,11 @@ impl Page {
             timeout,
         )
         .await?;
+        // Network conditions and extra headers apply to a session whose Network domain
+        // is on; it stays on (a network capture may share it).
+        if wanted.network.is_some() || wanted.extra_http_headers.is_some() {
+            self.cdp("Network.enable", json!({}), timeout).await?;
+        }
         let network = match wanted.network {
             Some(preset) => preset.conditions(),
             None => json!({

@@ -29,7 +29,11 @@ impl Page {
         let mut file = tokio::fs::File::create(path).await.map_err(io)?;
         loop {
             let chunk = self
-                .cdp("IO.read", json!({ "handle": stream, "size": CHUNK }), timeout)
+                .cdp(
+                    "IO.read",
+                    json!({ "handle": stream, "size": CHUNK }),
+                    timeout,
+                )
                 .await?;
             let data = chunk["data"].as_str().unwrap_or_default();
             if chunk["base64Encoded"] == true {
@@ -52,7 +56,11 @@ impl Page {
     /// Lets the browser free a stream (read or not).
     pub(crate) async fn close_stream(&self, stream: &str) {
         let _ = self
-            .cdp("IO.close", json!({ "handle": stream }), crate::browser::HOUSEKEEPING)
+            .cdp(
+                "IO.close",
+                json!({ "handle": stream }),
+                crate::browser::HOUSEKEEPING,
+            )
             .await;
     }
 }

@@ -22,6 +22,9 @@ const LONG_TASK_MS: f64 = 50.0;
 /// A layout-shift session ends after this long without a shift, or at this length.
 const SESSION_GAP_MS: f64 = 1000.0;
 const SESSION_MAX_MS: f64 = 5000.0;
+/// Content added to the layout this long before a shift is taken as its cause (a frame
+/// and then some), in µs.
+const INSERTION_WINDOW_US: f64 = 100_000.0;
 /// The insight set of a trace without a navigation.
 pub const NO_NAVIGATION: &str = "NO_NAVIGATION";
 
@@ -92,6 +95,9 @@ pub struct Shift {
     pub score: f64,
     /// The elements that moved (as `tag#id.class`).
     pub elements: Vec<String>,
+    /// What made them move: elements put into the page just before the shift
+    /// (`div#banner`, with the script line that inserted it, when the trace has it).
+    pub causes: Vec<String>,
     #[serde(skip)]
     node_ids: Vec<i64>,
 }
@@ -214,13 +220,30 @@ impl<'a> Trace<'a> {
         let mut main_pid = None;
         for event in events {
             if event["name"] == "TracingStartedInBrowser" {
-                for frame in event["args"]["data"]["frames"].as_array().into_iter().flatten() {
+                for frame in event["args"]["data"]["frames"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
                     if frame.get("parent").is_none_or(Value::is_null) {
                         main_frame = frame["frame"].as_str().map(str::to_owned);
                         main_pid = frame["processId"].as_i64();
                     }
                 }
             }
+        }
+        // A trace recorded through the extension link has no browser-side start event:
+        // the main frame is the one whose page navigation the trace holds.
+        if main_frame.is_none() {
+            let first_page = events.iter().find(|e| {
+                let data = &e["args"]["data"];
+                e["name"] == "navigationStart"
+                    && data["isOutermostMainFrame"] == true
+                    && data["documentLoaderURL"]
+                        .as_str()
+                        .is_some_and(|u| !u.is_empty() && u != "about:blank")
+            });
+            main_frame = first_page.and_then(|e| e["args"]["frame"].as_str().map(str::to_owned));
         }
         // A main frame's navigation may move it to another renderer: the process of its
         // latest navigation wins.
@@ -257,14 +280,17 @@ impl<'a> Trace<'a> {
             .or(event["args"]["data"]["frame"].as_str());
         match (&self.main_frame, frame) {
             (Some(main), Some(frame)) => main == frame,
-            _ => event["args"]["data"]["isOutermostMainFrame"] == true
-                || event["args"]["data"]["isMainFrame"] == true,
+            _ => {
+                event["args"]["data"]["isOutermostMainFrame"] == true
+                    || event["args"]["data"]["isMainFrame"] == true
+            }
         }
     }
 
     fn on_main_thread(&self, event: &Value) -> bool {
-        self.main_thread
-            .is_some_and(|(pid, tid)| event["pid"].as_i64() == Some(pid) && event["tid"].as_i64() == Some(tid))
+        self.main_thread.is_some_and(|(pid, tid)| {
+            event["pid"].as_i64() == Some(pid) && event["tid"].as_i64() == Some(tid)
+        })
     }
 
     fn navigations(&self) -> Vec<Navigation> {
@@ -340,14 +366,17 @@ impl<'a> Trace<'a> {
             .filter(|t| fcp_us.is_none_or(|fcp| t.start_ms >= ms(fcp)))
             .map(|t| t.duration_ms - LONG_TASK_MS)
             .sum::<f64>()
-            .round();
+            .round()
+            .max(0.0);
         let render_blocking = requests
             .iter()
             .filter(|r| r.render_blocking && r.url != nav.url)
             .map(|r| RequestSummary {
                 url: r.url.clone(),
                 start_ms: ms(r.sent_us),
-                duration_ms: r.finished_us.map_or(0.0, |f| ((f - r.sent_us) / 1000.0).round()),
+                duration_ms: r
+                    .finished_us
+                    .map_or(0.0, |f| ((f - r.sent_us) / 1000.0).round()),
                 bytes: r.bytes,
             })
             .collect();
@@ -379,7 +408,11 @@ impl<'a> Trace<'a> {
         // The last candidate is the LCP; a later candidate replaces an earlier one.
         let candidate = self
             .within(nav, end)
-            .filter(|e| e["name"] == "largestContentfulPaint::Candidate" && self.is_main_frame(e) && belongs(e))
+            .filter(|e| {
+                e["name"] == "largestContentfulPaint::Candidate"
+                    && self.is_main_frame(e)
+                    && belongs(e)
+            })
             .max_by(|a, b| {
                 let index = |e: &Value| e["args"]["data"]["candidateIndex"].as_i64().unwrap_or(0);
                 index(a).cmp(&index(b))
@@ -394,7 +427,9 @@ impl<'a> Trace<'a> {
             .or_else(|| {
                 self.within(nav, end)
                     .filter(|e| e["name"] == "LargestImagePaint::Candidate")
-                    .filter(|e| node_id.is_some() && e["args"]["data"]["DOMNodeId"].as_i64() == node_id)
+                    .filter(|e| {
+                        node_id.is_some() && e["args"]["data"]["DOMNodeId"].as_i64() == node_id
+                    })
                     .filter_map(|e| e["args"]["data"]["imageUrl"].as_str())
                     .last()
             })
@@ -430,10 +465,12 @@ impl<'a> Trace<'a> {
                     .flatten()
                     .filter_map(|n| n["node_id"].as_i64())
                     .collect();
+                let ts = e["ts"].as_f64()?;
                 Some(Shift {
-                    time_ms: ((e["ts"].as_f64()? - nav.start_us) / 100.0).round() / 10.0,
+                    time_ms: ((ts - nav.start_us) / 100.0).round() / 10.0,
                     score,
                     elements: Vec::new(),
+                    causes: self.inserted_before(ts),
                     node_ids,
                 })
             })
@@ -445,31 +482,79 @@ impl<'a> Trace<'a> {
         }
     }
 
+    /// Elements of the main frame added to the layout in the frame before a shift at
+    /// `ts` (DevTools' "injected content"), and where a script inserted them.
+    fn inserted_before(&self, ts: f64) -> Vec<String> {
+        let mut causes: Vec<String> = Vec::new();
+        for event in self.events.iter().filter(|e| {
+            e["name"] == "LayoutInvalidationTracking"
+                && e["args"]["data"]["reason"] == "Added to layout"
+                && e["ts"]
+                    .as_f64()
+                    .is_some_and(|t| t <= ts && ts - t <= INSERTION_WINDOW_US)
+                && self.is_main_frame(e)
+        }) {
+            let data = &event["args"]["data"];
+            let Some(name) = data["nodeName"].as_str().and_then(element_name) else {
+                continue;
+            };
+            // The script that put it into the tree, if the trace saw it do so.
+            let inserted_by = self
+                .events
+                .iter()
+                .filter(|e| {
+                    e["name"] == "StyleRecalcInvalidationTracking"
+                        && e["args"]["data"]["nodeId"] == data["nodeId"]
+                })
+                .find_map(|e| {
+                    let frame = &e["args"]["data"]["stackTrace"][0];
+                    Some(format!(
+                        "{}:{}",
+                        frame["url"].as_str()?,
+                        frame["lineNumber"].as_i64()? + 1
+                    ))
+                });
+            let cause = match inserted_by {
+                Some(at) => format!("{name} (inserted by {at})"),
+                None => format!("{name} (inserted)"),
+            };
+            if !causes.contains(&cause) {
+                causes.push(cause);
+            }
+        }
+        causes
+    }
+
     fn inp(&self, nav: &Navigation, end: f64) -> Option<Inp> {
-        let mut longest: HashMap<i64, (f64, String)> = HashMap::new();
+        // Each interaction: its longest event, and the kinds of event it was made of.
+        let mut interactions: BTreeMap<i64, (f64, Vec<String>)> = BTreeMap::new();
         for event in self.within(nav, end).filter(|e| e["name"] == "EventTiming") {
             let data = &event["args"]["data"];
-            let (Some(id), Some(duration)) = (data["interactionId"].as_i64(), data["duration"].as_f64()) else {
+            let (Some(id), Some(duration)) =
+                (data["interactionId"].as_i64(), data["duration"].as_f64())
+            else {
                 continue;
             };
             if id <= 0 {
                 continue;
             }
-            let kind = data["type"].as_str().unwrap_or("interaction").to_owned();
-            let entry = longest.entry(id).or_insert((0.0, kind.clone()));
-            if duration > entry.0 {
-                *entry = (duration, kind);
+            let entry = interactions.entry(id).or_default();
+            entry.0 = entry.0.max(duration);
+            if let Some(kind) = data["type"].as_str()
+                && !entry.1.iter().any(|k| k == kind)
+            {
+                entry.1.push(kind.to_owned());
             }
         }
-        let interactions = longest.len();
+        let count = interactions.len();
         // With fewer than 50 interactions, INP is the slowest one.
-        let (duration_ms, interaction) = longest
+        let (duration_ms, kinds) = interactions
             .into_values()
             .max_by(|a, b| a.0.total_cmp(&b.0))?;
         Some(Inp {
-            duration_ms,
-            interaction,
-            interactions,
+            duration_ms: round1(duration_ms),
+            interaction: kinds.join(", "),
+            interactions: count,
         })
     }
 
@@ -495,19 +580,27 @@ impl<'a> Trace<'a> {
             .collect()
     }
 
-    fn third_parties(&self, nav: &Navigation, end: f64, requests: &[RequestTiming]) -> Vec<ThirdParty> {
+    fn third_parties(
+        &self,
+        nav: &Navigation,
+        end: f64,
+        requests: &[RequestTiming],
+    ) -> Vec<ThirdParty> {
         let first_party = domain_of(&nav.url);
         let mut by_domain: BTreeMap<String, ThirdParty> = BTreeMap::new();
         for request in requests {
-            let Some(domain) = domain_of(&request.url).filter(|d| Some(d) != first_party.as_ref()) else {
+            let Some(domain) = domain_of(&request.url).filter(|d| Some(d) != first_party.as_ref())
+            else {
                 continue;
             };
-            let entry = by_domain.entry(domain.clone()).or_insert_with(|| ThirdParty {
-                domain,
-                requests: 0,
-                bytes: 0,
-                main_thread_ms: 0.0,
-            });
+            let entry = by_domain
+                .entry(domain.clone())
+                .or_insert_with(|| ThirdParty {
+                    domain,
+                    requests: 0,
+                    bytes: 0,
+                    main_thread_ms: 0.0,
+                });
             entry.requests += 1;
             entry.bytes += request.bytes;
         }
@@ -518,7 +611,12 @@ impl<'a> Trace<'a> {
             .within(nav, end)
             .filter(|e| self.on_main_thread(e) && is_script(e))
             .collect();
-        scripts.sort_by(|a, b| a["ts"].as_f64().unwrap_or(0.0).total_cmp(&b["ts"].as_f64().unwrap_or(0.0)));
+        scripts.sort_by(|a, b| {
+            a["ts"]
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b["ts"].as_f64().unwrap_or(0.0))
+        });
         for event in scripts {
             let (Some(ts), Some(dur)) = (event["ts"].as_f64(), event["dur"].as_f64()) else {
                 continue;
@@ -533,12 +631,14 @@ impl<'a> Trace<'a> {
             else {
                 continue;
             };
-            let entry = by_domain.entry(domain.clone()).or_insert_with(|| ThirdParty {
-                domain,
-                requests: 0,
-                bytes: 0,
-                main_thread_ms: 0.0,
-            });
+            let entry = by_domain
+                .entry(domain.clone())
+                .or_insert_with(|| ThirdParty {
+                    domain,
+                    requests: 0,
+                    bytes: 0,
+                    main_thread_ms: 0.0,
+                });
             entry.main_thread_ms += dur / 1000.0;
         }
         let mut list: Vec<ThirdParty> = by_domain
@@ -548,9 +648,39 @@ impl<'a> Trace<'a> {
                 p
             })
             .collect();
-        list.sort_by(|a, b| b.main_thread_ms.total_cmp(&a.main_thread_ms).then(b.bytes.cmp(&a.bytes)));
+        list.sort_by(|a, b| {
+            b.main_thread_ms
+                .total_cmp(&a.main_thread_ms)
+                .then(b.bytes.cmp(&a.bytes))
+        });
         list
     }
+}
+
+/// `DIV id='banner' class='a b'` (a trace's node name) → `div#banner.a.b`; None for
+/// text, the document and the page's root elements, which never cause a shift.
+fn element_name(node_name: &str) -> Option<String> {
+    let (tag, rest) = node_name.split_once(' ').unwrap_or((node_name, ""));
+    if tag.starts_with('#') || ["HTML", "BODY", "HEAD"].contains(&tag) {
+        return None;
+    }
+    let mut name = tag.to_ascii_lowercase();
+    let attribute = |key: &str| {
+        let start = rest.find(&format!("{key}='"))? + key.len() + 2;
+        let end = rest[start..].find('\'')? + start;
+        Some(&rest[start..end])
+    };
+    if let Some(id) = attribute("id") {
+        name.push('#');
+        name.push_str(id);
+    }
+    if let Some(classes) = attribute("class") {
+        for class in classes.split_whitespace().take(3) {
+            name.push('.');
+            name.push_str(class);
+        }
+    }
+    Some(name)
 }
 
 fn is_script(event: &Value) -> bool {
@@ -600,13 +730,20 @@ fn requests(events: &[Value]) -> Vec<RequestTiming> {
                 request.status = data["statusCode"].as_u64().unwrap_or(0);
                 let timing = &data["timing"];
                 if let Some(base) = timing["requestTime"].as_f64() {
-                    let at = |key: &str| timing[key].as_f64().filter(|v| *v >= 0.0).map(|v| base * 1e6 + v * 1000.0);
+                    let at = |key: &str| {
+                        timing[key]
+                            .as_f64()
+                            .filter(|v| *v >= 0.0)
+                            .map(|v| base * 1e6 + v * 1000.0)
+                    };
                     request.headers_us = at("receiveHeadersStart").or(at("receiveHeadersEnd"));
                     request.send_start_us = at("sendStart");
                 } else {
                     request.headers_us = Some(ts);
                 }
-                request.bytes = request.bytes.max(data["encodedDataLength"].as_u64().unwrap_or(0));
+                request.bytes = request
+                    .bytes
+                    .max(data["encodedDataLength"].as_u64().unwrap_or(0));
             }
             Some("ResourceFinish") => {
                 let Some(request) = by_id.get_mut(id) else {
@@ -617,12 +754,17 @@ fn requests(events: &[Value]) -> Vec<RequestTiming> {
                     .filter(|t| *t > 0.0)
                     .map(|t| t * 1e6)
                     .or(Some(ts));
-                request.bytes = request.bytes.max(data["encodedDataLength"].as_u64().unwrap_or(0));
+                request.bytes = request
+                    .bytes
+                    .max(data["encodedDataLength"].as_u64().unwrap_or(0));
             }
             _ => {}
         }
     }
-    order.into_iter().filter_map(|id| by_id.remove(&id)).collect()
+    order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
+        .collect()
 }
 
 /// The four parts of an LCP, DevTools' way: the document's first byte; the wait from
@@ -705,7 +847,9 @@ fn domain_of(url: &str) -> Option<String> {
 
 /// The DOM's size now.
 pub(super) async fn dom_size(page: &Page, timeout: Duration) -> crate::error::Result<DomSize> {
-    let size = page.run(&page.top(), "dom_size", json!({}), timeout).await?;
+    let size = page
+        .run(&page.top(), "dom_size", json!({}), timeout)
+        .await?;
     Ok(DomSize {
         elements: size["elements"].as_u64().unwrap_or(0),
         depth: size["depth"].as_u64().unwrap_or(0),
@@ -749,7 +893,11 @@ async fn describe(
     timeout: Duration,
 ) -> Option<(String, Option<String>)> {
     let described = page
-        .cdp("DOM.describeNode", json!({ "backendNodeId": node }), timeout)
+        .cdp(
+            "DOM.describeNode",
+            json!({ "backendNodeId": node }),
+            timeout,
+        )
         .await
         .ok()?;
     let node_json = &described["node"];
@@ -856,12 +1004,18 @@ impl TraceReport {
                 Some(inp) => {
                     let _ = writeln!(
                         w,
-                        "INP {} ms ({}): the slowest of {} interactions, a {}.",
+                        "INP {} ms ({}): the slowest of {} interaction(s) was {}.",
                         inp.duration_ms,
                         rate(inp.duration_ms, 200.0, 500.0),
                         inp.interactions,
                         inp.interaction
                     );
+                    if inp.duration_ms > 200.0 {
+                        let _ = writeln!(
+                            w,
+                            "The page paints its answer only once the input's handlers finish: keep them short, or yield before heavy work."
+                        );
+                    }
                 }
                 None => {
                     let _ = writeln!(w, "No interaction was recorded, so there is no INP.");
@@ -879,7 +1033,10 @@ impl TraceReport {
                         dom.elements, dom.depth, dom.most_children
                     );
                     if dom.elements > 1400 {
-                        let _ = writeln!(w, "That is large (over 1,400 elements): style and layout work grows with it; render less, or later.");
+                        let _ = writeln!(
+                            w,
+                            "That is large (over 1,400 elements): style and layout work grows with it; render less, or later."
+                        );
                     }
                 }
                 None => {
@@ -925,10 +1082,16 @@ impl InsightSet {
 
     fn lcp_report(&self, w: &mut String) {
         let Some(lcp) = &self.lcp else {
-            let _ = writeln!(w, "No LCP was recorded (the page painted no content, or the trace began after it).");
+            let _ = writeln!(
+                w,
+                "No LCP was recorded (the page painted no content, or the trace began after it)."
+            );
             return;
         };
-        let element = lcp.element.as_deref().unwrap_or("an element no longer in the page");
+        let element = lcp
+            .element
+            .as_deref()
+            .unwrap_or("an element no longer in the page");
         let _ = writeln!(
             w,
             "LCP {} ms ({}), {} {}{}.",
@@ -936,16 +1099,35 @@ impl InsightSet {
             rate(lcp.time_ms, 2500.0, 4000.0),
             lcp.kind,
             element,
-            lcp.image_url.as_deref().map(|u| format!(" from {u}")).unwrap_or_default()
+            lcp.image_url
+                .as_deref()
+                .map(|u| format!(" from {u}"))
+                .unwrap_or_default()
         );
         let Some(parts) = &lcp.parts else {
             return;
         };
         let rows = [
-            ("time to first byte", parts.time_to_first_byte_ms, "the server is slow to answer the document: cache it, or answer sooner"),
-            ("resource load delay", parts.load_delay_ms, "the image is requested late: put it in the HTML (not set by script), preload it, or give it fetchpriority=high"),
-            ("resource load duration", parts.load_duration_ms, "the image takes long to download: make it smaller, or serve it from closer"),
-            ("element render delay", parts.render_delay_ms, "the element waits to be painted: render-blocking CSS or scripts, or long tasks, hold it back"),
+            (
+                "time to first byte",
+                parts.time_to_first_byte_ms,
+                "the server is slow to answer the document: cache it, or answer sooner",
+            ),
+            (
+                "resource load delay",
+                parts.load_delay_ms,
+                "the image is requested late: put it in the HTML (not set by script), preload it, or give it fetchpriority=high",
+            ),
+            (
+                "resource load duration",
+                parts.load_duration_ms,
+                "the image takes long to download: make it smaller, or serve it from closer",
+            ),
+            (
+                "element render delay",
+                parts.render_delay_ms,
+                "the element waits to be painted: render-blocking CSS or scripts, or long tasks, hold it back",
+            ),
         ];
         let worst = rows
             .iter()
@@ -953,7 +1135,11 @@ impl InsightSet {
             .map(|r| r.0)
             .unwrap_or_default();
         for (name, value, _) in &rows {
-            let mark = if *name == worst { "  <- the largest part" } else { "" };
+            let mark = if *name == worst {
+                "  <- the largest part"
+            } else {
+                ""
+            };
             let _ = writeln!(w, "  {name:<24}{value:>8} ms{mark}");
         }
         if let Some((_, _, advice)) = rows.iter().find(|r| r.0 == worst) {
@@ -977,10 +1163,20 @@ impl InsightSet {
             } else {
                 shift.elements.join(", ")
             };
-            let _ = writeln!(w, "  at {} ms: {:.4}, moved {}", shift.time_ms, shift.score, moved);
+            let _ = writeln!(
+                w,
+                "  at {} ms: {:.4}, moved {}",
+                shift.time_ms, shift.score, moved
+            );
+            for cause in &shift.causes {
+                let _ = writeln!(w, "    caused by {cause}");
+            }
         }
         if !shifts.is_empty() {
-            let _ = writeln!(w, "Reserve space for content that arrives late (width/height on images, min-height for banners), and insert it below what the user sees.");
+            let _ = writeln!(
+                w,
+                "Reserve space for content that arrives late (width/height on images, min-height for banners), and insert it below what the user sees."
+            );
         }
     }
 
@@ -1001,11 +1197,17 @@ impl InsightSet {
                 "  at {} ms: {} ms{}",
                 task.start_ms,
                 task.duration_ms,
-                task.script.as_deref().map(|s| format!(", running {s}")).unwrap_or_default()
+                task.script
+                    .as_deref()
+                    .map(|s| format!(", running {s}"))
+                    .unwrap_or_default()
             );
         }
         if !tasks.is_empty() {
-            let _ = writeln!(w, "Split long work into pieces that yield (scheduler.yield, setTimeout), or move it off the main thread.");
+            let _ = writeln!(
+                w,
+                "Split long work into pieces that yield (scheduler.yield, setTimeout), or move it off the main thread."
+            );
         }
     }
 
@@ -1014,7 +1216,11 @@ impl InsightSet {
             let _ = writeln!(w, "No request blocked the first render.");
             return;
         }
-        let _ = writeln!(w, "{} request(s) blocked the first render:", self.render_blocking.len());
+        let _ = writeln!(
+            w,
+            "{} request(s) blocked the first render:",
+            self.render_blocking.len()
+        );
         for request in &self.render_blocking {
             let _ = writeln!(
                 w,
@@ -1022,12 +1228,18 @@ impl InsightSet {
                 request.url, request.duration_ms, request.start_ms, request.bytes
             );
         }
-        let _ = writeln!(w, "Load scripts with defer or async, inline the critical CSS, and load the rest later.");
+        let _ = writeln!(
+            w,
+            "Load scripts with defer or async, inline the critical CSS, and load the rest later."
+        );
     }
 
     fn document_report(&self, w: &mut String) {
         let Some(document) = &self.document else {
-            let _ = writeln!(w, "The document's request was not in the trace (start the trace with reload).");
+            let _ = writeln!(
+                w,
+                "The document's request was not in the trace (start the trace with reload)."
+            );
             return;
         };
         let _ = writeln!(
@@ -1041,13 +1253,19 @@ impl InsightSet {
             document.bytes
         );
         if document.server_response_ms > 600.0 {
-            let _ = writeln!(w, "The server's response is slow (over 600 ms): cache the page, or find what the server waits on.");
+            let _ = writeln!(
+                w,
+                "The server's response is slow (over 600 ms): cache the page, or find what the server waits on."
+            );
         }
     }
 
     fn third_party_report(&self, w: &mut String) {
         if self.third_parties.is_empty() {
-            let _ = writeln!(w, "No third party: every request went to the page's own site.");
+            let _ = writeln!(
+                w,
+                "No third party: every request went to the page's own site."
+            );
             return;
         }
         let _ = writeln!(w, "Third parties, by main-thread time:");
@@ -1058,5 +1276,59 @@ impl InsightSet {
                 party.domain, party.main_thread_ms, party.bytes, party.requests
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_names_read_as_selectors() {
+        assert_eq!(
+            element_name("DIV id='banner'").as_deref(),
+            Some("div#banner")
+        );
+        assert_eq!(
+            element_name("IMG id='hero' class='big wide'").as_deref(),
+            Some("img#hero.big.wide")
+        );
+        assert_eq!(element_name("P").as_deref(), Some("p"));
+        assert_eq!(element_name("#text"), None);
+        assert_eq!(element_name("BODY"), None);
+    }
+
+    #[test]
+    fn cls_is_the_largest_session_window() {
+        let shift = |time_ms: f64, score: f64| Shift {
+            time_ms,
+            score,
+            elements: Vec::new(),
+            causes: Vec::new(),
+            node_ids: Vec::new(),
+        };
+        // Two shifts 500 ms apart are one session; one 2 s later starts another.
+        let shifts = [shift(100.0, 0.05), shift(600.0, 0.05), shift(2600.0, 0.08)];
+        assert_eq!(largest_session(&shifts), 0.1);
+        // A session is cut at 5 s even without a gap.
+        let steady: Vec<Shift> = (0..12).map(|i| shift(i as f64 * 900.0, 0.01)).collect();
+        assert_eq!(largest_session(&steady), 0.06);
+    }
+
+    #[test]
+    fn domains_group_hosts_by_their_last_two_labels() {
+        assert_eq!(
+            domain_of("https://cdn.example.com/a.js").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            domain_of("http://127.0.0.1:8080/x").as_deref(),
+            Some("127.0.0.1")
+        );
+        assert_eq!(
+            domain_of("http://localhost:1/x").as_deref(),
+            Some("localhost")
+        );
+        assert_eq!(domain_of("data:text/plain,x"), None);
     }
 }

@@ -68,14 +68,26 @@ impl Traces {
     /// Starts a trace of the page's tab for `owner`; with `reload`, reloads the page
     /// (bypassing the cache) and waits for it to load, so the trace holds a whole page
     /// load.
-    pub async fn start(&self, page: &Page, owner: Owner, reload: bool, timeout: Duration) -> Result<()> {
+    pub async fn start(
+        &self,
+        page: &Page,
+        owner: Owner,
+        reload: bool,
+        timeout: Duration,
+    ) -> Result<()> {
         {
             let running = lock(&self.running);
             if let Some(trace) = running.get(&page.tab.target_id) {
-                let whose = if trace.owner == owner { "this" } else { "another" };
+                let whose = if trace.owner == owner {
+                    "this"
+                } else {
+                    "another"
+                };
                 return Err(EngineError::refused(
                     ErrorCode::CaptureBusy,
-                    format!("{whose} agent session is already tracing this tab; stop that trace first"),
+                    format!(
+                        "{whose} agent session is already tracing this tab; stop that trace first"
+                    ),
                 ));
             }
         }
@@ -87,12 +99,14 @@ impl Traces {
             "transferMode": "ReturnAsStream",
             "streamFormat": "json",
         });
-        page.cdp("Tracing.start", config, timeout).await.map_err(|e| match e {
-            EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => EngineError::Unsupported(format!(
-                "this browser link cannot trace: {message}"
-            )),
-            other => other,
-        })?;
+        page.cdp("Tracing.start", config, timeout)
+            .await
+            .map_err(|e| match e {
+                EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => {
+                    EngineError::Unsupported(format!("this browser link cannot trace: {message}"))
+                }
+                other => other,
+            })?;
         lock(&self.running).insert(
             page.tab.target_id.clone(),
             Running {
@@ -219,7 +233,12 @@ impl Traces {
                 let session = session.clone();
                 runtime.spawn(async move {
                     let _ = conn
-                        .call(Some(&session), "Tracing.end", json!({}), crate::browser::HOUSEKEEPING)
+                        .call(
+                            Some(&session),
+                            "Tracing.end",
+                            json!({}),
+                            crate::browser::HOUSEKEEPING,
+                        )
                         .await;
                 });
             }
@@ -238,9 +257,11 @@ async fn tracing_complete(
         let event = match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Ok(event)) => event,
             Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => continue,
-            Ok(Err(_)) => return Err(EngineError::Cdp(cdp::CdpError::Lost {
-                method: "Tracing.end".into(),
-            })),
+            Ok(Err(_)) => {
+                return Err(EngineError::Cdp(cdp::CdpError::Lost {
+                    method: "Tracing.end".into(),
+                }));
+            }
             Err(_) => {
                 return Err(EngineError::page(
                     ErrorCode::Timeout,
@@ -249,13 +270,15 @@ async fn tracing_complete(
                 ));
             }
         };
-        if event.method == "Tracing.tracingComplete" && event.session_id.as_deref() == Some(session) {
+        if event.method == "Tracing.tracingComplete" && event.session_id.as_deref() == Some(session)
+        {
             return event.params["stream"]
                 .as_str()
                 .map(str::to_owned)
                 .ok_or_else(|| {
                     EngineError::Unsupported(
-                        "the browser ended the trace without a stream (was its buffer full?)".into(),
+                        "the browser ended the trace without a stream (was its buffer full?)"
+                            .into(),
                     )
                 });
         }

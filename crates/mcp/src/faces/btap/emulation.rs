@@ -77,7 +77,11 @@ pub fn describe(emulation: &Emulation) -> String {
     let mut parts = Vec::new();
     if let Some(v) = &emulation.viewport {
         let mut text = format!("viewport {}x{}x{}", v.width, v.height, v.device_pixel_ratio);
-        for (on, flag) in [(v.mobile, "mobile"), (v.touch, "touch"), (v.landscape, "landscape")] {
+        for (on, flag) in [
+            (v.mobile, "mobile"),
+            (v.touch, "touch"),
+            (v.landscape, "landscape"),
+        ] {
             if on {
                 text.push(',');
                 text.push_str(flag);
@@ -89,13 +93,19 @@ pub fn describe(emulation: &Emulation) -> String {
         parts.push(format!("user agent \"{agent}\""));
     }
     if let Some(network) = emulation.network {
-        parts.push(format!("network {}", json!(network).as_str().unwrap_or_default()));
+        parts.push(format!(
+            "network {}",
+            json!(network).as_str().unwrap_or_default()
+        ));
     }
     if let Some(rate) = emulation.cpu_throttling_rate {
         parts.push(format!("CPU {rate}x slower"));
     }
     if let Some(place) = emulation.geolocation {
-        parts.push(format!("geolocation {},{}", place.latitude, place.longitude));
+        parts.push(format!(
+            "geolocation {},{}",
+            place.latitude, place.longitude
+        ));
     }
     if let Some(scheme) = emulation.color_scheme {
         parts.push(format!("{} colour scheme", scheme.name()));

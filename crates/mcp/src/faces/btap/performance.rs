@@ -51,7 +51,13 @@ pub async fn stop(call: Call, p: Stop) -> Result<Reply, ToolError> {
     let prefix: String = p
         .filename_prefix
         .chars()
-        .map(|c| if c.is_alphanumeric() || "-_".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let file = p
         .save
@@ -89,7 +95,10 @@ pub async fn insight(call: Call, p: Insight) -> Result<Reply, ToolError> {
         let ids: Vec<&str> = report.sets.iter().map(|s| s.id.as_str()).collect();
         ToolError::param(
             "insightSetId",
-            format!("is not one of this trace's insight sets: {}", ids.join(", ")),
+            format!(
+                "is not one of this trace's insight sets: {}",
+                ids.join(", ")
+            ),
         )
     })?;
     let text = if p.insightName.is_empty() {

@@ -26,6 +26,8 @@ tool_params! {
 }
 
 tool_params! {
+    /// `timeoutMs` is the call's time limit (the server's deadline reads it).
+    #[allow(dead_code)]
     pub struct AnalyzeInsight {
         insightName: Option<String> = Str, optional, "LCPBreakdown, CLSCulprits, INPBreakdown, LongTasks, RenderBlocking, DocumentLatency, ThirdParties or DOMSize; none: the summary";
         insightSetId: Option<String> = Str, optional, "which navigation (the stop's insightSets); default: the first";
@@ -44,8 +46,10 @@ pub async fn start_trace(call: Call, p: StartTrace) -> Result<Reply, ToolError> 
         }))
         .on(tab));
     }
-    // Recording for a set time is the wait itself: nothing else marks its end.
-    tokio::time::sleep(params::millis(p.durationMs)).await;
+    // Recording for a set time is the wait itself: nothing else marks its end. It
+    // leaves the stop half of the call's time at least.
+    let recording = params::millis(p.durationMs).min(call.deadline.remaining() / 2);
+    tokio::time::sleep(recording).await;
     let file = file_name(None);
     let (tab, stopped) = call
         .session
@@ -78,14 +82,20 @@ pub async fn analyze_insight(call: Call, p: AnalyzeInsight) -> Result<Reply, Too
     let set = report.set(p.insightSetId.as_deref()).ok_or_else(|| {
         ToolError::param(
             "insightSetId",
-            format!("is not one of this trace's insight sets: {}", set_ids(&report)),
+            format!(
+                "is not one of this trace's insight sets: {}",
+                set_ids(&report)
+            ),
         )
     })?;
     let insight = match p.insightName.as_deref().filter(|n| !n.is_empty()) {
         Some(name) => Some(report.insight(name, set).ok_or_else(|| {
             ToolError::param(
                 "insightName",
-                format!("'{name}' is not an insight; use one of {}", engine::INSIGHTS.join(", ")),
+                format!(
+                    "'{name}' is not an insight; use one of {}",
+                    engine::INSIGHTS.join(", ")
+                ),
             )
         })?),
         None => None,
@@ -112,7 +122,13 @@ fn file_name(prefix: Option<&str>) -> String {
     let prefix: String = prefix
         .unwrap_or("performance_trace")
         .chars()
-        .map(|c| if c.is_alphanumeric() || "-_".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("traces/{prefix}_{}.json", engine::ids::utc_stamp())
 }
