@@ -22,7 +22,32 @@ const API = {
   'bookmarks.search': ({ query }) => chrome.bookmarks.search(query || {}),
   'runtime.sendMessage': ({ id, message }) => chrome.runtime.sendMessage(id, message),
   'runtime.self': () => ({ id: chrome.runtime.id, version: chrome.runtime.getManifest().version, build_stamp: BUILD_STAMP }),
+  'tabs.moveTarget': (args) => moveTarget(args),
 };
+
+// The browser's tab id of a page target: over the link targets are named after their
+// tab (`tab-12`); in a browser tabwire launched, the debugger's target list says.
+async function tabOfPageTarget(targetId) {
+  const named = /^tab-(\d+)$/.exec(String(targetId));
+  if (named) return Number(named[1]);
+  const target = (await chrome.debugger.getTargets()).find((t) => t.id === targetId);
+  if (!target || target.tabId === undefined) throw new Error('no tab shows target ' + targetId);
+  return target.tabId;
+}
+
+// Moves a page's tab to another window, or into a new one, without reloading it; the
+// window it lands in is focused unless told not to.
+async function moveTarget({ targetId, windowId, newWindow, index, focused }) {
+  const tabId = await tabOfPageTarget(targetId);
+  if (newWindow) {
+    const made = await chrome.windows.create({ tabId, focused: focused !== false });
+    return { tabId, windowId: made.id, index: 0 };
+  }
+  const moved = await chrome.tabs.move(tabId, { windowId, index: index === undefined ? -1 : index });
+  const tab = Array.isArray(moved) ? moved[0] : moved;
+  if (focused !== false) await chrome.windows.update(tab.windowId, { focused: true });
+  return { tabId, windowId: tab.windowId, index: tab.index };
+}
 
 // Starts a download and resolves when it ends, or with its progress at the deadline. A web
 // page downloads like any other file (its type is in the item's `mime`).

@@ -1106,7 +1106,18 @@ async fn both_faces_serve_at_once_on_one_engine() {
         names.contains(&"scan_page") && names.contains(&"chrome_read_page"),
         "{names:?}"
     );
-    assert_eq!(names.len(), 52 + 28, "no name is served twice: {names:?}");
+    let listed = |face: &mcp::Face| face.tools.iter().filter(|t| t.listed).count();
+    let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+    assert_eq!(
+        unique.len(),
+        names.len(),
+        "no name is served twice: {names:?}"
+    );
+    assert_eq!(
+        names.len(),
+        listed(&mcp::faces::btap::FACE) + listed(&mcp::faces::chrome::FACE),
+        "{names:?}"
+    );
     // One session, one current tab, whichever face names it.
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
@@ -1247,4 +1258,82 @@ async fn every_tool_names_the_argument_it_refuses_and_the_server_serves_on() {
         assert!(reply.text.contains("987654"), "{tool}: {}", reply.text);
     }
     assert_eq!(js(&tw, "return document.title").await, "Form");
+}
+
+/// The window a tab is listed in.
+async fn window_of(tw: &Tabwire, tab: u64) -> u64 {
+    let listed = tw.chrome_ok("get_windows_and_tabs", json!({})).await;
+    listed["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["tabs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["tabId"] == tab)
+        })
+        .and_then(|w| w["windowId"].as_u64())
+        .unwrap_or_else(|| panic!("tab {tab} is in no window: {listed}"))
+}
+
+#[tokio::test]
+async fn a_moved_tab_keeps_its_page_in_its_new_window() {
+    let site = Site::start().await;
+    let tw = chrome("chrome-move").await;
+    let a = open(&tw, &site.url("form.html")).await;
+    let b = open(&tw, &site.url("fold.html")).await;
+    let home = window_of(&tw, b).await;
+    tw.chrome_ok(
+        "chrome_javascript",
+        json!({ "code": "window.marker = 42; return 1", "tabId": a }),
+    )
+    .await;
+
+    let moved = tw
+        .chrome_ok("chrome_move_tab", json!({ "tabId": a, "newWindow": true }))
+        .await;
+    let away = moved["windowId"].as_u64().expect("windowId");
+    assert_eq!(window_of(&tw, a).await, away, "{moved}");
+    assert_ne!(away, home);
+    assert_eq!(window_of(&tw, b).await, home);
+    // Not reloaded: what the page held is still there.
+    let marker = tw
+        .chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return window.marker", "tabId": a }),
+        )
+        .await;
+    assert_eq!(marker["result"], "42", "{marker}");
+
+    let back = tw
+        .chrome_ok(
+            "chrome_move_tab",
+            json!({ "tabId": a, "windowId": home, "index": 0 }),
+        )
+        .await;
+    assert_eq!(back["windowId"].as_u64(), Some(home));
+    assert_eq!(back["index"], 0);
+    assert_eq!(window_of(&tw, a).await, home);
+
+    for args in [
+        json!({ "tabId": a }),
+        json!({ "tabId": a, "windowId": home, "newWindow": true }),
+    ] {
+        let refused = tw.chrome("chrome_move_tab", args.clone()).await;
+        assert!(refused.is_error, "{args}: {}", refused.text);
+        assert!(
+            refused.text.contains("windowId") || refused.text.contains("newWindow"),
+            "{}",
+            refused.text
+        );
+    }
+    let unknown = tw
+        .chrome(
+            "chrome_move_tab",
+            json!({ "tabId": 424_242, "newWindow": true }),
+        )
+        .await;
+    assert!(unknown.is_error, "{}", unknown.text);
 }

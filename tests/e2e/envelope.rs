@@ -182,7 +182,12 @@ async fn the_desktop_pair_answers_opt_in_first_then_unsupported() {
     }
     let status = tw.ok("get_setup_status", json!({})).await;
     let registry = &status["capability_registry"];
-    assert_eq!(registry["tool_count"], 52, "{registry}");
+    let declared = mcp::faces::btap::FACE
+        .tools
+        .iter()
+        .filter(|t| t.listed)
+        .count();
+    assert_eq!(registry["tool_count"], declared, "{registry}");
     assert_eq!(registry["groups"]["page"].as_array().unwrap().len(), 15);
     assert_eq!(registry["groups"]["desktop"].as_array().unwrap().len(), 2);
     assert!(

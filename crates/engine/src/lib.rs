@@ -29,7 +29,7 @@ mod layering;
 // The names faces use most, at the top.
 pub use agents::{
     AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
-    ScriptRequest, TabEmulation, TabList, Window, WindowTab, outcome_reply,
+    ScriptRequest, TabEmulation, TabList, Window, WindowTab, WindowTarget, outcome_reply,
 };
 pub use browser::emulation::{
     ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESETS, NetworkPreset,

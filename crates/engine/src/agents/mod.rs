@@ -28,7 +28,7 @@ pub use emulation::TabEmulation;
 pub use receipts::{Completer, MAX_COMPLETED, Outcome, RETENTION, ReceiptState, Receipts};
 pub use scripts::{ScriptRequest, outcome_reply};
 pub use tabs::{CloseResult, CloseScope, OpenTabRequest, Opened, TabList};
-pub use windows::{Window, WindowTab};
+pub use windows::{Window, WindowTab, WindowTarget};
 
 pub struct Engine {
     pub config: Arc<EngineConfig>,

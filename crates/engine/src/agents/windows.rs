@@ -15,6 +15,13 @@ pub struct Window {
     pub tabs: Vec<WindowTab>,
 }
 
+/// Where a tab is moved to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowTarget {
+    Existing(u64),
+    New,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct WindowTab {
     pub tab: TabInfo,
@@ -70,6 +77,31 @@ impl AgentSession {
             windows[window].tabs[at].active = alone || self.visible(&handle).await;
         }
         Ok(windows)
+    }
+
+    /// Moves a tab to window `to` at `index` (-1: the end), or into a new window, without
+    /// reloading it (through the extension's `chrome.tabs`; a browser reached only over
+    /// CDP has no way to). Answers the tab and where it landed: (window id, index).
+    pub async fn move_tab(
+        &self,
+        handle: Option<&str>,
+        to: WindowTarget,
+        index: i64,
+        focused: bool,
+    ) -> Result<(TabInfo, u64, i64)> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        let mut args = json!({ "targetId": tab.target_id, "index": index, "focused": focused });
+        match to {
+            WindowTarget::Existing(window) => args["windowId"] = json!(window),
+            WindowTarget::New => args["newWindow"] = json!(true),
+        }
+        let moved = browser.extension_call("tabs.moveTarget", args).await?;
+        let info = browser.info(&tab, self.default_in(&browser));
+        Ok((
+            info,
+            moved["windowId"].as_u64().unwrap_or_default(),
+            moved["index"].as_i64().unwrap_or(-1),
+        ))
     }
 
     async fn visible(&self, handle: &str) -> bool {

@@ -129,7 +129,7 @@ pub const TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "performance_trace_start",
-        "capture",
+        "browser",
         ACT,
         performance::Start,
         performance::start,
@@ -137,7 +137,7 @@ pub const TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "performance_trace_stop",
-        "capture",
+        "browser",
         WRITE,
         performance::Stop,
         performance::stop,
@@ -145,7 +145,7 @@ pub const TOOLS: &[ToolDef] = &[
     ),
     tool!(
         "performance_trace_insight",
-        "capture",
+        "browser",
         LOCAL,
         performance::Insight,
         performance::insight,

@@ -91,6 +91,14 @@ pub const TOOLS: &[ToolDef] = &[
         "Switch to a tab: it becomes this session's tab and comes to the front"
     ),
     tool!(
+        "chrome_move_tab",
+        "browser",
+        ACT,
+        tabs::MoveTab,
+        tabs::move_tab,
+        "Move a tab to another window (windowId) or a new one (newWindow), without reloading it"
+    ),
+    tool!(
         "chrome_go_back_or_forward",
         "browser",
         ACT,

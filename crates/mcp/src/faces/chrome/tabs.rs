@@ -40,6 +40,16 @@ tool_params! {
 }
 
 tool_params! {
+    pub struct MoveTab {
+        tabId: i64 = Int { min: 0, max: i64::MAX }, required, "";
+        windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "the window to move it to";
+        newWindow: bool = Bool, default(false), "move it into a window of its own";
+        index: i64 = Int { min: -1, max: 10_000 }, default(-1), "its place in the window (-1: last)";
+        focused: bool = Bool, default(true), "bring that window forward";
+    }
+}
+
+tool_params! {
     pub struct BackOrForward {
         direction: Option<String> = Choice(&["back", "forward"]), optional, "back (the default) or forward";
         isForward: Option<bool> = Bool, optional, "older form of direction";
@@ -380,4 +390,33 @@ pub async fn with_tab(mut payload: Value, call: &Call, tab: &TabInfo) -> Value {
 pub async fn window_of(call: &Call, tab: &TabInfo) -> Option<u64> {
     let (browser, tab) = call.session.resolve_tab(Some(&tab.handle)).await.ok()?;
     browser.window_of(&tab).await.ok().map(|(id, _)| id)
+}
+
+pub async fn move_tab(call: Call, p: MoveTab) -> Result<Reply, ToolError> {
+    let to = match (p.windowId, p.newWindow) {
+        (Some(_), true) => {
+            return Err(ToolError::param(
+                "newWindow",
+                "cannot be given with windowId: move the tab into one or the other",
+            ));
+        }
+        (Some(window), false) => engine::WindowTarget::Existing(window as u64),
+        (None, true) => engine::WindowTarget::New,
+        (None, false) => {
+            return Err(ToolError::param(
+                "windowId",
+                "is required unless newWindow is true",
+            ));
+        }
+    };
+    let (tab, window, index) = call
+        .session
+        .move_tab(tab_arg(&Some(p.tabId)).as_deref(), to, p.index, p.focused)
+        .await?;
+    Ok(Reply::data(json!({
+        "success": true,
+        "message": format!("Moved tab {} to window {window}", tab.tab_id),
+        "tabId": tab.tab_id, "windowId": window, "index": index,
+    }))
+    .on(tab))
 }
