@@ -23,6 +23,7 @@ mod performance;
 mod permissions;
 mod protocol;
 mod reading;
+mod recording;
 mod script;
 mod search;
 mod tabs;

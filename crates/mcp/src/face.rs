@@ -123,12 +123,26 @@ pub struct Reply {
     /// The failure the tool reports beside its payload (None: it succeeded). Faces
     /// decide success from this alone, never from the payload's words.
     pub failure: Option<SoftFailure>,
+    /// Where an input landed, in CSS px of the viewport: a GIF recording marks it.
+    pub point: Option<(f64, f64)>,
+    /// The call acted on its tab (a click, typing, a navigation): an auto GIF recording
+    /// of the tab takes a frame after it.
+    pub acted: bool,
 }
 
 impl Reply {
     pub fn data(data: Value) -> Reply {
         Reply {
             data,
+            ..Reply::default()
+        }
+    }
+
+    /// The answer of a call that acted on its tab (see `acted`).
+    pub fn action(data: Value) -> Reply {
+        Reply {
+            data,
+            acted: true,
             ..Reply::default()
         }
     }
@@ -145,6 +159,12 @@ impl Reply {
     /// Marks the reply as the tool's own failure, its payload still said.
     pub fn failed(mut self, code: impl Into<String>, message: impl Into<String>) -> Reply {
         self.failure = Some(SoftFailure::new(code, message));
+        self
+    }
+
+    /// The point an input landed on.
+    pub fn at(mut self, x: f64, y: f64) -> Reply {
+        self.point = Some((x, y));
         self
     }
 

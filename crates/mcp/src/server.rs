@@ -333,9 +333,17 @@ impl TabwireServer {
         // anything (see `Engine::run_call`).
         let engine = self.session.engine.clone();
         let mut work = tokio::spawn(async move {
-            engine
+            let outcome = engine
                 .run_call(|| (tool.run)(call.clone()), ToolError::engine_error)
-                .await
+                .await;
+            // An action on a tab that an auto GIF recording follows adds its frame.
+            if let Ok(reply) = &outcome
+                && reply.acted
+                && let Some(tab) = &reply.target
+            {
+                engine.recordings.gifs.after_action(tab, reply.point).await;
+            }
+            outcome
         });
         let joined = tokio::select! {
             joined = &mut work => Some(joined),

@@ -404,6 +404,7 @@ impl Drop for AgentSession {
         // A trace it left running is ended, its last report forgotten.
         let browsers = self.engine.browsers.connected_now();
         self.engine.recordings.traces.forget(self.id, &browsers);
+        self.engine.recordings.gifs.forget(self.id);
         // What this session emulated is undone: the tabs outlive it.
         let emulated = self.engine.emulated_by(self.id);
         if !emulated.is_empty()

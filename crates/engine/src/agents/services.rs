@@ -7,9 +7,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::AgentSession;
+use crate::browser::TabInfo;
 use crate::data::downloads::{self, DownloadRequest, DownloadWait, FoundDownload};
 use crate::data::permissions::LeaseRequest;
 use crate::error::Result;
+use crate::recordings::gif::{GifOptions, GifSaved, GifStatus};
 use crate::recordings::insights::TraceReport;
 use crate::recordings::trace::StoppedTrace;
 use crate::recordings::{ConsolePage, NetworkFilter, NetworkOptions};
@@ -180,5 +182,62 @@ impl AgentSession {
     /// This session's last stopped trace.
     pub fn last_trace(&self) -> Option<std::sync::Arc<TraceReport>> {
         self.engine.recordings.traces.last(self.id)
+    }
+
+    /// Starts a GIF recording of a tab.
+    pub async fn gif_start(
+        &self,
+        handle: Option<&str>,
+        options: GifOptions,
+    ) -> Result<(TabInfo, GifStatus)> {
+        let page = self.page(handle).await?;
+        let status = self
+            .engine
+            .recordings
+            .gifs
+            .start(&page, self.id, options, &self.engine.config)
+            .await?;
+        Ok((page.info(), status))
+    }
+
+    /// Takes a frame of this session's auto recording of a tab now.
+    pub async fn gif_capture(&self, handle: Option<&str>) -> Result<(TabInfo, GifStatus)> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        let status = self
+            .engine
+            .recordings
+            .gifs
+            .capture(&tab, self.id, None)
+            .await?;
+        Ok((browser.info(&tab, None), status))
+    }
+
+    /// Where this session's recording of a tab stands.
+    pub async fn gif_status(&self, handle: Option<&str>) -> Result<(TabInfo, GifStatus)> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        let status = self.engine.recordings.gifs.status(&tab, self.id)?;
+        Ok((browser.info(&tab, None), status))
+    }
+
+    /// Ends this session's recording of a tab and saves it as `file_name`.
+    pub async fn gif_stop(
+        &self,
+        handle: Option<&str>,
+        file_name: &str,
+    ) -> Result<(TabInfo, GifSaved)> {
+        let (browser, tab) = self.resolve_tab(handle).await?;
+        let saved = self
+            .engine
+            .recordings
+            .gifs
+            .stop(&tab, self.id, &self.engine.config, file_name)
+            .await?;
+        Ok((browser.info(&tab, None), saved))
+    }
+
+    /// Drops this session's recording of a tab unsaved; whether there was one.
+    pub async fn gif_clear(&self, handle: Option<&str>) -> Result<bool> {
+        let (_, tab) = self.resolve_tab(handle).await?;
+        self.engine.recordings.gifs.clear(&tab, self.id)
     }
 }

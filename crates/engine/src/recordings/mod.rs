@@ -1,5 +1,5 @@
-//! Recordings: network and console captures, and performance traces (`trace`, read into
-//! insights by `insights`). Each fills a bounded ring from CDP events
+//! Recordings: network and console captures, performance traces (`trace`, read into
+//! insights by `insights`) and GIF recordings (`gif`). Each fills a bounded ring from CDP events
 //! in a background task, belongs to the agent session that started it (another gets
 //! `capture_busy`), reports events it lost if the event stream lagged, and is freed when
 //! stopped or when its tab or browser goes away.
@@ -7,6 +7,7 @@
 //! May import the page and browser rooms and the base modules.
 
 mod console;
+pub mod gif;
 pub mod insights;
 mod network;
 pub mod trace;
@@ -119,6 +120,8 @@ pub struct Recordings {
     running: Mutex<HashMap<(String, Kind), Capture>>,
     /// Performance traces, and each session's last one.
     pub traces: trace::Traces,
+    /// GIF recordings of tabs.
+    pub gifs: gif::Gifs,
 }
 
 impl Recordings {

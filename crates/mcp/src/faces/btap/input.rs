@@ -206,7 +206,11 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         hit["hit_verified"] != false,
         &data["dialogs"],
     );
-    Ok(Reply::data(data).on(page.info()).lean(lean))
+    let mut reply = Reply::action(data).on(page.info()).lean(lean);
+    if let Some((x, y)) = point {
+        reply = reply.at(x, y);
+    }
+    Ok(reply)
 }
 
 pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
@@ -237,7 +241,7 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
     if data["submitted"].as_bool() == Some(true) || data["submitted"].is_string() {
         lean.push_str(", then submitted");
     }
-    Ok(Reply::data(data).on(page.info()).lean(lean))
+    Ok(Reply::action(data).on(page.info()).lean(lean))
 }
 
 pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
@@ -248,7 +252,7 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
     let pressed = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
     let lean = format!("pressed {}", pressed.keys);
     Ok(
-        Reply::data(input_reply(json!({ "keys": pressed.keys }), "pressed"))
+        Reply::action(input_reply(json!({ "keys": pressed.keys }), "pressed"))
             .on(page.info())
             .lean(lean),
     )
@@ -268,7 +272,7 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    Ok(Reply::data(input_reply(data, "dragged")).on(page.info()))
+    Ok(Reply::action(input_reply(data, "dragged")).on(page.info()))
 }
 
 pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError> {

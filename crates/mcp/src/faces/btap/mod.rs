@@ -13,6 +13,7 @@ mod input;
 mod performance;
 mod raw;
 mod read;
+mod recording;
 mod script;
 mod setup;
 mod tabs;
@@ -52,9 +53,11 @@ mod hints {
     pub const WRITE: Hints = hints(false, false, false, true);
     /// Changes how a page is shown, reversibly; the same call leaves the same state.
     pub const TUNE: Hints = hints(false, false, true, true);
+    /// Records what happens in a tab, acting on nothing outside tabwire.
+    pub const RECORD: Hints = hints(false, false, false, false);
 }
 
-use hints::{ACT, LOCAL, READ, SETTING, STATUS, TUNE, WRITE};
+use hints::{ACT, LOCAL, READ, RECORD, SETTING, STATUS, TUNE, WRITE};
 
 pub const FACE: Face = Face {
     name: "btap",
@@ -126,6 +129,14 @@ pub const TOOLS: &[ToolDef] = &[
         emulation::Emulate,
         emulation::emulate,
         "Emulate a device on a tab: viewport, user agent, network, CPU, geolocation, colour scheme, extra headers. Each call sets them all; what it leaves out is cleared (tabwire)."
+    ),
+    tool!(
+        "gif_recorder",
+        "browser",
+        RECORD,
+        recording::GifRecorder,
+        recording::gif_recorder,
+        "Record a tab as an animated GIF: start (fixed fps) or auto_start (a frame after each action, clicks marked); stop saves it and shows the last frame (tabwire)."
     ),
     tool!(
         "performance_trace_start",

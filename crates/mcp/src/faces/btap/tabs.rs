@@ -185,7 +185,7 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
     if let Some(operation) = data["superseded_operation_id"].as_str() {
         lean.push_str(&format!("; stopped the script of operation {operation}"));
     }
-    Ok(Reply::data(data).on(page.info()).lean(lean))
+    Ok(Reply::action(data).on(page.info()).lean(lean))
 }
 
 pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError> {

@@ -207,7 +207,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
                     .trim()
                     .replace('\n', ", ")
             );
-            return Ok(Reply::data(json!({
+            return Ok(Reply::action(json!({
                 "success": true, "message": DIALOG_OPENED, "dialog": dialog,
                 "navigationOccurred": false, "clickMethod": method,
             }))
@@ -230,11 +230,12 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     }
     info["clickMethod"] = json!(method);
     info["clickPosition"] = json!({ "x": report.x, "y": report.y });
-    Ok(Reply::data(json!({
+    Ok(Reply::action(json!({
         "success": true, "message": "Element clicked successfully", "elementInfo": info,
         "navigationOccurred": navigated, "clickMethod": method,
     }))
     .on(landed)
+    .at(report.x, report.y)
     .lean(lean))
 }
 
@@ -267,7 +268,7 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
         "{verb} {} = \"{shown}\"",
         crate::lean::element(&filled.element)
     );
-    Ok(Reply::data(json!({
+    Ok(Reply::action(json!({
         "success": true,
         "message": if filled.kind == FilledKind::Select { "Option selected successfully" } else { "Element filled successfully" },
         "elementInfo": element_info(&filled.element, &filled.value),
@@ -307,7 +308,7 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
         })
         .collect();
     let lean = format!("pressed {}", p.keys);
-    Ok(Reply::data(json!({
+    Ok(Reply::action(json!({
         "success": true, "message": format!("Keyboard events simulated successfully: {}", p.keys),
         "targetElement": target, "results": results,
     }))
@@ -395,7 +396,15 @@ pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
             format!("'{other}' is not an action"),
         )),
     }?;
-    Ok(Reply::data(data).on(page.info()))
+    let mut reply = Reply::action(data).on(page.info());
+    // Where a click landed, for a recording to mark.
+    if let Some((x, y)) = reply.data["coordinates"]["x"]
+        .as_f64()
+        .zip(reply.data["coordinates"]["y"].as_f64())
+    {
+        reply = reply.at(x, y);
+    }
+    Ok(reply)
 }
 
 /// One `chrome_computer` call: the page, its arguments and its time, for the action it
@@ -682,7 +691,7 @@ impl Act<'_> {
         if let Some(region) = &self.p.region {
             data["region"] = region.clone();
         }
-        let mut reply = Reply::data(data).on(self.page.info());
+        let mut reply = Reply::action(data).on(self.page.info());
         reply.images.push((base64(&shot.bytes), shot.format.mime()));
         Ok(reply)
     }

@@ -11,6 +11,7 @@ mod input;
 mod network;
 mod performance;
 mod read;
+mod recording;
 mod reply;
 mod script;
 mod tabs;
@@ -39,9 +40,14 @@ mod hints {
     pub const READ: Hints = hints(true, false, true);
     pub const ACT: Hints = hints(false, true, false);
     pub const WRITE: Hints = hints(false, false, false);
+    /// Records what happens in a tab, acting on nothing outside tabwire.
+    pub const RECORD: Hints = Hints {
+        open_world: false,
+        ..WRITE
+    };
 }
 
-use hints::{ACT, READ, WRITE};
+use hints::{ACT, READ, RECORD, WRITE};
 
 pub const FACE: Face = Face {
     name: "chrome",
@@ -281,6 +287,14 @@ pub const TOOLS: &[ToolDef] = &[
         script::Javascript,
         script::javascript,
         "Run JavaScript in the tab as an async function body (await, return); returns its result"
+    ),
+    tool!(
+        "chrome_gif_recorder",
+        "capture",
+        RECORD,
+        recording::GifRecorder,
+        recording::gif_recorder,
+        "Record the tab as an animated GIF: start (fixed fps) or auto_start (a frame after each action, clicks marked); stop saves it"
     ),
     // Performance.
     tool!(

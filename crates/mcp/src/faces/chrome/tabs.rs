@@ -86,7 +86,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
         let page = call.session.page(shown.as_deref()).await?;
         let landed = page.reload(timeout).await?;
         let info = page.info();
-        return Ok(Reply::data(with_tab(
+        return Ok(Reply::action(with_tab(
             json!({ "success": true, "message": "Successfully refreshed current tab", "url": landed.url, "title": landed.title }),
             &call,
             &info,
@@ -111,7 +111,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
                 .set_default(&page.browser.client_id, page.tab.tab_id);
         }
         let info = page.info();
-        return Ok(Reply::data(with_tab(
+        return Ok(Reply::action(with_tab(
             json!({ "success": true, "message": "Navigated the tab", "url": landed.url, "title": landed.title }),
             &call,
             &info,
@@ -157,13 +157,13 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
     }
     let window_id = window_of(&call, &tab).await;
     if window.is_some() {
-        return Ok(Reply::data(json!({
+        return Ok(Reply::action(json!({
             "success": true, "message": "Opened URL in new window", "windowId": window_id,
             "tabs": [{ "tabId": tab.tab_id, "url": tab.url }],
         }))
         .on(tab));
     }
-    Ok(Reply::data(json!({
+    Ok(Reply::action(json!({
         "success": true, "message": "Opened URL in new tab in existing window",
         "tabId": tab.tab_id, "windowId": window_id, "url": tab.url, "title": tab.title,
     }))
@@ -194,7 +194,7 @@ async fn reuse_own_tab(
         }
         let info = call.session.resolve_tab(Some(&current)).await?;
         let info = info.0.info(&info.1, Some(info.1.tab_id));
-        return Ok(Some(Reply::data(with_tab(
+        return Ok(Some(Reply::action(with_tab(
             json!({ "success": true, "message": "Activated existing tab", "url": tab.url, "title": tab.title }),
             call,
             &info,
@@ -205,7 +205,7 @@ async fn reuse_own_tab(
     let landed = page.navigate(url, timeout).await?;
     let info = page.info();
     drop(page);
-    Ok(Some(Reply::data(with_tab(
+    Ok(Some(Reply::action(with_tab(
         json!({ "success": true, "message": "Opened URL in the session's tab", "url": landed.url, "title": landed.title }),
         call,
         &info,
@@ -252,7 +252,7 @@ async fn history(
         .await?;
     let way = if forward { "forward" } else { "back" };
     let info = page.info();
-    Ok(Reply::data(
+    Ok(Reply::action(
         with_tab(
             json!({
                 "success": true,

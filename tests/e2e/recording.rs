@@ -1,0 +1,170 @@
+//! GIF recordings: fixed-rate and after each action, saved as GIFs a decoder reads, with
+//! the last frame shown to the agent.
+//!
+//! `TABWIRE_GIF_SECONDS=30` makes the fixed-rate recording 30 s long and prints its size
+//! and how long stopping took.
+
+use serde_json::json;
+
+use crate::support::{Site, Tabwire, poll_until};
+
+/// A GIF's screen size and frame count, read block by block as a decoder reads it;
+/// panics on anything that is not a well-formed GIF with its trailer.
+fn gif_frames(bytes: &[u8]) -> (u16, u16, usize) {
+    assert!(
+        bytes.starts_with(b"GIF89a") || bytes.starts_with(b"GIF87a"),
+        "not a GIF"
+    );
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+    let (width, height) = (u16_at(6), u16_at(8));
+    let table = |flags: u8| {
+        if flags & 0x80 != 0 {
+            3 << ((flags & 0x07) + 1)
+        } else {
+            0
+        }
+    };
+    let mut at = 13 + table(bytes[10]);
+    // Data sub-blocks: a length byte, that many bytes, until a zero length.
+    let skip_blocks = |mut at: usize| {
+        while bytes[at] != 0 {
+            at += 1 + bytes[at] as usize;
+        }
+        at + 1
+    };
+    let mut frames = 0;
+    loop {
+        match bytes[at] {
+            0x21 => at = skip_blocks(at + 2),
+            0x2C => {
+                let flags = bytes[at + 9];
+                at += 10 + table(flags);
+                at = skip_blocks(at + 1); // the LZW minimum code size, then the data
+                frames += 1;
+            }
+            0x3B => return (width, height, frames),
+            other => panic!("unexpected GIF block 0x{other:02x} at {at}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_fixed_rate_recording_is_a_gif_of_its_frames() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("gif-fixed", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("form.html") }))
+        .await;
+    // The recording ends at its frame limit (4), however slowly the machine takes
+    // frames; with TABWIRE_GIF_SECONDS, at that duration instead.
+    let seconds: Option<f64> = std::env::var("TABWIRE_GIF_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let (duration, max_frames) = match seconds {
+        Some(seconds) => (seconds * 1000.0, 300),
+        None => (60_000.0, 4),
+    };
+    let started = tw
+        .chrome_ok(
+            "chrome_gif_recorder",
+            json!({ "action": "start", "fps": 5, "durationMs": duration,
+                    "width": 320, "height": 240, "maxFrames": max_frames }),
+        )
+        .await;
+    assert_eq!(started["isRecording"], true, "{started}");
+    assert_eq!(started["mode"], "fixed_fps");
+    let twice = tw
+        .chrome("chrome_gif_recorder", json!({ "action": "start" }))
+        .await;
+    assert!(twice.is_error, "one recording a tab: {}", twice.text);
+    poll_until("the recording to reach its duration", || async {
+        tw.chrome_ok("chrome_gif_recorder", json!({ "action": "status" }))
+            .await["isRecording"]
+            == false
+    })
+    .await;
+    let stopping = std::time::Instant::now();
+    let stopped = tw
+        .chrome(
+            "chrome_gif_recorder",
+            json!({ "action": "stop", "filename": "form tour" }),
+        )
+        .await;
+    let took = stopping.elapsed();
+    assert!(!stopped.is_error, "{}", stopped.text);
+    let payload = &stopped.payload;
+    let path = payload["fullPath"].as_str().expect("fullPath");
+    assert!(path.ends_with("recordings/form_tour.gif"), "{path}");
+    let bytes = std::fs::read(path).expect("the GIF");
+    assert_eq!(payload["byteLength"].as_u64(), Some(bytes.len() as u64));
+    let (width, height, frames) = gif_frames(&bytes);
+    assert!(
+        width <= 320 && height <= 240 && width > 0,
+        "{width}x{height}"
+    );
+    assert_eq!(
+        frames as u64,
+        payload["frameCount"].as_u64().unwrap(),
+        "{payload}"
+    );
+    if seconds.is_none() {
+        assert_eq!(frames, 4, "the frame limit ends the recording");
+    }
+    // The last frame, for the agent to see.
+    assert_eq!(stopped.images.len(), 1);
+    assert_eq!(stopped.images[0].1, "image/png");
+    eprintln!(
+        "GIF: {duration} ms at 5 fps, {frames} frames of {width}x{height}, {} bytes, stop took {took:?}",
+        bytes.len()
+    );
+    let again = tw
+        .chrome("chrome_gif_recorder", json!({ "action": "stop" }))
+        .await;
+    assert!(again.is_error, "nothing left to stop: {}", again.text);
+}
+
+#[tokio::test]
+async fn an_auto_recording_takes_a_frame_after_each_action() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("gif-auto").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let started = tw
+        .ok(
+            "gif_recorder",
+            json!({ "action": "auto_start", "width": 400, "height": 300 }),
+        )
+        .await;
+    assert_eq!(started["mode"], "auto_capture");
+    assert_eq!(started["frame_count"], 0);
+    tw.ok("page_click", json!({ "selector": "#email" })).await;
+    tw.ok(
+        "page_type",
+        json!({ "selector": "#email", "text": "a@b.c" }),
+    )
+    .await;
+    // Reading is not an action: no frame.
+    tw.ok("scan_page", json!({})).await;
+    let status = tw.ok("gif_recorder", json!({ "action": "status" })).await;
+    assert_eq!(status["frame_count"], 2, "{status}");
+    assert_eq!(status["actions_count"], 2, "{status}");
+    let captured = tw.ok("gif_recorder", json!({ "action": "capture" })).await;
+    assert_eq!(captured["frame_count"], 3, "{captured}");
+
+    let stopped = tw.call("gif_recorder", json!({ "action": "stop" })).await;
+    assert_eq!(stopped.images.len(), 1, "the last frame is shown");
+    let saved = stopped.ok();
+    let bytes = std::fs::read(saved["saved_path"].as_str().unwrap()).expect("the GIF");
+    let (width, height, frames) = gif_frames(&bytes);
+    assert_eq!(frames, 3);
+    assert!(width <= 400 && height <= 300, "{width}x{height}");
+
+    // Nothing recorded, nothing to save.
+    tw.ok("gif_recorder", json!({ "action": "auto_start" }))
+        .await;
+    let empty = tw.call("gif_recorder", json!({ "action": "stop" })).await;
+    assert_eq!(empty.reason(), "no_capture", "{}", empty.envelope);
+    let cleared = tw.ok("gif_recorder", json!({ "action": "clear" })).await;
+    assert_eq!(cleared["cleared"], true);
+    let none = tw.call("gif_recorder", json!({ "action": "status" })).await;
+    assert!(none.envelope["ok"] == false, "{}", none.envelope);
+}
