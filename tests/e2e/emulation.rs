@@ -173,19 +173,21 @@ async fn network_presets_and_cpu_throttling_slow_the_page() {
     tw.ok("emulate", json!({})).await;
     assert!(fetch_ms(&tw, &url).await.is_number());
 
-    // The CPU: the fastest of three runs of one loop, plain and eight times slower.
+    // The CPU: the fastest of three runs of one loop, plain and twenty times slower.
+    // Other work on the machine slows the plain runs too, so the ratio held is well
+    // below the rate.
     let spin = "(() => { let best = Infinity; for (let run = 0; run < 3; run++) { \
         const t = performance.now(); let x = 0; for (let i = 0; i < 3e6; i++) x += Math.sqrt(i); \
         best = Math.min(best, performance.now() - t); } return best; })()";
     let fast = js(&tw, spin).await.as_f64().unwrap();
-    tw.ok("emulate", json!({ "cpuThrottlingRate": 8 })).await;
+    tw.ok("emulate", json!({ "cpuThrottlingRate": 20 })).await;
     let throttled = js(&tw, spin).await.as_f64().unwrap();
     eprintln!(
-        "loop: plain {fast:.1} ms, CPU x8 {throttled:.1} ms ({:.1}x)",
+        "loop: plain {fast:.1} ms, CPU x20 {throttled:.1} ms ({:.1}x)",
         throttled / fast
     );
     assert!(
-        throttled >= 2.5 * fast,
+        throttled >= 3.0 * fast,
         "plain {fast} ms, throttled {throttled} ms"
     );
 }

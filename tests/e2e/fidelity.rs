@@ -1344,7 +1344,7 @@ fn browser_version() -> String {
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
 /// Just enough of a CDP client: commands over the browser WebSocket, flattened sessions.
-struct Cdp {
+pub(crate) struct Cdp {
     sink: Mutex<
         futures_util::stream::SplitSink<
             tokio_tungstenite::WebSocketStream<
@@ -1358,7 +1358,7 @@ struct Cdp {
 }
 
 impl Cdp {
-    async fn connect(ws: &str) -> Cdp {
+    pub(crate) async fn connect(ws: &str) -> Cdp {
         let (stream, _) = tokio_tungstenite::connect_async(ws)
             .await
             .expect("CDP WebSocket");
@@ -1388,7 +1388,7 @@ impl Cdp {
     }
 
     /// A command's result; panics on a CDP error.
-    async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Value {
+    pub(crate) async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Value {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut message = json!({ "id": id, "method": method, "params": params });
         if let Some(session) = session {
@@ -1412,7 +1412,7 @@ impl Cdp {
         reply["result"].clone()
     }
 
-    async fn attach(&self, target: &str) -> String {
+    pub(crate) async fn attach(&self, target: &str) -> String {
         let attached = self
             .call(
                 None,

@@ -21,6 +21,7 @@ mod lean;
 mod lifecycle;
 mod performance;
 mod permissions;
+mod pick;
 mod protocol;
 mod reading;
 mod recording;

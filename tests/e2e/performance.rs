@@ -29,6 +29,12 @@ async fn a_trace_is_saved_and_its_insights_match_the_pages_own_figures() {
     // A slow interaction while tracing.
     tw.ok("page_click", json!({ "selector": "#slow" })).await;
     tw.ok("wait_for", json!({ "text": "Clicked true" })).await;
+    // An interaction is reported once its frame is painted: wait for the page to see it.
+    tw.ok(
+        "wait_for",
+        json!({ "js": "observed.inp > 0", "timeout": 30 }),
+    )
+    .await;
     let stopped = tw.ok("performance_trace_stop", json!({})).await;
 
     // The saved trace is trace-event JSON with the events DevTools reads.

@@ -49,6 +49,7 @@ pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
 pub use page::navigation::Navigated;
+pub use page::pick::{PickRequest, Picked, PickedElement, Picking};
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
 pub use page::storage::StoragePage;

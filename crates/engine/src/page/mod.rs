@@ -14,6 +14,7 @@ pub mod inject;
 pub mod input;
 pub mod keys;
 pub mod navigation;
+pub mod pick;
 pub mod raw;
 pub mod read;
 pub mod screenshot;

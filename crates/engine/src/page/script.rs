@@ -21,6 +21,7 @@ const FILES: &[&str] = &[
     include_str!("../../page_script/act.js"),
     include_str!("../../page_script/value.js"),
     include_str!("../../page_script/storage.js"),
+    include_str!("../../page_script/pick.js"),
 ];
 
 /// What a call into a world without the script returns (instead of running anything).

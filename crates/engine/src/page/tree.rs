@@ -345,6 +345,13 @@ impl Page {
         });
     }
 
+    /// Records the frame path of one ref a framed document handed out.
+    pub(crate) fn remember_ref_frame(&self, reference: &str, path: Vec<Value>) {
+        self.browser.update_tab(&self.tab.target_id, |tab| {
+            tab.refs.framed.insert(reference.to_owned(), path);
+        });
+    }
+
     /// Records the frame path of every ref a framed document handed out.
     fn remember_framed(&self, lines: &[Line], path: &[Value]) {
         self.browser.update_tab(&self.tab.target_id, |tab| {

@@ -10,6 +10,7 @@ mod data;
 mod input;
 mod network;
 mod performance;
+mod pick;
 mod read;
 mod recording;
 mod reply;
@@ -295,6 +296,14 @@ pub const TOOLS: &[ToolDef] = &[
         recording::GifRecorder,
         recording::gif_recorder,
         "Record the tab as an animated GIF: start (fixed fps) or auto_start (a frame after each action, clicks marked); stop saves it"
+    ),
+    tool!(
+        "chrome_request_element_selection",
+        "input",
+        READ,
+        pick::RequestSelection,
+        pick::request_element_selection,
+        "Ask the person to click the elements you name (a panel says which); answers a ref for each, frames included"
     ),
     // Performance.
     tool!(
