@@ -173,21 +173,26 @@ async fn network_presets_and_cpu_throttling_slow_the_page() {
     tw.ok("emulate", json!({})).await;
     assert!(fetch_ms(&tw, &url).await.is_number());
 
-    // The CPU: the fastest of three runs of one loop, plain and twenty times slower.
-    // Other work on the machine slows the plain runs too, so the ratio held is well
-    // below the rate.
-    let spin = "(() => { let best = Infinity; for (let run = 0; run < 3; run++) { \
-        const t = performance.now(); let x = 0; for (let i = 0; i < 3e6; i++) x += Math.sqrt(i); \
+    // The CPU: one loop timed plain and twenty times slower, in turns, the fastest of
+    // each kept. Other work on the machine slows a run too, so turns and minimums keep a
+    // busy moment from looking like (or hiding) the throttling, and the ratio held is
+    // far below the rate.
+    let spin = "(() => { let best = Infinity; for (let run = 0; run < 2; run++) { \
+        const t = performance.now(); let x = 0; for (let i = 0; i < 2e6; i++) x += Math.sqrt(i); \
         best = Math.min(best, performance.now() - t); } return best; })()";
-    let fast = js(&tw, spin).await.as_f64().unwrap();
-    tw.ok("emulate", json!({ "cpuThrottlingRate": 20 })).await;
-    let throttled = js(&tw, spin).await.as_f64().unwrap();
+    let (mut fast, mut throttled) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        tw.ok("emulate", json!({})).await;
+        fast = fast.min(js(&tw, spin).await.as_f64().unwrap());
+        tw.ok("emulate", json!({ "cpuThrottlingRate": 20 })).await;
+        throttled = throttled.min(js(&tw, spin).await.as_f64().unwrap());
+    }
     eprintln!(
         "loop: plain {fast:.1} ms, CPU x20 {throttled:.1} ms ({:.1}x)",
         throttled / fast
     );
     assert!(
-        throttled >= 3.0 * fast,
+        throttled >= 2.0 * fast,
         "plain {fast} ms, throttled {throttled} ms"
     );
 }

@@ -28,4 +28,5 @@ mod recording;
 mod script;
 mod search;
 mod tabs;
+mod userscript;
 mod windows;

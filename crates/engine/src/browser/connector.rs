@@ -31,6 +31,8 @@ pub struct Browsers {
     on_connect: OnceLock<OnConnect>,
     /// The last browser that went away under us, and why.
     lost: Mutex<Option<Loss>>,
+    /// The agents' userscripts, for every browser.
+    userscripts: Arc<super::userscripts::UserScripts>,
 }
 
 /// A browser that went away: when, why, and how many tabs went with it.
@@ -46,6 +48,49 @@ pub struct Loss {
 }
 
 impl Browsers {
+    /// The agents' userscripts.
+    pub fn userscripts(&self) -> &super::userscripts::UserScripts {
+        &self.userscripts
+    }
+
+    /// Keeps a userscript and puts it into every attached tab of every browser.
+    pub async fn add_userscript(
+        &self,
+        new: super::userscripts::NewUserScript,
+    ) -> Result<super::userscripts::UserScript> {
+        let script = self.userscripts.add(new)?;
+        for browser in self.connected_now() {
+            browser.install_everywhere(&script).await;
+        }
+        Ok(script)
+    }
+
+    /// Forgets a userscript and takes it out of every tab that has it.
+    pub async fn remove_userscript(&self, id: &str) -> Result<super::userscripts::UserScript> {
+        let script = self.userscripts.remove(id)?;
+        for browser in self.connected_now() {
+            browser.uninstall_userscript(id).await;
+        }
+        Ok(script)
+    }
+
+    /// Turns a userscript on (into every attached tab) or off (out of them).
+    pub async fn set_userscript_enabled(
+        &self,
+        id: &str,
+        enabled: bool,
+    ) -> Result<super::userscripts::UserScript> {
+        let script = self.userscripts.set_enabled(id, enabled)?;
+        for browser in self.connected_now() {
+            if enabled {
+                browser.install_everywhere(&script).await;
+            } else {
+                browser.uninstall_userscript(id).await;
+            }
+        }
+        Ok(script)
+    }
+
     pub fn new(config: Arc<EngineConfig>) -> Browsers {
         Browsers {
             config,
@@ -55,6 +100,7 @@ impl Browsers {
             links: Links::default(),
             on_connect: OnceLock::new(),
             lost: Mutex::new(None),
+            userscripts: Arc::default(),
         }
     }
 
@@ -260,6 +306,7 @@ impl Browsers {
             temp_profile: temp,
             extension_id: self.config.extension_id.clone(),
             own_windows: self.own_windows(),
+            userscripts: self.userscripts.clone(),
         }
     }
 

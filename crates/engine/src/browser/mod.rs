@@ -17,6 +17,7 @@ pub mod launch;
 mod link;
 mod process;
 pub(crate) mod tabs;
+pub mod userscripts;
 
 use platform::process::BrowserProcess as Child;
 use std::sync::{Arc, Mutex};
@@ -48,6 +49,8 @@ pub(crate) struct BrowserSetup {
     pub extension_id: Option<String>,
     /// Whether new tabs open in windows of their own (see `Browsers::own_windows`).
     pub own_windows: bool,
+    /// The userscripts every attached tab gets.
+    pub userscripts: Arc<userscripts::UserScripts>,
 }
 
 /// One CDP target as the browser lists it.
@@ -90,6 +93,8 @@ pub struct Browser {
     /// Set once its loss is on record (whoever noticed it first: the connection's
     /// watcher, or a call's probe).
     pub(crate) lost: std::sync::atomic::AtomicBool,
+    /// The userscripts every tab it attaches to gets.
+    userscripts: Arc<userscripts::UserScripts>,
 }
 
 impl Browser {
@@ -123,6 +128,7 @@ impl Browser {
             downloads: download_log::DownloadLog::default(),
             attaching: tokio::sync::Mutex::new(()),
             lost: std::sync::atomic::AtomicBool::new(false),
+            userscripts: setup.userscripts,
         });
         // Subscribe before discovery so no target event falls between the two.
         let events = conn.subscribe();
@@ -505,6 +511,12 @@ impl Browser {
                 tab.main_frame = main_frame;
             }
         });
+        // The agent's userscripts run on this tab's next loads.
+        for script in self.userscripts.list().iter().filter(|s| s.enabled) {
+            if let Err(error) = self.install_userscript(target_id, &session, script).await {
+                tracing::debug!(%error, "could not put a userscript into a tab");
+            }
+        }
         Ok(session)
     }
 

@@ -60,6 +60,8 @@ pub struct TabState {
     pub(crate) releasing: bool,
     /// What the tab is set to emulate, and which agent session set it.
     pub(crate) emulation: Option<super::emulation::Emulated>,
+    /// The userscripts put into this tab's session: script id → CDP identifier.
+    pub(crate) userscripts: HashMap<String, String>,
 }
 
 /// A tab's element refs (see `page::tree`).
@@ -234,6 +236,7 @@ impl TabTable {
                 dialog_left_open: None,
                 releasing: false,
                 emulation: None,
+                userscripts: HashMap::new(),
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

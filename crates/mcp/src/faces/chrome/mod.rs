@@ -16,6 +16,7 @@ mod recording;
 mod reply;
 mod script;
 mod tabs;
+mod userscript;
 
 use serde_json::Value;
 
@@ -305,6 +306,8 @@ pub const TOOLS: &[ToolDef] = &[
         pick::request_element_selection,
         "Ask the person to click the elements you name (a panel says which); answers a ref for each, frames included"
     ),
+    tool!(hidden "chrome_userscript", "script", ACT, userscript::Userscript, userscript::userscript,
+        "Keep a script for pages whose URL matches: it runs on every load until removed (create, list, get, enable, disable, remove)"),
     // Performance.
     tool!(
         "performance_start_trace",

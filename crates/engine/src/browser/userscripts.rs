@@ -1,0 +1,246 @@
+//! Userscripts: scripts an agent keeps for pages whose URL matches, run at the start of
+//! every document load until removed. One registry for every browser of the engine; each
+//! tab tabwire attaches to gets the enabled scripts (`Page.addScriptToEvaluateOnNewDocument`,
+//! wrapped so a script runs only where its URL patterns match), and a script added,
+//! disabled or removed is put into or taken out of every tab already attached.
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::{Browser, HOUSEKEEPING, lock};
+use crate::error::{EngineError, Input, Result};
+
+/// The isolated world userscripts of that world run in (not tabwire's own).
+const USERSCRIPT_WORLD: &str = "tabwire-userscripts";
+/// How many scripts the registry keeps.
+const MAX_SCRIPTS: usize = 64;
+/// The longest script kept.
+const MAX_SOURCE: usize = 512 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum UserScriptWorld {
+    /// The page's own world: the script sees the page's globals.
+    #[serde(rename = "MAIN")]
+    Main,
+    /// A world of its own: the page cannot see or break it.
+    #[serde(rename = "ISOLATED")]
+    Isolated,
+}
+
+/// When in a load a script runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunAt {
+    /// Before the page's own scripts, while the document is still empty.
+    DocumentStart,
+    /// Once the document is parsed (`DOMContentLoaded`).
+    DocumentEnd,
+    /// Once the page has loaded (`load`), as extensions' content scripts run by default.
+    DocumentIdle,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UserScript {
+    pub id: String,
+    pub name: String,
+    /// URL patterns (`*` matches anything; `<all_urls>` every web page) it runs on.
+    pub matches: Vec<String>,
+    /// URL patterns it never runs on.
+    pub excludes: Vec<String>,
+    pub world: UserScriptWorld,
+    pub run_at: RunAt,
+    pub enabled: bool,
+    pub created_ms: u64,
+    #[serde(skip)]
+    pub source: String,
+}
+
+/// What an agent asks to keep.
+#[derive(Debug, Clone)]
+pub struct NewUserScript {
+    pub name: Option<String>,
+    pub source: String,
+    pub matches: Vec<String>,
+    pub excludes: Vec<String>,
+    pub world: UserScriptWorld,
+    pub run_at: RunAt,
+}
+
+#[derive(Default)]
+pub struct UserScripts {
+    scripts: Mutex<Vec<UserScript>>,
+}
+
+impl UserScripts {
+    pub fn list(&self) -> Vec<UserScript> {
+        lock(&self.scripts).clone()
+    }
+
+    pub fn get(&self, id: &str) -> Option<UserScript> {
+        lock(&self.scripts).iter().find(|s| s.id == id).cloned()
+    }
+
+    /// Keeps a new script (enabled); it is not yet in any tab.
+    pub(crate) fn add(&self, new: NewUserScript) -> Result<UserScript> {
+        if new.source.trim().is_empty() {
+            return Err(EngineError::invalid(Input::Script, "the script is empty"));
+        }
+        if new.source.len() > MAX_SOURCE {
+            return Err(EngineError::invalid(
+                Input::Script,
+                format!(
+                    "the script is {} bytes; at most {MAX_SOURCE}",
+                    new.source.len()
+                ),
+            ));
+        }
+        let mut scripts = lock(&self.scripts);
+        if scripts.len() >= MAX_SCRIPTS {
+            return Err(EngineError::invalid(
+                Input::Script,
+                format!("{MAX_SCRIPTS} userscripts are kept already; remove one first"),
+            ));
+        }
+        let id = crate::ids::unique("us");
+        let script = UserScript {
+            name: new
+                .name
+                .filter(|n| !n.trim().is_empty())
+                .unwrap_or_else(|| id.clone()),
+            id,
+            matches: if new.matches.is_empty() {
+                vec!["<all_urls>".into()]
+            } else {
+                new.matches
+            },
+            excludes: new.excludes,
+            world: new.world,
+            run_at: new.run_at,
+            enabled: true,
+            created_ms: crate::ids::now_ms(),
+            source: new.source,
+        };
+        scripts.push(script.clone());
+        Ok(script)
+    }
+
+    /// Forgets a script; the script as it was.
+    pub(crate) fn remove(&self, id: &str) -> Result<UserScript> {
+        let mut scripts = lock(&self.scripts);
+        let at = scripts
+            .iter()
+            .position(|s| s.id == id)
+            .ok_or_else(|| unknown(id))?;
+        Ok(scripts.remove(at))
+    }
+
+    /// Turns a script on or off; the script now.
+    pub(crate) fn set_enabled(&self, id: &str, enabled: bool) -> Result<UserScript> {
+        let mut scripts = lock(&self.scripts);
+        let script = scripts
+            .iter_mut()
+            .find(|s| s.id == id)
+            .ok_or_else(|| unknown(id))?;
+        script.enabled = enabled;
+        Ok(script.clone())
+    }
+}
+
+fn unknown(id: &str) -> EngineError {
+    EngineError::invalid(
+        Input::Script,
+        format!("no userscript has the id '{id}'; list them for their ids"),
+    )
+}
+
+/// The guard before each script: whether the page's URL is one it runs on.
+const GUARD: &str = include_str!("../../page_script/userscript.js");
+
+/// The script as registered in a tab: it runs only where the page's URL matches.
+fn wrapped(script: &UserScript) -> String {
+    let mut source = String::from("(function () {\n");
+    source.push_str(GUARD);
+    source.push_str(&format!(
+        "if (!runsOn({}, {}, location.href)) return;\n// tabwire userscript {}\nfunction run() {{\n",
+        json!(script.matches),
+        json!(script.excludes),
+        json!(script.name),
+    ));
+    source.push_str(&script.source);
+    source.push_str(match script.run_at {
+        RunAt::DocumentStart => "\n}\nrun();\n})();",
+        RunAt::DocumentEnd => "\n}\nwhenReady('DOMContentLoaded', run);\n})();",
+        RunAt::DocumentIdle => "\n}\nwhenReady('load', run);\n})();",
+    });
+    source
+}
+
+impl Browser {
+    /// Puts a script into one attached tab (its CDP session) for its next loads.
+    pub(crate) async fn install_userscript(
+        &self,
+        target_id: &str,
+        session: &str,
+        script: &UserScript,
+    ) -> Result<()> {
+        let mut params = json!({ "source": wrapped(script) });
+        if script.world == UserScriptWorld::Isolated {
+            params["worldName"] = json!(USERSCRIPT_WORLD);
+        }
+        let added = self
+            .conn
+            .call(
+                Some(session),
+                "Page.addScriptToEvaluateOnNewDocument",
+                params,
+                HOUSEKEEPING,
+            )
+            .await?;
+        if let Some(identifier) = added["identifier"].as_str() {
+            let (id, identifier) = (script.id.clone(), identifier.to_owned());
+            self.update_tab(target_id, |tab| {
+                tab.userscripts.insert(id, identifier);
+            });
+        }
+        Ok(())
+    }
+
+    /// Takes a script out of every tab of this browser that has it.
+    pub(crate) async fn uninstall_userscript(&self, id: &str) {
+        for tab in self.tabs() {
+            let (Some(session), Some(identifier)) =
+                (tab.session.clone(), tab.userscripts.get(id).cloned())
+            else {
+                continue;
+            };
+            let _ = self
+                .conn
+                .call(
+                    Some(&session),
+                    "Page.removeScriptToEvaluateOnNewDocument",
+                    json!({ "identifier": identifier }),
+                    HOUSEKEEPING,
+                )
+                .await;
+            self.update_tab(&tab.target_id, |tab| {
+                tab.userscripts.remove(id);
+            });
+        }
+    }
+
+    /// Puts a script into every tab of this browser tabwire is attached to.
+    pub(crate) async fn install_everywhere(&self, script: &UserScript) {
+        for tab in self.tabs() {
+            if let Some(session) = tab.session.clone()
+                && !tab.userscripts.contains_key(&script.id)
+                && let Err(error) = self
+                    .install_userscript(&tab.target_id, &session, script)
+                    .await
+            {
+                tracing::debug!(%error, tab = %tab.target_id, "could not put a userscript into a tab");
+            }
+        }
+    }
+}
