@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Site, Tabwire};
+use crate::support::{Site, Tabwire, poll_until};
 
 /// `a` within `percent` of `b`.
 fn close(a: f64, b: f64, percent: f64) -> bool {
@@ -26,6 +26,13 @@ async fn a_trace_is_saved_and_its_insights_match_the_pages_own_figures() {
     tw.ok("activate_tab", json!({})).await;
     tw.ok("performance_trace_start", json!({ "reload": true }))
         .await;
+    // The load is over once the page has seen its hero painted and the banner's shift
+    // (what is painted after the load event may come a frame later).
+    tw.ok(
+        "wait_for",
+        json!({ "js": "observed.lcpElement === 'hero' && observed.cls > 0", "timeout": 30 }),
+    )
+    .await;
     // A slow interaction while tracing.
     tw.ok("page_click", json!({ "selector": "#slow" })).await;
     tw.ok("wait_for", json!({ "text": "Clicked true" })).await;
@@ -190,7 +197,14 @@ async fn a_trace_is_saved_and_its_insights_match_the_pages_own_figures() {
 async fn the_chrome_face_names_them_as_the_original_and_saves_the_trace() {
     let site = Site::start().await;
     let tw = Tabwire::on_link("trace-chrome", &["--face", "chrome"]).await;
-    tw.chrome_ok("chrome_navigate", json!({ "url": slow_page(&site) }))
+    let opened = tw
+        .chrome_ok("chrome_navigate", json!({ "url": slow_page(&site) }))
+        .await;
+    // A tab in the background paints nothing: bring it forward.
+    let tab = opened["tabId"]
+        .as_u64()
+        .or(opened["tabs"][0]["tabId"].as_u64());
+    tw.chrome_ok("chrome_switch_tab", json!({ "tabId": tab }))
         .await;
     let never = tw.chrome("performance_stop_trace", json!({})).await;
     assert!(never.is_error, "a stop without a start: {}", never.text);
@@ -200,6 +214,15 @@ async fn the_chrome_face_names_them_as_the_original_and_saves_the_trace() {
     assert_eq!(started["success"], true);
     let again = tw.chrome("performance_start_trace", json!({})).await;
     assert!(again.is_error, "one trace a tab: {}", again.text);
+    poll_until("the hero to be painted", || async {
+        tw.chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return String(observed.lcpElement === 'hero' && observed.cls > 0)" }),
+        )
+        .await["result"]
+            == "true"
+    })
+    .await;
     let stopped = tw
         .chrome_ok(
             "performance_stop_trace",
