@@ -59,17 +59,16 @@ async fn a_fixed_rate_recording_is_a_gif_of_its_frames() {
     let seconds: Option<f64> = std::env::var("TABWIRE_GIF_SECONDS")
         .ok()
         .and_then(|s| s.parse().ok());
-    let (duration, max_frames) = match seconds {
-        Some(seconds) => (seconds * 1000.0, 300),
-        None => (60_000.0, 4),
+    // A measured recording keeps the tool's default size (800×600).
+    let start = match seconds {
+        Some(seconds) => {
+            json!({ "action": "start", "fps": 5, "durationMs": seconds * 1000.0, "maxFrames": 300 })
+        }
+        None => json!({ "action": "start", "fps": 5, "durationMs": 60_000.0, "maxFrames": 4,
+                        "width": 320, "height": 240 }),
     };
-    let started = tw
-        .chrome_ok(
-            "chrome_gif_recorder",
-            json!({ "action": "start", "fps": 5, "durationMs": duration,
-                    "width": 320, "height": 240, "maxFrames": max_frames }),
-        )
-        .await;
+    let duration = start["durationMs"].clone();
+    let started = tw.chrome_ok("chrome_gif_recorder", start).await;
     assert_eq!(started["isRecording"], true, "{started}");
     assert_eq!(started["mode"], "fixed_fps");
     let twice = tw
@@ -97,8 +96,13 @@ async fn a_fixed_rate_recording_is_a_gif_of_its_frames() {
     let bytes = std::fs::read(path).expect("the GIF");
     assert_eq!(payload["byteLength"].as_u64(), Some(bytes.len() as u64));
     let (width, height, frames) = gif_frames(&bytes);
+    let most = if seconds.is_some() {
+        (800, 600)
+    } else {
+        (320, 240)
+    };
     assert!(
-        width <= 320 && height <= 240 && width > 0,
+        width <= most.0 && height <= most.1 && width > 0,
         "{width}x{height}"
     );
     assert_eq!(
