@@ -292,6 +292,29 @@ fn readable_file(roots: &[PathBuf], path: &str) -> Result<String> {
     Ok(platform::fs::display_path(&canonical).display().to_string())
 }
 
+/// A file name made from what an agent called a thing: letters, digits, `-`, `_` and
+/// `.` kept, anything else (slashes included) made `_`, no leading or trailing dots;
+/// `fallback` when nothing is left.
+pub fn safe_name(name: &str, fallback: &str) -> String {
+    let cleaned: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_matches('.');
+    if cleaned.is_empty() {
+        fallback.to_owned()
+    } else {
+        cleaned.to_owned()
+    }
+}
+
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
@@ -363,6 +386,17 @@ fn open_parent(target: &ConfinedPath) -> std::io::Result<Walk> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn names_agents_give_become_safe_file_names() {
+        assert_eq!(super::safe_name("form tour", "x"), "form_tour");
+        assert_eq!(super::safe_name("../../etc/passwd", "x"), "_.._etc_passwd");
+        assert_eq!(super::safe_name(" ..hidden.. ", "x"), "hidden");
+        assert_eq!(super::safe_name("", "fallback"), "fallback");
+        assert_eq!(super::safe_name("...", "fallback"), "fallback");
+        assert_eq!(super::safe_name("Résumé-1_a.png", "x"), "Résumé-1_a.png");
+    }
+
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {

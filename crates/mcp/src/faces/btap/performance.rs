@@ -48,17 +48,7 @@ pub async fn start(call: Call, p: Start) -> Result<Reply, ToolError> {
 }
 
 pub async fn stop(call: Call, p: Stop) -> Result<Reply, ToolError> {
-    let prefix: String = p
-        .filename_prefix
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let prefix = engine::files::safe_name(&p.filename_prefix, "performance_trace");
     let file = p
         .save
         .then(|| format!("traces/{prefix}_{}.json", engine::ids::utc_stamp()));

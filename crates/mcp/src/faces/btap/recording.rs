@@ -59,23 +59,11 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             ));
         }
         _ => {
-            let name = if p.filename.trim().is_empty() {
-                format!("recording_{}", engine::ids::utc_stamp())
-            } else {
-                p.filename.trim().trim_end_matches(".gif").to_owned()
-            };
-            let safe: String = name
-                .chars()
-                .map(|c| {
-                    if c.is_alphanumeric() || "-_.".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
+            let stamped = format!("recording_{}", engine::ids::utc_stamp());
+            let name = p.filename.trim().trim_end_matches(".gif");
+            let safe = engine::files::safe_name(name, &stamped);
             let (info, saved) = session
-                .gif_stop(tab, &format!("recordings/{}.gif", safe.trim_matches('.')))
+                .gif_stop(tab, &format!("recordings/{safe}.gif"))
                 .await?;
             let mut data = status_json(&saved.status);
             data["status"] = json!("saved");

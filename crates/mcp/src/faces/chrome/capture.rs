@@ -47,7 +47,11 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
     };
     let name = p.name.clone().unwrap_or_else(|| "screenshot".into());
     // The original's file name: the agent's name for it, then when it was taken.
-    let file = format!("{}_{}.png", safe_name(&name), chrono_stamp());
+    let file = format!(
+        "{}_{}.png",
+        engine::files::safe_name(&name, "screenshot"),
+        chrono_stamp()
+    );
     let request = ScreenshotRequest {
         format: ImageFormat::Png,
         quality: None,
@@ -80,26 +84,6 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         reply.images.push((base64(&shot.bytes), "image/png"));
     }
     Ok(reply)
-}
-
-/// A file name from what the agent called the screenshot: no folders, nothing odd.
-fn safe_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_matches('.').to_owned();
-    if cleaned.is_empty() {
-        "screenshot".into()
-    } else {
-        cleaned
-    }
 }
 
 /// `2026-12-01T10-15-30-123Z` (UTC, as the original stamps its files): sortable, and

@@ -119,17 +119,7 @@ pub async fn analyze_insight(call: Call, p: AnalyzeInsight) -> Result<Reply, Too
 
 /// `performance_trace_<stamp>.json`, or the agent's prefix before the stamp.
 fn file_name(prefix: Option<&str>) -> String {
-    let prefix: String = prefix
-        .unwrap_or("performance_trace")
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let prefix = engine::files::safe_name(prefix.unwrap_or_default(), "performance_trace");
     format!("traces/{prefix}_{}.json", engine::ids::utc_stamp())
 }
 

@@ -114,19 +114,10 @@ fn payload(action: &str, tab: &engine::TabInfo, status: &GifStatus, extra: Value
 
 /// `recordings/<name>.gif`: the agent's name, or `recording_<stamp>`.
 fn file_name(given: Option<&str>) -> String {
-    let name = given
-        .map(|n| n.trim().trim_end_matches(".gif").to_owned())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| format!("recording_{}", engine::ids::utc_stamp()));
-    let safe: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("recordings/{}.gif", safe.trim_matches('.'))
+    let stamped = format!("recording_{}", engine::ids::utc_stamp());
+    let name = given.unwrap_or_default().trim().trim_end_matches(".gif");
+    format!(
+        "recordings/{}.gif",
+        engine::files::safe_name(name, &stamped)
+    )
 }
