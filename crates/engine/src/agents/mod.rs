@@ -402,8 +402,7 @@ impl Drop for AgentSession {
         self.engine.live_sessions.fetch_sub(1, Ordering::Relaxed);
         lock(&self.engine.defaults).retain(|_, session| *session != self.id);
         // A trace it left running is ended, its last report forgotten.
-        let browsers = self.engine.browsers.connected_now();
-        self.engine.recordings.traces.forget(self.id, &browsers);
+        self.engine.recordings.traces.forget(self.id);
         self.engine.recordings.gifs.forget(self.id);
         // What this session emulated is undone: the tabs outlive it.
         let emulated = self.engine.emulated_by(self.id);

@@ -161,12 +161,12 @@ impl AgentSession {
         Ok(page.info())
     }
 
-    /// Stops this session's trace of a tab, saves it (as `file_name` under the output
-    /// dir, when given) and reads its insights.
+    /// Stops this session's trace of a tab, saves it (its file's name starting with
+    /// `save`, when given) and reads its insights.
     pub async fn trace_stop(
         &self,
         handle: Option<&str>,
-        file_name: Option<&str>,
+        save: Option<&str>,
         timeout: Duration,
     ) -> Result<(crate::browser::TabInfo, StoppedTrace)> {
         let page = self.page(handle).await?;
@@ -174,7 +174,7 @@ impl AgentSession {
             .engine
             .recordings
             .traces
-            .stop(&page, self.id, &self.engine.config, file_name, timeout)
+            .stop(&page, self.id, &self.engine.config, save, timeout)
             .await?;
         Ok((page.info(), stopped))
     }
@@ -219,18 +219,18 @@ impl AgentSession {
         Ok((browser.info(&tab, None), status))
     }
 
-    /// Ends this session's recording of a tab and saves it as `file_name`.
+    /// Ends this session's recording of a tab and saves it (named `name`, when given).
     pub async fn gif_stop(
         &self,
         handle: Option<&str>,
-        file_name: &str,
+        name: Option<&str>,
     ) -> Result<(TabInfo, GifSaved)> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         let saved = self
             .engine
             .recordings
             .gifs
-            .stop(&tab, self.id, &self.engine.config, file_name)
+            .stop(&tab, self.id, &self.engine.config, name)
             .await?;
         Ok((browser.info(&tab, None), saved))
     }

@@ -280,15 +280,18 @@ impl Gifs {
     }
 
     /// Ends `owner`'s recording of the tab and saves it under the output dir as
-    /// `file_name` (a fixed-rate one gets a last frame first).
+    /// `recordings/<name>.gif` (the agent's name made safe, else `recording_<stamp>`).
     pub async fn stop(
         &self,
         tab: &Tab,
         owner: Owner,
         config: &EngineConfig,
-        file_name: &str,
+        name: Option<&str>,
     ) -> Result<GifSaved> {
-        let target = files::confined_path(&config.output_dir, file_name, Input::Filename)?;
+        let stamped = format!("recording_{}", crate::ids::utc_stamp());
+        let name = name.unwrap_or_default().trim().trim_end_matches(".gif");
+        let file = format!("recordings/{}.gif", files::safe_name(name, &stamped));
+        let target = files::confined_path(&config.output_dir, &file, Input::Filename)?;
         let recording = {
             let mut recordings = lock(&self.recordings);
             let recording = owned(&recordings, tab, owner)?;
@@ -463,20 +466,22 @@ async fn take_frame(
             HOUSEKEEPING,
         )
         .await?;
-    let metrics = browser
-        .connection()
-        .call(
-            Some(session),
-            "Page.getLayoutMetrics",
-            json!({}),
-            HOUSEKEEPING,
-        )
-        .await
-        .ok();
-    let css_width = metrics
-        .as_ref()
-        .and_then(|m| m["cssVisualViewport"]["clientWidth"].as_f64())
-        .filter(|w| *w > 0.0);
+    // The viewport's CSS width, to place a mark given in CSS px: asked only for a mark.
+    let css_width = match mark {
+        Some(_) => browser
+            .connection()
+            .call(
+                Some(session),
+                "Page.getLayoutMetrics",
+                json!({}),
+                HOUSEKEEPING,
+            )
+            .await
+            .ok()
+            .and_then(|m| m["cssVisualViewport"]["clientWidth"].as_f64())
+            .filter(|w| *w > 0.0),
+        None => None,
+    };
     let png = base64::engine::general_purpose::STANDARD
         .decode(shot["data"].as_str().unwrap_or_default())
         .map_err(|e| EngineError::Io(format!("the browser sent an undecodable screenshot: {e}")))?;

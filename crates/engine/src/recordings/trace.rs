@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 use super::Owner;
 use super::insights::{TraceReport, analyze};
-use crate::browser::{Browser, Tab, lock};
+use crate::browser::{Browser, lock};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files;
@@ -44,6 +44,7 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 /// A trace being recorded.
 struct Running {
     owner: Owner,
+    browser: std::sync::Weak<Browser>,
     session: String,
     started_ms: u64,
     url: String,
@@ -111,6 +112,7 @@ impl Traces {
             page.tab.target_id.clone(),
             Running {
                 owner,
+                browser: Arc::downgrade(&page.browser),
                 session: page.session.clone(),
                 started_ms: crate::ids::now_ms(),
                 url: page.tab.url.clone(),
@@ -131,25 +133,23 @@ impl Traces {
         Ok(())
     }
 
-    /// Whether `owner` traces the tab.
-    pub fn is_tracing(&self, tab: &Tab, owner: Owner) -> bool {
-        lock(&self.running)
-            .get(&tab.target_id)
-            .is_some_and(|t| t.owner == owner)
-    }
-
     /// Stops `owner`'s trace of the page's tab, reads it, saves it under the output dir
-    /// (as `file_name`, when given) and analyses it.
+    /// when `save` gives a name to start the file's with (`traces/<name>_<stamp>.json`),
+    /// and analyses it.
     pub async fn stop(
         &self,
         page: &Page,
         owner: Owner,
         config: &EngineConfig,
-        file_name: Option<&str>,
+        save: Option<&str>,
         timeout: Duration,
     ) -> Result<StoppedTrace> {
-        let target = file_name
-            .map(|name| files::confined_path(&config.output_dir, name, Input::Filename))
+        let target = save
+            .map(|prefix| {
+                let prefix = files::safe_name(prefix, "performance_trace");
+                let name = format!("traces/{prefix}_{}.json", crate::ids::utc_stamp());
+                files::confined_path(&config.output_dir, &name, Input::Filename)
+            })
             .transpose()?;
         let running = {
             let mut running = lock(&self.running);
@@ -210,38 +210,36 @@ impl Traces {
     }
 
     /// Forgets what `owner` recorded (its session ended); a trace still running is
-    /// ended in the browser.
-    pub fn forget(&self, owner: Owner, browsers: &[Arc<Browser>]) {
+    /// ended in its browser.
+    pub fn forget(&self, owner: Owner) {
         lock(&self.last).remove(&owner);
-        let ended: Vec<String> = {
+        let ended: Vec<Running> = {
             let mut running = lock(&self.running);
-            let ids: Vec<String> = running
+            let targets: Vec<String> = running
                 .iter()
                 .filter(|(_, t)| t.owner == owner)
                 .map(|(target, _)| target.clone())
                 .collect();
-            ids.iter()
-                .filter_map(|id| running.remove(id).map(|t| t.session))
-                .collect()
+            targets.iter().filter_map(|t| running.remove(t)).collect()
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        for session in ended {
-            for browser in browsers {
-                let conn = browser.conn.clone();
-                let session = session.clone();
-                runtime.spawn(async move {
-                    let _ = conn
-                        .call(
-                            Some(&session),
-                            "Tracing.end",
-                            json!({}),
-                            crate::browser::HOUSEKEEPING,
-                        )
-                        .await;
-                });
-            }
+        for trace in ended {
+            let Some(browser) = trace.browser.upgrade() else {
+                continue;
+            };
+            runtime.spawn(async move {
+                let _ = browser
+                    .conn
+                    .call(
+                        Some(&trace.session),
+                        "Tracing.end",
+                        json!({}),
+                        crate::browser::HOUSEKEEPING,
+                    )
+                    .await;
+            });
         }
     }
 }

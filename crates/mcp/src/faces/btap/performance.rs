@@ -48,15 +48,11 @@ pub async fn start(call: Call, p: Start) -> Result<Reply, ToolError> {
 }
 
 pub async fn stop(call: Call, p: Stop) -> Result<Reply, ToolError> {
-    let prefix = engine::files::safe_name(&p.filename_prefix, "performance_trace");
-    let file = p
-        .save
-        .then(|| format!("traces/{prefix}_{}.json", engine::ids::utc_stamp()));
     let (tab, stopped) = call
         .session
         .trace_stop(
             named(&p.session_id, &None).as_deref(),
-            file.as_deref(),
+            p.save.then_some(p.filename_prefix.as_str()),
             call.deadline.remaining(),
         )
         .await?;

@@ -59,12 +59,8 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             ));
         }
         _ => {
-            let stamped = format!("recording_{}", engine::ids::utc_stamp());
-            let name = p.filename.trim().trim_end_matches(".gif");
-            let safe = engine::files::safe_name(name, &stamped);
-            let (info, saved) = session
-                .gif_stop(tab, &format!("recordings/{safe}.gif"))
-                .await?;
+            let name = Some(p.filename.as_str()).filter(|n| !n.trim().is_empty());
+            let (info, saved) = session.gif_stop(tab, name).await?;
             let mut data = status_json(&saved.status);
             data["status"] = json!("saved");
             data["saved_path"] = json!(saved.file.path);

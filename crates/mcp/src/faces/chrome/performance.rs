@@ -50,10 +50,13 @@ pub async fn start_trace(call: Call, p: StartTrace) -> Result<Reply, ToolError> 
     // leaves the stop half of the call's time at least.
     let recording = params::millis(p.durationMs).min(call.deadline.remaining() / 2);
     tokio::time::sleep(recording).await;
-    let file = file_name(None);
     let (tab, stopped) = call
         .session
-        .trace_stop(Some(&tab.handle), Some(&file), call.deadline.remaining())
+        .trace_stop(
+            Some(&tab.handle),
+            Some("performance_trace"),
+            call.deadline.remaining(),
+        )
         .await?;
     let mut data = stopped_json(&stopped);
     data["reload"] = json!(p.reload);
@@ -62,12 +65,14 @@ pub async fn start_trace(call: Call, p: StartTrace) -> Result<Reply, ToolError> 
 }
 
 pub async fn stop_trace(call: Call, p: StopTrace) -> Result<Reply, ToolError> {
-    let file = p
-        .saveToDownloads
-        .then(|| file_name(p.filenamePrefix.as_deref()));
+    let prefix = p.filenamePrefix.as_deref().unwrap_or("performance_trace");
     let (tab, stopped) = call
         .session
-        .trace_stop(None, file.as_deref(), call.deadline.remaining())
+        .trace_stop(
+            None,
+            p.saveToDownloads.then_some(prefix),
+            call.deadline.remaining(),
+        )
         .await?;
     Ok(Reply::data(stopped_json(&stopped)).on(tab))
 }
@@ -115,12 +120,6 @@ pub async fn analyze_insight(call: Call, p: AnalyzeInsight) -> Result<Reply, Too
         data["insight"] = json!(insight);
     }
     Ok(Reply::data(data))
-}
-
-/// `performance_trace_<stamp>.json`, or the agent's prefix before the stamp.
-fn file_name(prefix: Option<&str>) -> String {
-    let prefix = engine::files::safe_name(prefix.unwrap_or_default(), "performance_trace");
-    format!("traces/{prefix}_{}.json", engine::ids::utc_stamp())
 }
 
 fn set_ids(report: &TraceReport) -> String {

@@ -77,8 +77,7 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             })));
         }
         _ => {
-            let name = file_name(p.filename.as_deref());
-            let (info, saved) = session.gif_stop(tab, &name).await?;
+            let (info, saved) = session.gif_stop(tab, p.filename.as_deref()).await?;
             let extra = json!({
                 "byteLength": saved.file.bytes,
                 "filename": saved.file.path.file_name().map(|n| n.to_string_lossy().into_owned()),
@@ -110,14 +109,4 @@ fn payload(action: &str, tab: &engine::TabInfo, status: &GifStatus, extra: Value
         data.extend(extra);
     }
     data
-}
-
-/// `recordings/<name>.gif`: the agent's name, or `recording_<stamp>`.
-fn file_name(given: Option<&str>) -> String {
-    let stamped = format!("recording_{}", engine::ids::utc_stamp());
-    let name = given.unwrap_or_default().trim().trim_end_matches(".gif");
-    format!(
-        "recordings/{}.gif",
-        engine::files::safe_name(name, &stamped)
-    )
 }
