@@ -27,6 +27,7 @@ mod reading;
 mod recording;
 mod script;
 mod search;
+mod sessions;
 mod tabs;
 mod userscript;
 mod windows;

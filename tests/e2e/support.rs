@@ -701,7 +701,7 @@ fn log_file(work: &Path) -> Stdio {
 /// `tabwire --http 127.0.0.1:0`, its address read from its own announcement.
 pub struct HttpServer {
     /// Killed when the test drops the server.
-    _child: Child,
+    child: Child,
     pub url: String,
 }
 
@@ -739,7 +739,18 @@ impl HttpServer {
         .expect("tabwire --http did not start");
         // Keep draining stderr so the server never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        HttpServer { _child: child, url }
+        HttpServer { child, url }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("the server is running")
+    }
+
+    /// Asks the server to stop, as an orchestrator does (SIGTERM).
+    pub fn terminate(&self) {
+        // SAFETY: kill(2) with a pid this test spawned and a valid signal number.
+        let sent = unsafe { libc::kill(self.pid() as i32, libc::SIGTERM) };
+        assert_eq!(sent, 0, "SIGTERM not sent");
     }
 
     pub async fn client(&self) -> Client {

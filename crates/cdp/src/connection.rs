@@ -37,6 +37,16 @@ pub enum CdpError {
     Unreadable { method: String, why: String },
     #[error("cannot connect to the browser: {0}")]
     Connect(String),
+    /// The endpoint answered the handshake with an HTTP status instead of a browser (a
+    /// farm over its limit says 429, a wrong token 401).
+    #[error("{endpoint} refused the connection: HTTP {status} {reason}{}{}", if body.is_empty() { String::new() } else { format!(" ({body})") }, retry_after.map(|s| format!("; retry after {s} s")).unwrap_or_default())]
+    Refused {
+        endpoint: String,
+        status: u16,
+        reason: String,
+        body: String,
+        retry_after: Option<u64>,
+    },
 }
 
 impl CdpError {
@@ -219,7 +229,16 @@ impl Connection {
 
     /// A connection over a WebSocket debugger URL (`ws://host:port/devtools/browser/…`).
     pub async fn over_websocket(url: &str) -> Result<Connection, CdpError> {
-        let socket = transport::connect_websocket(url).await?;
+        Connection::over_websocket_within(url, transport::CONNECT_DEADLINE).await
+    }
+
+    /// Connects over a WebSocket, waiting up to `wait` for the handshake (a farm that
+    /// queues connections answers it only when a browser is free).
+    pub async fn over_websocket_within(
+        url: &str,
+        wait: std::time::Duration,
+    ) -> Result<Connection, CdpError> {
+        let socket = transport::connect_websocket(url, wait).await?;
         let (conn, outgoing, incoming) = Connection::new(false, None);
         transport::spawn_websocket(socket, outgoing, incoming);
         Ok(conn)

@@ -24,26 +24,49 @@ pub async fn websocket_url(endpoint: &str) -> Result<String, DiscoveryError> {
     let Some(rest) = endpoint.strip_prefix("http://") else {
         return Err(DiscoveryError::Scheme(endpoint.to_owned()));
     };
-    let authority = rest.split('/').next().unwrap_or(rest);
+    // A farm's endpoint carries its credentials in the query (`?token=…`): the discovery
+    // request needs them, and so does the WebSocket URL it answers with.
+    let (address, query) = match rest.split_once('?') {
+        Some((address, query)) => (address, Some(query)),
+        None => (rest, None),
+    };
+    let authority = address.split('/').next().unwrap_or(address);
+    let path = match query {
+        Some(query) => format!("/json/version?{query}"),
+        None => "/json/version".to_owned(),
+    };
     let unreachable = |reason: String| DiscoveryError::Unreachable {
         endpoint: endpoint.to_owned(),
         reason,
     };
-    let body = tokio::time::timeout(
-        Duration::from_secs(10),
-        http_get(authority, "/json/version"),
-    )
-    .await
-    .map_err(|_| unreachable("no answer within 10 s".into()))?
-    .map_err(|e| unreachable(e.to_string()))?;
+    let body = tokio::time::timeout(Duration::from_secs(10), http_get(authority, &path))
+        .await
+        .map_err(|_| unreachable("no answer within 10 s".into()))?
+        .map_err(|e| unreachable(e.to_string()))?;
     let version: serde_json::Value = serde_json::from_str(&body)
         .map_err(|e| unreachable(format!("/json/version is not JSON: {e}")))?;
-    version["webSocketDebuggerUrl"]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| DiscoveryError::NoDebuggerUrl {
-            endpoint: endpoint.to_owned(),
-        })
+    let url =
+        version["webSocketDebuggerUrl"]
+            .as_str()
+            .ok_or_else(|| DiscoveryError::NoDebuggerUrl {
+                endpoint: endpoint.to_owned(),
+            })?;
+    Ok(with_query(url, query))
+}
+
+/// The WebSocket URL with the endpoint's query added when it names none of its own.
+fn with_query(url: &str, query: Option<&str>) -> String {
+    match query {
+        Some(query) if !query.is_empty() && !url.contains('?') => format!("{url}?{query}"),
+        _ => url.to_owned(),
+    }
+}
+
+/// The status line's code and reason when an answer is not 200 (a farm's 401 or 429).
+fn refused(response: &str) -> Option<String> {
+    let status = response.lines().next()?;
+    let code = status.split_whitespace().nth(1)?;
+    (code != "200").then(|| status.trim().to_owned())
 }
 
 /// A minimal HTTP/1.1 GET. Chromium's DevTools HTTP server keeps the connection open
@@ -61,10 +84,23 @@ async fn http_get(authority: &str, path: &str) -> std::io::Result<String> {
         }
         response.extend_from_slice(&chunk[..read]);
         if let Some(body) = complete_body(&response) {
-            return Ok(body);
+            return answered(&response, body);
         }
     }
-    Ok(complete_body(&response).unwrap_or_default())
+    let body = complete_body(&response).unwrap_or_default();
+    answered(&response, body)
+}
+
+/// The body of a 200 answer; any other status is an error that names it and what the
+/// server said (a farm's `Bad or missing authentication.`).
+fn answered(response: &[u8], body: String) -> std::io::Result<String> {
+    match refused(&String::from_utf8_lossy(response)) {
+        Some(status) => Err(std::io::Error::other(format!(
+            "{status}: {}",
+            body.trim().chars().take(200).collect::<String>()
+        ))),
+        None => Ok(body),
+    }
 }
 
 /// The body once the headers and Content-Length bytes have all arrived.
@@ -80,4 +116,32 @@ fn complete_body(response: &[u8]) -> Option<String> {
         })
         .unwrap_or(usize::MAX);
     (body.len() >= length).then(|| body.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_endpoint_query_goes_with_the_websocket_url() {
+        assert_eq!(
+            with_query("ws://127.0.0.1:3000", Some("token=t")),
+            "ws://127.0.0.1:3000?token=t"
+        );
+        assert_eq!(
+            with_query("ws://h/devtools/browser/1?token=own", Some("token=t")),
+            "ws://h/devtools/browser/1?token=own"
+        );
+        assert_eq!(with_query("ws://h/x", None), "ws://h/x");
+        assert_eq!(with_query("ws://h/x", Some("")), "ws://h/x");
+    }
+
+    #[test]
+    fn a_refusal_is_named_by_its_status_line() {
+        assert_eq!(
+            refused("HTTP/1.1 401 Unauthorized\r\n\r\nBad"),
+            Some("HTTP/1.1 401 Unauthorized".to_owned())
+        );
+        assert_eq!(refused("HTTP/1.1 200 OK\r\n\r\n{}"), None);
+    }
 }

@@ -19,3 +19,4 @@ mod transport;
 
 pub use connection::{Backlog, CdpError, Connection, Event, Ledger, lock};
 pub use discovery::{DiscoveryError, websocket_url};
+pub use transport::without_query;

@@ -190,10 +190,14 @@ pub(crate) async fn line_reader<R: tokio::io::AsyncRead + Unpin>(reader: R, sink
 
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-/// How long a WebSocket endpoint may take to accept the handshake.
-const CONNECT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a WebSocket endpoint may take to accept the handshake, unless the caller
+/// says otherwise (a farm's queue can hold a connection far longer).
+pub(crate) const CONNECT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
-pub(crate) async fn connect_websocket(url: &str) -> Result<Socket, CdpError> {
+pub(crate) async fn connect_websocket(
+    url: &str,
+    wait: std::time::Duration,
+) -> Result<Socket, CdpError> {
     let mut config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default();
     // Screenshots and large DOM reads arrive as single messages of many megabytes.
     config.max_message_size = Some(MAX_MESSAGE);
@@ -201,16 +205,62 @@ pub(crate) async fn connect_websocket(url: &str) -> Result<Socket, CdpError> {
     // An endpoint that accepts the connection but never answers the handshake must not
     // hold the caller forever.
     let handshake = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
-    let (socket, _) = tokio::time::timeout(CONNECT_DEADLINE, handshake)
+    // The URL may carry a farm's token: errors name it without its query.
+    let shown = without_query(url);
+    let (socket, _) = tokio::time::timeout(wait, handshake)
         .await
         .map_err(|_| {
             CdpError::Connect(format!(
-                "{url}: no WebSocket handshake within {} s",
-                CONNECT_DEADLINE.as_secs()
+                "{shown}: no WebSocket handshake within {:.1} s",
+                wait.as_secs_f64()
             ))
         })?
-        .map_err(|e| CdpError::Connect(format!("{url}: {e}")))?;
+        .map_err(|error| refusal(&shown, error))?;
     Ok(socket)
+}
+
+/// A handshake's failure: an HTTP answer instead of an upgrade (a farm over its limit,
+/// a wrong token) keeps its status, the server's words and its `Retry-After`.
+fn refusal(shown: &str, error: tokio_tungstenite::tungstenite::Error) -> CdpError {
+    use tokio_tungstenite::tungstenite::Error;
+    let Error::Http(response) = error else {
+        return CdpError::Connect(format!("{shown}: {error}"));
+    };
+    let body = response
+        .body()
+        .as_deref()
+        .map(|bytes| {
+            String::from_utf8_lossy(bytes)
+                .trim()
+                .chars()
+                .take(200)
+                .collect()
+        })
+        .unwrap_or_default();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    CdpError::Refused {
+        endpoint: shown.to_owned(),
+        status: response.status().as_u16(),
+        reason: response
+            .status()
+            .canonical_reason()
+            .unwrap_or_default()
+            .to_owned(),
+        body,
+        retry_after,
+    }
+}
+
+/// A URL as it may be shown: without its query, where credentials travel.
+pub fn without_query(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, _)) => format!("{base}?…"),
+        None => url.to_owned(),
+    }
 }
 
 pub(crate) fn spawn_websocket(socket: Socket, mut outgoing: Outgoing, sink: IncomingSink) {

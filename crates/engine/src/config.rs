@@ -8,8 +8,9 @@ use std::path::PathBuf;
 pub enum LinkConfig {
     /// Launch (and relaunch after a crash) a browser of our own over a pipe.
     Managed(LaunchOptions),
-    /// Attach to a running browser at a ws:// or http:// CDP endpoint.
-    Endpoint(String),
+    /// Attach to a running browser at a ws:// or http:// CDP endpoint; several form a
+    /// pool (the least loaded first, one that fails passed over for a while).
+    Endpoint(Vec<String>),
     /// The user's own browsers, linked through the tabwire extension.
     Extension,
 }
@@ -43,9 +44,25 @@ impl LaunchOptions {
     }
 }
 
+/// What each agent session gets of the browser.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionBrowsers {
+    /// Every session shares the one browser: its tabs, cookies and storage.
+    #[default]
+    Shared,
+    /// Each session has a browser context of its own on the one browser: its own
+    /// cookies, storage, permissions and cache, and tabs no other session can see.
+    IsolatedContexts,
+    /// Each session has a browser of its own from the CDP endpoint(s), a farm that
+    /// starts one per connection, opened on the session's first page call.
+    PerSession,
+}
+
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub link: LinkConfig,
+    /// What each agent session gets of the browser.
+    pub sessions: SessionBrowsers,
     /// Every file the engine writes lands under this directory (or a download root).
     pub output_dir: PathBuf,
     /// Uploads read only files under these directories.

@@ -40,6 +40,8 @@ named_enum! {
         BrowserLaunchFailed => "browser_launch_failed",
         BrowserDisconnected => "browser_disconnected",
         BrowserUnreachable => "browser_unreachable",
+        // A farm with no browser free for us now (over its limit or its queue full).
+        BrowserBusy => "browser_busy",
         ExtensionUnavailable => "extension_unavailable",
         CdpError => "cdp_error",
         Timeout => "timeout",
@@ -298,6 +300,10 @@ impl EngineError {
             EngineError::Cdp(cdp::CdpError::Unreadable { .. }) => ErrorCode::CdpError,
             EngineError::Cdp(cdp::CdpError::Timeout { .. }) => ErrorCode::Timeout,
             EngineError::Cdp(cdp::CdpError::Connect(_)) => ErrorCode::BrowserUnreachable,
+            EngineError::Cdp(cdp::CdpError::Refused { status, .. }) if farm_is_full(*status) => {
+                ErrorCode::BrowserBusy
+            }
+            EngineError::Cdp(cdp::CdpError::Refused { .. }) => ErrorCode::BrowserUnreachable,
             EngineError::Cdp(cdp::CdpError::Protocol { .. }) => ErrorCode::CdpError,
             EngineError::Endpoint(_) => ErrorCode::BrowserUnreachable,
             EngineError::NoSuchTab(_) => ErrorCode::TabNotFound,
@@ -332,17 +338,18 @@ impl EngineError {
 
     /// Whether trying the same call again later can succeed without changing it.
     pub fn retryable(&self) -> bool {
-        matches!(
-            self,
-            EngineError::Cdp(
-                cdp::CdpError::Disconnected
-                    | cdp::CdpError::Lost { .. }
-                    | cdp::CdpError::Undelivered { .. }
-                    | cdp::CdpError::Timeout { .. }
-            ) | EngineError::TargetBusy { .. }
-                | EngineError::Timeout { .. }
-                | EngineError::ExtensionUnavailable(_)
-        )
+        self.code() == ErrorCode::BrowserBusy
+            || matches!(
+                self,
+                EngineError::Cdp(
+                    cdp::CdpError::Disconnected
+                        | cdp::CdpError::Lost { .. }
+                        | cdp::CdpError::Undelivered { .. }
+                        | cdp::CdpError::Timeout { .. }
+                ) | EngineError::TargetBusy { .. }
+                    | EngineError::Timeout { .. }
+                    | EngineError::ExtensionUnavailable(_)
+            )
     }
 
     /// What else the engine knows of the failure (what the page said, which method).
@@ -350,6 +357,12 @@ impl EngineError {
         match self {
             EngineError::Page { details, .. } => details.clone(),
             EngineError::TargetBusy { tab, held_by } => json!({ "tab": tab, "held_by": held_by }),
+            EngineError::Cdp(cdp::CdpError::Refused {
+                status,
+                body,
+                retry_after,
+                ..
+            }) => json!({ "http_status": status, "farm_said": body, "retry_after_s": retry_after }),
             EngineError::Cdp(
                 cdp::CdpError::Lost { method }
                 | cdp::CdpError::Undelivered { method }
@@ -405,6 +418,12 @@ impl Reported {
             failure: Some(failure),
         }
     }
+}
+
+/// The HTTP statuses with which a farm says it has no browser for us now: over its limit
+/// with its queue full (429), or unavailable for a while (503).
+fn farm_is_full(status: u16) -> bool {
+    status == 429 || status == 503
 }
 
 #[cfg(test)]

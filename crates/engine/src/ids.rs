@@ -49,6 +49,50 @@ fn stamp_of(instant: jiff::Timestamp) -> String {
     instant.strftime("%Y-%m-%dT%H-%M-%S-%3fZ").to_string()
 }
 
+/// How long a call may take, counted from when it began: the one limit its operations
+/// work within, and what its progress reports count toward.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    started: tokio::time::Instant,
+    budget: std::time::Duration,
+}
+
+tokio::task_local! {
+    /// The deadline of the agent call this task runs, when it runs one.
+    static CALL_DEADLINE: Deadline;
+}
+
+impl Deadline {
+    /// Runs a call's work with its deadline known to all it awaits (a connection that
+    /// waits in a farm's queue waits as long as the call may).
+    pub async fn scope<F: std::future::Future>(self, work: F) -> F::Output {
+        CALL_DEADLINE.scope(self, work).await
+    }
+
+    /// The deadline of the call this task runs, if it runs one.
+    pub fn of_call() -> Option<Deadline> {
+        CALL_DEADLINE.try_with(|deadline| *deadline).ok()
+    }
+
+    /// A deadline `budget` from now.
+    pub fn after(budget: std::time::Duration) -> Deadline {
+        Deadline {
+            started: tokio::time::Instant::now(),
+            budget,
+        }
+    }
+
+    /// The whole time the call was given.
+    pub fn budget(&self) -> std::time::Duration {
+        self.budget
+    }
+
+    /// What is left of it now.
+    pub fn remaining(&self) -> std::time::Duration {
+        self.budget.saturating_sub(self.started.elapsed())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

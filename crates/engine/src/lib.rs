@@ -41,10 +41,12 @@ pub use browser::{
     Tab, TabInfo, parse_tab_handle, tab_handle,
 };
 pub use cdp::lock;
-pub use config::{EngineConfig, LaunchOptions, LinkConfig};
+pub use cdp::without_query;
+pub use config::{EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};
 pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
 pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
+pub use ids::Deadline;
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
 pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;
@@ -70,32 +72,4 @@ pub const LONGEST_LIMIT: f64 = 86_400.0;
 pub fn seconds(timeout: f64) -> std::time::Duration {
     let timeout = if timeout.is_finite() { timeout } else { 0.0 };
     std::time::Duration::from_secs_f64(timeout.clamp(0.0, LONGEST_LIMIT))
-}
-
-/// How long a call may take, counted from when it began: the one limit its operations
-/// work within, and what its progress reports count toward.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline {
-    started: tokio::time::Instant,
-    budget: std::time::Duration,
-}
-
-impl Deadline {
-    /// A deadline `budget` from now.
-    pub fn after(budget: std::time::Duration) -> Deadline {
-        Deadline {
-            started: tokio::time::Instant::now(),
-            budget,
-        }
-    }
-
-    /// The whole time the call was given.
-    pub fn budget(&self) -> std::time::Duration {
-        self.budget
-    }
-
-    /// What is left of it now.
-    pub fn remaining(&self) -> std::time::Duration {
-        self.budget.saturating_sub(self.started.elapsed())
-    }
 }

@@ -271,6 +271,7 @@ impl SessionSettings {
     pub fn raw_policy(&self) -> engine::page::raw::Policy {
         engine::page::raw::Policy {
             allow_blocked: self.profile() == Profile::Lab && self.allow_blocked_cdp,
+            isolated: false,
         }
     }
 

@@ -12,10 +12,15 @@
 //!   deadline and a body within another, and a body has a size cap.
 //! - A body that is not JSON is answered as JSON-RPC answers it: a parse error. A ping
 //!   outside a session (before initialize) is answered.
+//! - For a load balancer: `GET /health` answers 200 while serving and 503 while
+//!   draining, without a token (it says only counts). On shutdown (SIGTERM) the server
+//!   drains: new sessions are refused with 503, the live ones go on until no call is in
+//!   flight (at most `drain`), then it exits. A request naming a session this server
+//!   does not hold is answered 404, so a client re-initialises, as MCP says.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -46,6 +51,8 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// Open connections at most.
     pub max_connections: usize,
+    /// On shutdown, how long calls in flight are waited for.
+    pub drain: Duration,
 }
 
 /// Live sessions at most, unless told otherwise (`--max-sessions`).
@@ -61,6 +68,7 @@ impl HttpOptions {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: Duration::from_secs(30 * 60),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            drain: Duration::from_secs(30),
         }
     }
 }
@@ -115,23 +123,86 @@ pub async fn serve_http(
         options.session_idle,
     ));
     let shared = session.shared();
+    let draining = Arc::new(AtomicBool::new(false));
+    let health = {
+        let (engine, draining) = (engine.clone(), draining.clone());
+        move || health(engine.clone(), draining.clone())
+    };
     let service: StreamableHttpService<TabwireServer, BoundedSessions> = StreamableHttpService::new(
-        move || Ok(TabwireServer::with(&engine, &shared)),
+        {
+            let engine = engine.clone();
+            move || Ok(TabwireServer::with(&engine, &shared))
+        },
         sessions,
         config,
     );
     let token = token.map(Arc::new);
-    let router = axum::Router::new()
+    let refusing = draining.clone();
+    let posts = Arc::new(Gauge::default());
+    let counted = posts.clone();
+    let mcp = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(read_body))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            count_posts(counted.clone(), request, next)
+        }))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            read_body(refusing.clone(), request, next)
+        }))
         .layer(axum::middleware::from_fn(move |request, next| {
             check_token(token.clone(), request, next)
         }));
+    let router = axum::Router::new()
+        .route("/health", axum::routing::get(health))
+        .merge(mcp);
     tracing::info!("serving MCP over HTTP at http://{bound}/mcp");
     // Printed for scripts and tests that bind port 0.
     eprintln!("tabwire: listening on http://{bound}/mcp");
-    accept(listener, router, options.max_connections, shutdown, cancel).await;
+    let drained = async move {
+        shutdown.await;
+        draining.store(true, Ordering::Release);
+        let running = engine.calls_in_flight();
+        tracing::info!(
+            running,
+            "draining: no new sessions; waiting for the calls in flight"
+        );
+        eprintln!("tabwire: draining ({running} calls in flight)");
+        // A call's answer is sent after the call: wait for the requests, not the calls.
+        if tokio::time::timeout(options.drain, posts.none())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                running = engine.calls_in_flight(),
+                "the drain ran out of time; calls still running are cut"
+            );
+        }
+    };
+    accept(listener, router, options.max_connections, drained, cancel).await;
     Ok(())
+}
+
+/// `GET /health`: 200 while serving, 503 while draining, with the counts a balancer or
+/// an operator reads.
+async fn health(engine: Arc<Engine>, draining: Arc<AtomicBool>) -> Response {
+    let draining = draining.load(Ordering::Acquire);
+    let body = serde_json::json!({
+        "status": if draining { "draining" } else { "serving" },
+        "sessions": engine.live_sessions(),
+        "calls_in_flight": engine.calls_in_flight(),
+        "link": engine.link_name(),
+        "session_browsers": engine.session_browsers(),
+    });
+    let status = if draining {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// Accepts connections until shutdown, each with a header deadline. At the limit, the
@@ -160,7 +231,7 @@ async fn accept(
         let busy = connection.busy.clone();
         let tracked = tower::ServiceBuilder::new()
             .map_request(move |request: axum::http::Request<hyper::body::Incoming>| {
-                busy.fetch_add(1, Ordering::AcqRel);
+                busy.enter();
                 request.map(axum::body::Body::new)
             })
             .service(router.clone());
@@ -194,6 +265,58 @@ async fn accept(
     cancel.cancel();
 }
 
+/// How many of something are under way (requests, responses still streaming), and a
+/// signal each time none is.
+#[derive(Default)]
+struct Gauge {
+    count: AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+impl Gauge {
+    fn enter(&self) {
+        self.count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn leave(&self) {
+        if self.count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.idle.notify_waiters();
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// Resolves once none is under way (at once if none is).
+    async fn none(&self) {
+        loop {
+            let idle = self.idle.notified();
+            tokio::pin!(idle);
+            idle.as_mut().enable();
+            if self.count() == 0 {
+                return;
+            }
+            idle.await;
+        }
+    }
+}
+
+/// Counts the MCP POSTs under way, until each one's response has been sent whole (a
+/// call's answer streams after the call itself is done): what a drain waits for.
+async fn count_posts(
+    posts: Arc<Gauge>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    posts.enter();
+    let response = next.run(request).await;
+    response.map(|body| axum::body::Body::new(Tracked::new(body, posts)))
+}
+
 /// The open connections, and which of them are doing something.
 #[derive(Default)]
 struct Connections {
@@ -204,7 +327,7 @@ struct Connections {
 struct Connection {
     id: u64,
     /// Requests being handled plus responses still streaming.
-    busy: Arc<AtomicUsize>,
+    busy: Arc<Gauge>,
     /// Since when nothing has been in flight (its start, at first).
     opened: Instant,
     shed: tokio::sync::Notify,
@@ -219,7 +342,7 @@ impl Connections {
             let idle = open
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.busy.load(Ordering::Acquire) == 0)
+                .filter(|(_, c)| c.busy.count() == 0)
                 .min_by_key(|(_, c)| c.opened)
                 .map(|(at, _)| at)?;
             let shed = open.remove(idle);
@@ -227,7 +350,7 @@ impl Connections {
         }
         let connection = Arc::new(Connection {
             id: self.next.fetch_add(1, Ordering::Relaxed),
-            busy: Arc::new(AtomicUsize::new(0)),
+            busy: Arc::default(),
             opened: Instant::now(),
             shed: tokio::sync::Notify::new(),
         });
@@ -243,11 +366,11 @@ impl Connections {
 /// A response body that counts as in flight until it has been sent (or dropped).
 struct Tracked {
     body: axum::body::Body,
-    busy: Option<Arc<AtomicUsize>>,
+    busy: Option<Arc<Gauge>>,
 }
 
 impl Tracked {
-    fn new(body: axum::body::Body, busy: Arc<AtomicUsize>) -> Tracked {
+    fn new(body: axum::body::Body, busy: Arc<Gauge>) -> Tracked {
         Tracked {
             body,
             busy: Some(busy),
@@ -256,7 +379,7 @@ impl Tracked {
 
     fn done(&mut self) {
         if let Some(busy) = self.busy.take() {
-            busy.fetch_sub(1, Ordering::AcqRel);
+            busy.leave();
         }
     }
 }
@@ -293,7 +416,11 @@ impl http_body::Body for Tracked {
 
 /// Reads the whole body within its deadline and size cap; a body that should be JSON
 /// and is not is answered with a JSON-RPC parse error.
-async fn read_body(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+async fn read_body(
+    draining: Arc<AtomicBool>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
     let (parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, BODY_LIMIT);
     let bytes = match tokio::time::timeout(BODY_DEADLINE, limited.collect()).await {
@@ -326,6 +453,19 @@ async fn read_body(request: axum::extract::Request, next: axum::middleware::Next
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
             crate::stream::pong(message["id"].clone()),
+        )
+            .into_response();
+    }
+    // Draining: a new session belongs on another server (the balancer's health check
+    // says so too); the live ones go on.
+    if draining.load(Ordering::Acquire)
+        && parts.method == axum::http::Method::POST
+        && !parts.headers.contains_key("mcp-session-id")
+    {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            "this server is draining and takes no new sessions; connect again (to another server)",
         )
             .into_response();
     }

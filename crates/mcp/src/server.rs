@@ -330,12 +330,18 @@ impl TabwireServer {
         );
         let ticker = progress_ticker(context, tool.name, limit);
         // A browser that died since the last call is found out before this one sends it
-        // anything (see `Engine::run_call`).
-        let engine = self.session.engine.clone();
+        // anything (see `AgentSession::run_call`).
+        let session = self.session.clone();
+        let deadline = call.deadline;
         let mut work = tokio::spawn(async move {
-            let outcome = engine
-                .run_call(|| (tool.run)(call.clone()), ToolError::engine_error)
+            let outcome = session
+                .run_call(
+                    deadline,
+                    || (tool.run)(call.clone()),
+                    ToolError::engine_error,
+                )
                 .await;
+            let engine = &session.engine;
             // An action on a tab that an auto GIF recording follows adds its frame.
             if let Ok(reply) = &outcome
                 && reply.acted
@@ -395,6 +401,12 @@ impl TabwireServer {
         if let Some(switch) = self.session.take_switch() {
             facts.insert("switched_session".into(), json!(switch.to));
             facts.insert("switched_from".into(), json!(switch.from));
+        }
+        // So is a browser lost since the last reply: what it held is gone, and this
+        // call ran in a new one (or could not).
+        if let Some(loss) = self.session.loss_to_reply() {
+            facts.insert("browser_lost".into(), json!(loss));
+            facts.insert("state_carried_over".into(), json!(false));
         }
         let rendered = Rendered {
             elapsed_ms: started.elapsed().as_millis() as u64,

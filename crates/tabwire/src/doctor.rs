@@ -37,9 +37,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             println!("BAD  replies: {error}");
         }
     }
-    match &args.cdp_endpoint {
-        Some(endpoint) => println!("ok   link: CDP endpoint {endpoint} (checked on first use)"),
-        None => match engine::find_browser(args.browser_path.as_deref()) {
+    match args.cdp_endpoint.as_slice() {
+        [] => match engine::find_browser(args.browser_path.as_deref()) {
             Ok(path) => {
                 println!(
                     "ok   browser: {} {}",
@@ -53,6 +52,14 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 println!("     fix: install one, or pass --browser-path /path/to/chrome");
             }
         },
+        endpoints => {
+            for endpoint in endpoints {
+                println!(
+                    "ok   link: CDP endpoint {} (checked on first use)",
+                    engine::without_query(endpoint)
+                );
+            }
+        }
     }
     if engine::running_as_root() {
         println!("note running as root: the browser is started with --no-sandbox");

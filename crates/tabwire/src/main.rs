@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use engine::{Engine, EngineConfig, LaunchOptions, LinkConfig};
+use engine::{Engine, EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -57,6 +57,14 @@ struct ServeArgs {
         value_name = "N"
     )]
     max_connections: usize,
+    /// HTTP: a session with no request for this long is closed (and its own browser or
+    /// context with it).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1800)]
+    session_idle: u64,
+    /// HTTP: on SIGTERM, how long the calls in flight are waited for (no new sessions
+    /// meanwhile; /health answers 503) before the server exits.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    drain_seconds: u64,
     /// Use a throw-away profile instead of the persistent one.
     #[arg(long)]
     isolated: bool,
@@ -70,8 +78,19 @@ struct ServeArgs {
     #[arg(long, value_name = "PATH")]
     browser_path: Option<PathBuf>,
     /// Attach to a running browser (ws://… or http://host:port) instead of launching one.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["isolated", "headed", "headless", "browser_path"])]
-    cdp_endpoint: Option<String>,
+    /// Repeated: a pool of endpoints (farms), the least loaded first, one that fails
+    /// passed over for 30 s. A farm's token may ride in the URL (`?token=…`).
+    #[arg(long = "cdp-endpoint", value_name = "URL", conflicts_with_all = ["isolated", "headed", "headless", "browser_path"])]
+    cdp_endpoint: Vec<String>,
+    /// Give each MCP session a browser context of its own on the one browser: its own
+    /// cookies, storage, permissions and cache, tabs no other session sees, files in its
+    /// own folder under the output dir; removed when the session ends.
+    #[arg(long, conflicts_with_all = ["extension", "browser_per_session"])]
+    isolate_sessions: bool,
+    /// Give each MCP session a browser of its own from the --cdp-endpoint farm (one
+    /// connection each, opened on its first page call, closed when it ends or idles).
+    #[arg(long, requires = "cdp_endpoint", conflicts_with = "extension")]
+    browser_per_session: bool,
     /// Drive the user's own browsers through the tabwire extension instead.
     #[arg(long, conflicts_with_all = ["cdp_endpoint", "isolated", "headed", "headless", "browser_path", "user_data_dir"])]
     extension: bool,
@@ -149,8 +168,14 @@ impl ServeArgs {
             args.push(name.to_owned());
             args.extend(value);
         };
-        if let Some(endpoint) = &self.cdp_endpoint {
+        for endpoint in &self.cdp_endpoint {
             flag("--cdp-endpoint", Some(endpoint.clone()));
+        }
+        if self.isolate_sessions {
+            flag("--isolate-sessions", None);
+        }
+        if self.browser_per_session {
+            flag("--browser-per-session", None);
         }
         if self.extension {
             flag("--extension", None);
@@ -218,7 +243,24 @@ impl ServeArgs {
             .user_data_dir
             .clone()
             .unwrap_or_else(default_profile_dir);
-        broker::link_key(Some(&profile), self.cdp_endpoint.as_deref())
+        let endpoints = (!self.cdp_endpoint.is_empty()).then(|| self.cdp_endpoint.join(" "));
+        // Sessions kept apart and sessions sharing are served by different brokers.
+        let apart = match self.session_browsers() {
+            SessionBrowsers::Shared => "",
+            SessionBrowsers::IsolatedContexts => " isolated-contexts",
+            SessionBrowsers::PerSession => " browser-per-session",
+        };
+        broker::link_key(Some(&profile), endpoints.as_deref()).map(|key| format!("{key}{apart}"))
+    }
+
+    fn session_browsers(&self) -> SessionBrowsers {
+        if self.browser_per_session {
+            SessionBrowsers::PerSession
+        } else if self.isolate_sessions {
+            SessionBrowsers::IsolatedContexts
+        } else {
+            SessionBrowsers::Shared
+        }
     }
 }
 
@@ -337,10 +379,9 @@ fn run() -> anyhow::Result<()> {
 }
 
 fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
-    let link = match &args.cdp_endpoint {
+    let link = match args.cdp_endpoint.as_slice() {
         _ if args.extension => LinkConfig::Extension,
-        Some(endpoint) => LinkConfig::Endpoint(endpoint.clone()),
-        None => LinkConfig::Managed(LaunchOptions {
+        [] => LinkConfig::Managed(LaunchOptions {
             browser_path: args.browser_path.clone(),
             headless: match (args.headed, args.headless) {
                 (true, _) => Some(false),
@@ -358,6 +399,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
             },
             extra_args: args.browser_args.clone(),
         }),
+        endpoints => LinkConfig::Endpoint(endpoints.to_vec()),
     };
     let output_dir = args
         .output_dir
@@ -400,6 +442,7 @@ fn engine_config(args: &ServeArgs) -> anyhow::Result<EngineConfig> {
         state_file,
         min_lease_seconds: args.min_lease_seconds,
         link,
+        sessions: args.session_browsers(),
         output_dir,
         upload_roots,
         download_roots,
@@ -563,6 +606,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let mut http = mcp::HttpOptions::new(addr, args.token.clone());
             http.max_sessions = args.max_sessions;
             http.max_connections = args.max_connections;
+            http.drain = std::time::Duration::from_secs(args.drain_seconds);
+            http.session_idle = std::time::Duration::from_secs(args.session_idle.max(1));
             mcp::serve_http(engine.clone(), options, http, shutdown_signal()).await
         }
         None => {

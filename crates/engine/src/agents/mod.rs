@@ -7,6 +7,7 @@
 
 pub mod desktop;
 mod emulation;
+mod isolation;
 mod receipts;
 mod scripts;
 mod services;
@@ -18,7 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::browser::{Browser, Browsers, Tab, lock, tab_handle};
-use crate::config::EngineConfig;
+use crate::config::{EngineConfig, SessionBrowsers};
 use crate::data::permissions::Leases;
 use crate::error::{EngineError, ErrorCode, Result};
 use crate::page::Page;
@@ -43,6 +44,8 @@ pub struct Engine {
     creations: tabs::Creations,
     next_session: AtomicU64,
     live_sessions: std::sync::atomic::AtomicUsize,
+    /// Agent calls running now (the health report says how many).
+    in_flight: std::sync::atomic::AtomicUsize,
     /// Which agent session uses which tab as its default ((client, tab id) → session id),
     /// so a new session does not silently share another's page. The one home of default
     /// tabs.
@@ -88,6 +91,7 @@ impl Engine {
             creations: tabs::Creations::default(),
             next_session: AtomicU64::new(1),
             live_sessions: std::sync::atomic::AtomicUsize::new(0),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
             defaults: Mutex::new(HashMap::new()),
         })
     }
@@ -104,6 +108,15 @@ impl Engine {
         self.browsers.link_name()
     }
 
+    /// What each agent session gets of the browser, by name.
+    pub fn session_browsers(&self) -> &'static str {
+        match self.config.sessions {
+            SessionBrowsers::Shared => "shared",
+            SessionBrowsers::IsolatedContexts => "isolated_contexts",
+            SessionBrowsers::PerSession => "per_session",
+        }
+    }
+
     /// The connected browser, launching or reconnecting it on demand.
     pub async fn browser(&self) -> Result<Arc<Browser>> {
         self.browsers.browser().await
@@ -113,42 +126,9 @@ impl Engine {
         self.browsers.shutdown().await;
     }
 
-    /// Runs one agent call (`attempt` makes it; `engine_error` finds the engine's error
-    /// in its failure).
-    ///
-    /// First every connected browser is made sure of (`Browsers::confirm`), so a browser
-    /// that died since the last call is replaced, or waited for, before anything is sent.
-    /// A browser can still go in the moment between that check and the call's first
-    /// command (an extension worker stopping). A call that failed so, with none of its
-    /// commands having reached a browser, is run once more, on the browser that comes
-    /// back: it cannot do anything twice.
-    pub async fn run_call<T, E, Fut>(
-        &self,
-        mut attempt: impl FnMut() -> Fut,
-        engine_error: impl Fn(&E) -> Option<&EngineError>,
-    ) -> std::result::Result<T, E>
-    where
-        Fut: std::future::Future<Output = std::result::Result<T, E>>,
-    {
-        let mut tries = 0;
-        loop {
-            tries += 1;
-            self.browsers.confirm().await;
-            let ledger = Arc::new(cdp::Ledger::default());
-            let outcome = ledger.clone().scope(attempt()).await;
-            let undelivered = match &outcome {
-                Err(failure) => engine_error(failure).is_some_and(|error| {
-                    error.code() == ErrorCode::BrowserDisconnected
-                        && error.delivery() == crate::error::Delivery::Undelivered
-                }),
-                Ok(_) => false,
-            };
-            if tries < 2 && undelivered && ledger.nothing_reached_a_browser() {
-                tracing::info!("the browser went before the call reached it; running it again");
-                continue;
-            }
-            return outcome;
-        }
+    /// How many agent calls are running now.
+    pub fn calls_in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
     }
 
     /// How many agent sessions are alive now.
@@ -156,14 +136,23 @@ impl Engine {
         self.live_sessions.load(Ordering::Relaxed)
     }
 
-    /// A new agent session (one per MCP session).
+    /// A new agent session (one per MCP session). A session with a browser or a
+    /// context of its own also writes its files in a folder of its own.
     pub fn new_session(self: &Arc<Self>) -> AgentSession {
         self.live_sessions.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let config = match self.config.sessions {
+            SessionBrowsers::Shared => self.config.clone(),
+            _ => Arc::new(isolation::own_config(&self.config)),
+        };
         AgentSession {
-            id: self.next_session.fetch_add(1, Ordering::Relaxed),
+            id,
             engine: self.clone(),
+            config,
+            context: Mutex::new(None),
             switched: Mutex::new(None),
             seen_loss: AtomicU64::new(self.browsers.last_loss().map_or(0, |l| l.seq)),
+            replied_loss: AtomicU64::new(self.browsers.last_loss().map_or(0, |l| l.seq)),
             injections: Mutex::new(HashMap::new()),
         }
     }
@@ -179,14 +168,68 @@ impl Engine {
 pub struct AgentSession {
     pub id: u64,
     pub engine: Arc<Engine>,
+    /// The engine's configuration as this session sees it: its own output folder when
+    /// it has a browser or a context of its own.
+    config: Arc<EngineConfig>,
+    /// Its browser context, when sessions are isolated by contexts: the browser it was
+    /// made in, and its id.
+    context: Mutex<Option<(std::sync::Weak<Browser>, String)>>,
     switched: Mutex<Option<Switch>>,
-    /// The last browser loss this session was told of.
+    /// The last browser loss this session was told of by `list_tabs`…
     seen_loss: AtomicU64,
+    /// …and in the facts of a reply.
+    replied_loss: AtomicU64,
     /// Tabs this session left a script in, and in which world (`MAIN`, `ISOLATED`).
     injections: Mutex<HashMap<u64, String>>,
 }
 
 impl AgentSession {
+    /// Runs one agent call (`attempt` makes it; `engine_error` finds the engine's error
+    /// in its failure) within its deadline.
+    ///
+    /// First every browser this session uses is made sure of (`Browsers::confirm`), so
+    /// a browser that died since the last call is replaced, or waited for, before
+    /// anything is sent. A browser can still go in the moment between that check and the
+    /// call's first command (an extension worker stopping). A call that failed so, with
+    /// none of its commands having reached a browser, is run once more, on the browser
+    /// that comes back: it cannot do anything twice.
+    pub async fn run_call<T, E, Fut>(
+        &self,
+        deadline: crate::ids::Deadline,
+        mut attempt: impl FnMut() -> Fut,
+        engine_error: impl Fn(&E) -> Option<&EngineError>,
+    ) -> std::result::Result<T, E>
+    where
+        Fut: std::future::Future<Output = std::result::Result<T, E>>,
+    {
+        let _running = InFlight::enter(&self.engine);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            self.engine.browsers.confirm(self.id).await;
+            let ledger = Arc::new(cdp::Ledger::default());
+            let outcome = deadline.scope(ledger.clone().scope(attempt())).await;
+            let undelivered = match &outcome {
+                Err(failure) => engine_error(failure).is_some_and(|error| {
+                    error.code() == ErrorCode::BrowserDisconnected
+                        && error.delivery() == crate::error::Delivery::Undelivered
+                }),
+                Ok(_) => false,
+            };
+            if tries < 2 && undelivered && ledger.nothing_reached_a_browser() {
+                tracing::info!("the browser went before the call reached it; running it again");
+                continue;
+            }
+            return outcome;
+        }
+    }
+
+    /// The engine's configuration as this session sees it (its own output folder when
+    /// it has a browser or a context of its own).
+    pub fn config(&self) -> &Arc<EngineConfig> {
+        &self.config
+    }
+
     /// Records that this session left a script in a tab, in a world.
     pub fn remember_injection(&self, tab_id: u64, world: &str) {
         lock(&self.injections).insert(tab_id, world.to_owned());
@@ -213,7 +256,7 @@ impl AgentSession {
         let mut lost = None;
         if let Some((client, id)) = self.default_tab() {
             let browser = browsers
-                .all()
+                .all_of(self.id)
                 .await?
                 .into_iter()
                 .find(|b| b.client_id == client);
@@ -227,11 +270,14 @@ impl AgentSession {
         }
         let browser = match &lost {
             Some((Some(same_client), _)) => same_client.clone(),
-            _ => browsers.browser().await?,
+            _ => browsers.browser_of(self.id).await?,
         };
         let tab = match self.choose_default(&browser) {
             Some(tab) => tab,
-            None => browser.open_tab("about:blank", false, None).await?,
+            None => {
+                self.open_tab(&browser, "about:blank", false, None, None)
+                    .await?
+            }
         };
         self.set_default(&browser.client_id, tab.tab_id);
         if let Some((_, from)) = lost {
@@ -253,13 +299,13 @@ impl AgentSession {
             && let Some(browser) = self
                 .engine
                 .browsers
-                .connected_now()
+                .connected_of(self.id)
                 .into_iter()
                 .find(|b| b.client_id == client)
         {
             return Ok(browser);
         }
-        self.engine.browser().await
+        self.engine.browsers.browser_of(self.id).await
     }
 
     /// The browser a client id or a tab handle names (None: this session's).
@@ -270,7 +316,7 @@ impl AgentSession {
         if let Some(browser) = self
             .engine
             .browsers
-            .connected_now()
+            .connected_of(self.id)
             .into_iter()
             .find(|b| b.client_id == name)
         {
@@ -287,14 +333,20 @@ impl AgentSession {
             && let Some((client, _)) = self.default_tab()
             && let Ok(id) = handle.trim().parse::<u64>()
             && let Some(browser) = browsers
-                .connected_now()
+                .connected_of(self.id)
                 .into_iter()
                 .find(|b| b.client_id == client)
             && let Some(tab) = browser.tab_by_id(id)
+            && self.sees(&browser, &tab)
         {
             return Ok((browser, tab));
         }
-        browsers.find_tab(handle).await
+        let (browser, tab) = browsers.find_tab_of(self.id, handle).await?;
+        // Another session's tab, under isolation, is not there for this one.
+        if !self.sees(&browser, &tab) {
+            return Err(EngineError::NoSuchTab(handle.trim().to_owned()));
+        }
+        Ok((browser, tab))
     }
 
     /// The tab a session with no default takes in `browser`, if one will do.
@@ -308,6 +360,7 @@ impl AgentSession {
             .tabs()
             .into_iter()
             .filter(|tab| scriptable(&tab.url))
+            .filter(|tab| self.sees(browser, tab))
             .filter(|tab| {
                 !self
                     .engine
@@ -356,7 +409,7 @@ impl AgentSession {
         let (client, id) = self.default_tab()?;
         self.engine
             .browsers
-            .connected_now()
+            .connected_of(self.id)
             .iter()
             .filter(|b| b.client_id == client)
             .find_map(|b| b.tab_by_id(id).map(|tab| b.handle(&tab)))
@@ -364,8 +417,16 @@ impl AgentSession {
 
     /// A browser loss this session has not been told of yet (then it has).
     pub fn unreported_loss(&self) -> Option<crate::browser::Loss> {
-        let loss = self.engine.browsers.last_loss()?;
+        let loss = self.engine.browsers.last_loss_of(self.id)?;
         let seen = self.seen_loss.swap(loss.seq, Ordering::Relaxed);
+        (loss.seq > seen).then_some(loss)
+    }
+
+    /// A browser loss no reply of this session has said yet (then one has): said in the
+    /// next reply's facts, whatever the call.
+    pub fn loss_to_reply(&self) -> Option<crate::browser::Loss> {
+        let loss = self.engine.browsers.last_loss_of(self.id)?;
+        let seen = self.replied_loss.swap(loss.seq, Ordering::Relaxed);
         (loss.seq > seen).then_some(loss)
     }
 
@@ -379,14 +440,30 @@ impl AgentSession {
     /// `target_busy` at once; calls are never queued behind each other.
     pub async fn page(&self, handle: Option<&str>) -> Result<Page> {
         let (browser, tab) = self.resolve_tab(handle).await?;
-        Page::reserve(browser, tab, self.engine.config.clone()).await
+        Page::reserve(browser, tab, self.config.clone()).await
     }
 
     /// Reserves a tab to navigate it: a script of an earlier call still holding it is
     /// superseded (stopped, its receipt says so). Also returns that operation's id.
     pub async fn page_to_navigate(&self, handle: Option<&str>) -> Result<(Page, Option<String>)> {
         let (browser, tab) = self.resolve_tab(handle).await?;
-        Page::reserve_superseding(browser, tab, self.engine.config.clone()).await
+        Page::reserve_superseding(browser, tab, self.config.clone()).await
+    }
+}
+
+/// One agent call counted as running while it lives.
+struct InFlight<'a>(&'a Engine);
+
+impl<'a> InFlight<'a> {
+    fn enter(engine: &'a Engine) -> InFlight<'a> {
+        engine.in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(engine)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -404,12 +481,22 @@ impl Drop for AgentSession {
         // A trace it left running is ended, its last report forgotten.
         self.engine.recordings.traces.forget(self.id);
         self.engine.recordings.gifs.forget(self.id);
+        // A browser of its own is closed with it; a context of its own is disposed of
+        // (its tabs close with it).
+        self.engine.browsers.end_session(self.id);
+        let context = lock(&self.context).take();
         // What this session emulated is undone: the tabs outlive it.
         let emulated = self.engine.emulated_by(self.id);
         if !emulated.is_empty()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             runtime.spawn(self.engine.clone().clear_emulations(emulated));
+        }
+        if let Some((browser, context)) = context
+            && let Some(browser) = browser.upgrade()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move { browser.dispose_context(&context).await });
         }
     }
 }

@@ -66,7 +66,7 @@ impl AgentSession {
         }));
         let stopper = stop.clone();
         let holder_id = operation_id.clone();
-        // The script's commands count as this call's (`Engine::run_call`).
+        // The script's commands count as this call's (`AgentSession::run_call`).
         tokio::spawn(cdp::Ledger::carry(async move {
             let outcome = tokio::select! {
                 outcome = run_script(&page, &script, dialog_policy, &result_name) => outcome,

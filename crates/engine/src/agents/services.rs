@@ -20,8 +20,31 @@ use crate::search::{SearchReport, SearchRequest};
 impl AgentSession {
     /// Searches every open tab of every connected browser (not only this session's: the
     /// tool exists to find the tab the agent does not know about).
+    /// A session kept apart from the others searches only the tabs it may see.
     pub async fn search_tabs(&self, request: &SearchRequest) -> Result<SearchReport> {
-        self.engine.search.search(request).await
+        if !self.is_isolated() {
+            return self.engine.search.search(request).await;
+        }
+        let mut visible = Vec::new();
+        for browser in self.engine.browsers.connected_of(self.id) {
+            visible.extend(
+                browser
+                    .tabs()
+                    .into_iter()
+                    .filter(|tab| self.sees(&browser, tab))
+                    .map(|tab| tab.tab_id),
+            );
+        }
+        let mut own = request.clone();
+        own.tab_ids = Some(match &request.tab_ids {
+            Some(asked) => asked
+                .iter()
+                .copied()
+                .filter(|id| visible.contains(id))
+                .collect(),
+            None => visible,
+        });
+        self.engine.search.search(&own).await
     }
 
     pub async fn network_capture_start(
@@ -105,7 +128,7 @@ impl AgentSession {
         request: DownloadRequest,
     ) -> Result<crate::error::Reported> {
         let browser = self.browser_for(handle).await?;
-        downloads::download(browser, self.engine.config.clone(), request).await
+        downloads::download(browser, self.config.clone(), request).await
     }
 
     /// The console output the page has logged so far (see `Recordings::console_snapshot`).
@@ -129,7 +152,7 @@ impl AgentSession {
         wait: DownloadWait,
     ) -> Result<FoundDownload> {
         let browser = self.browser_for(handle).await?;
-        downloads::wait_for_download(&browser, &self.engine.config, wait).await
+        downloads::wait_for_download(&browser, &self.config, wait).await
     }
 
     /// Checks an agent's raw CDP command against `policy`, the files it names against
@@ -140,8 +163,12 @@ impl AgentSession {
         method: &str,
         params: Value,
     ) -> Result<crate::page::raw::RawCommand> {
+        let policy = crate::page::raw::Policy {
+            isolated: self.is_isolated(),
+            ..*policy
+        };
         policy
-            .check(method, params, &self.engine.config.upload_roots)
+            .check(method, params, &self.config.upload_roots)
             .await
     }
 
@@ -174,7 +201,7 @@ impl AgentSession {
             .engine
             .recordings
             .traces
-            .stop(&page, self.id, &self.engine.config, save, timeout)
+            .stop(&page, self.id, &self.config, save, timeout)
             .await?;
         Ok((page.info(), stopped))
     }
@@ -195,7 +222,7 @@ impl AgentSession {
             .engine
             .recordings
             .gifs
-            .start(&page, self.id, options, &self.engine.config)
+            .start(&page, self.id, options, &self.config)
             .await?;
         Ok((page.info(), status))
     }
@@ -230,7 +257,7 @@ impl AgentSession {
             .engine
             .recordings
             .gifs
-            .stop(&tab, self.id, &self.engine.config, name)
+            .stop(&tab, self.id, &self.config, name)
             .await?;
         Ok((browser.info(&tab, None), saved))
     }

@@ -168,9 +168,12 @@ impl AgentSession {
         let mut tabs = Vec::new();
         let mut default_handle = None;
         // Every linked browser (the extension link can have several profiles at once).
-        for browser in self.engine.browsers.all().await? {
+        for browser in self.engine.browsers.all_of(self.id).await? {
             let default = self.default_in(&browser);
             for tab in browser.tabs() {
+                if !self.sees(&browser, &tab) {
+                    continue;
+                }
                 if default == Some(tab.tab_id) {
                     default_handle = Some(browser.handle(&tab));
                 }
@@ -195,7 +198,7 @@ impl AgentSession {
         browser_name: Option<&str>,
     ) -> Result<(Arc<Browser>, Tab)> {
         let (browser, tab) = match (handle, url_pattern) {
-            (Some(handle), _) => self.engine.browsers.find_tab(handle).await?,
+            (Some(handle), _) => self.find_tab(handle).await?,
             (None, Some(pattern)) => self.tab_by_url(pattern, browser_name).await?,
             (None, None) if browser_name.is_some() => self.tab_by_url("", browser_name).await?,
             (None, None) => {
@@ -217,13 +220,13 @@ impl AgentSession {
         browser_name: Option<&str>,
     ) -> Result<(Arc<Browser>, Tab)> {
         let mut matches = Vec::new();
-        let browsers = self.engine.browsers.all().await?;
+        let browsers = self.engine.browsers.all_of(self.id).await?;
         for browser in browsers
             .into_iter()
             .filter(|b| browser_name.is_none_or(|name| b.is_named(name)))
         {
             for tab in browser.tabs() {
-                if tab.url.contains(pattern) {
+                if tab.url.contains(pattern) && self.sees(&browser, &tab) {
                     matches.push((browser.clone(), tab));
                 }
             }
@@ -280,8 +283,9 @@ impl AgentSession {
         // the one navigation path.
         let created = async {
             let browser = self.browser_named(request.browser.as_deref()).await?;
-            let tab = browser
-                .open_tab_in(
+            let tab = self
+                .open_tab(
+                    &browser,
                     "about:blank",
                     request.active,
                     Some(&owner_id),
@@ -373,7 +377,7 @@ impl AgentSession {
         let mut results = Vec::new();
         for handle in handles {
             let browser = match handle.split_once(':') {
-                Some(_) => match self.engine.browsers.find_tab(handle).await {
+                Some(_) => match self.find_tab(handle).await {
                     Ok((browser, _)) => browser,
                     Err(EngineError::NoSuchTab(_)) => {
                         results.push(self.closed_or_unknown(handle).await?);
@@ -381,11 +385,17 @@ impl AgentSession {
                     }
                     Err(other) => return Err(other),
                 },
-                None => self.engine.browser().await?,
+                None => self.engine.browsers.browser_of(self.id).await?,
             };
             let tab_id = parse_tab_handle(handle, &browser.client_id)?;
-            let Some(tab) = browser.tab_by_id(tab_id) else {
-                results.push(gone_or_unknown(&browser, tab_id, handle));
+            // Another session's tab, under isolation, is not there for this one.
+            let Some(tab) = browser
+                .tab_by_id(tab_id)
+                .filter(|tab| self.sees(&browser, tab))
+            else {
+                results.push(CloseResult::NotFound {
+                    handle: handle.to_owned(),
+                });
                 continue;
             };
             let owned = match scope {
@@ -409,7 +419,7 @@ impl AgentSession {
 
     /// A handle of a browser not linked now (or of a tab that closed with it).
     async fn closed_or_unknown(&self, handle: &str) -> Result<CloseResult> {
-        for browser in self.engine.browsers.connected_now() {
+        for browser in self.engine.browsers.connected_of(self.id) {
             if let Ok(tab_id) = parse_tab_handle(handle, &browser.client_id) {
                 return Ok(gone_or_unknown(&browser, tab_id, handle));
             }

@@ -34,12 +34,12 @@ impl AgentSession {
     pub async fn windows(&self) -> Result<Vec<Window>> {
         let mut windows: Vec<Window> = Vec::new();
         let mut unknown = Vec::new();
-        for browser in self.engine.browsers.all().await? {
+        for browser in self.engine.browsers.all_of(self.id).await? {
             // Titles change as pages load; read them fresh.
             let _ = browser.resync().await;
             let default = self.default_in(&browser);
             for tab in browser.tabs() {
-                if tab.url.starts_with("chrome-extension://") {
+                if tab.url.starts_with("chrome-extension://") || !self.sees(&browser, &tab) {
                     continue;
                 }
                 let Ok((window_id, active)) = browser.window_of(&tab).await else {

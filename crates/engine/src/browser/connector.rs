@@ -5,12 +5,23 @@
 //! A connect never holds the lock that readers of the current browser take: a status
 //! report during a slow launch or an unreachable endpoint answers at once.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::farm::{self, Pool, Seat};
 use super::link::Links;
 use super::{Browser, BrowserSetup, Tab, TabRegistry, launch, lock, parse_tab_handle};
-use crate::config::{EngineConfig, LinkConfig};
+use crate::config::{EngineConfig, LinkConfig, SessionBrowsers};
 use crate::error::{EngineError, Result};
+
+/// How many browser losses are kept on record (one a session's browser, at most).
+const LOSSES_KEPT: usize = 64;
+
+/// A connected browser and, for a CDP endpoint, its seat in the pool.
+struct Slot {
+    browser: Arc<Browser>,
+    _seat: Option<Seat>,
+}
 
 /// How long a probe waits for a busy browser before the call goes ahead anyway.
 const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -23,14 +34,22 @@ pub struct Browsers {
     config: Arc<EngineConfig>,
     /// Tab ids are never reused, even across a browser relaunch.
     registry: Arc<TabRegistry>,
-    /// The launched or attached browser (not used by the extension link).
-    current: Mutex<Option<Arc<Browser>>>,
+    /// The launched or attached browser every session shares (not used by the extension
+    /// link, nor when each session has a browser of its own).
+    current: Mutex<Option<Slot>>,
     /// Held only while connecting, so two calls never launch two browsers.
     connecting: tokio::sync::Mutex<()>,
+    /// Each agent session's own browser (`SessionBrowsers::PerSession`), by session id.
+    own: Mutex<HashMap<u64, Slot>>,
+    /// Held while a session's own browser connects: one lock a session, so one
+    /// session's wait in a farm's queue holds up no other.
+    own_connecting: Mutex<HashMap<u64, Arc<tokio::sync::Mutex<()>>>>,
+    /// A CDP link's endpoints.
+    pool: Option<Pool>,
     pub(super) links: Links,
     on_connect: OnceLock<OnConnect>,
-    /// The last browser that went away under us, and why.
-    lost: Mutex<Option<Loss>>,
+    /// The browsers that went away under us, and why (the latest last).
+    lost: Mutex<VecDeque<Loss>>,
     /// The agents' userscripts, for every browser.
     userscripts: Arc<super::userscripts::UserScripts>,
 }
@@ -45,6 +64,9 @@ pub struct Loss {
     pub at_ms: u64,
     pub reason: String,
     pub tabs_lost: usize,
+    /// The agent session whose own browser it was, when each has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<u64>,
 }
 
 impl Browsers {
@@ -92,16 +114,33 @@ impl Browsers {
     }
 
     pub fn new(config: Arc<EngineConfig>) -> Browsers {
+        let pool = match &config.link {
+            LinkConfig::Endpoint(urls) => Some(Pool::new(urls)),
+            _ => None,
+        };
         Browsers {
             config,
             registry: Arc::default(),
             current: Mutex::new(None),
             connecting: tokio::sync::Mutex::new(()),
+            own: Mutex::default(),
+            own_connecting: Mutex::default(),
+            pool,
             links: Links::default(),
             on_connect: OnceLock::new(),
-            lost: Mutex::new(None),
+            lost: Mutex::default(),
             userscripts: Arc::default(),
         }
+    }
+
+    /// Whether each agent session has a browser of its own.
+    pub fn per_session(&self) -> bool {
+        self.config.sessions == SessionBrowsers::PerSession
+    }
+
+    /// Seats taken at each CDP endpoint now (none for other links).
+    pub fn endpoint_load(&self) -> Vec<(String, usize)> {
+        self.pool.as_ref().map(Pool::load).unwrap_or_default()
     }
 
     /// Sets what happens as each browser connects (once).
@@ -147,19 +186,171 @@ impl Browsers {
         let dead = lock(&self.current).take();
         if let Some(dead) = dead {
             tracing::warn!("browser connection lost; reconnecting");
-            dead.shutdown().await;
+            dead.browser.shutdown().await;
         }
+        let slot = self.connect_slot(false).await?;
+        let browser = slot.browser.clone();
+        *lock(&self.current) = Some(slot);
+        self.connected(&browser);
+        self.watch_for_loss(&browser);
+        Ok(browser)
+    }
+
+    /// The browser an agent session works in: its own when each session has one
+    /// (connected on first use, waiting in the farm's queue as long as the call may),
+    /// else the shared one.
+    pub async fn browser_of(self: &Arc<Self>, session: u64) -> Result<Arc<Browser>> {
+        if !self.per_session() {
+            return self.browser().await;
+        }
+        if let Some(browser) = self.own_now(session) {
+            return Ok(browser);
+        }
+        let gate = lock(&self.own_connecting)
+            .entry(session)
+            .or_default()
+            .clone();
+        let _connecting = gate.lock().await;
+        if let Some(browser) = self.own_now(session) {
+            return Ok(browser);
+        }
+        let slot = self.connect_slot(true).await?;
+        let browser = slot.browser.clone();
+        lock(&self.own).insert(session, slot);
+        self.connected(&browser);
+        self.watch_for_loss(&browser);
+        Ok(browser)
+    }
+
+    /// A session's own browser if it is connected now.
+    fn own_now(&self, session: u64) -> Option<Arc<Browser>> {
+        lock(&self.own)
+            .get(&session)
+            .map(|slot| slot.browser.clone())
+            .filter(|b| !b.conn.is_closed())
+    }
+
+    /// The browsers a session may use that are connected now; never connects.
+    pub fn connected_of(&self, session: u64) -> Vec<Arc<Browser>> {
+        if self.per_session() {
+            return self.own_now(session).into_iter().collect();
+        }
+        self.connected_now()
+    }
+
+    /// Every browser a session may use, connecting its own or the shared one on demand.
+    pub async fn all_of(self: &Arc<Self>, session: u64) -> Result<Vec<Arc<Browser>>> {
+        if self.per_session() {
+            return Ok(vec![self.browser_of(session).await?]);
+        }
+        self.all().await
+    }
+
+    /// A tab by handle, among the browsers a session may use.
+    pub async fn find_tab_of(
+        self: &Arc<Self>,
+        session: u64,
+        handle: &str,
+    ) -> Result<(Arc<Browser>, Tab)> {
+        if !self.per_session() {
+            return self.find_tab(handle).await;
+        }
+        let browser = self.browser_of(session).await?;
+        let tab_id = parse_tab_handle(handle, &browser.client_id)?;
+        let tab = browser
+            .tab_by_id(tab_id)
+            .ok_or_else(|| EngineError::NoSuchTab(handle.trim().to_owned()))?;
+        Ok((browser, tab))
+    }
+
+    /// Ends a session's own browser, if it has one: the connection is closed (a farm
+    /// closes the browser with it) and its seat given back. Not a loss.
+    pub fn end_session(&self, session: u64) {
+        lock(&self.own_connecting).remove(&session);
+        let Some(slot) = lock(&self.own).remove(&session) else {
+            return;
+        };
+        slot.browser
+            .lost
+            .store(true, std::sync::atomic::Ordering::Release);
+        slot.browser.forget_all();
+        slot.browser.conn.close();
+        tracing::info!(session, "the session's own browser was closed with it");
+    }
+
+    /// Connects the configured browser, timing it.
+    async fn connect_slot(&self, for_session: bool) -> Result<Slot> {
         let started = std::time::Instant::now();
-        let browser = self.connect().await?;
+        let slot = match &self.config.link {
+            LinkConfig::Endpoint(_) => self.attach_pooled(for_session).await?,
+            _ => Slot {
+                browser: self.connect().await?,
+                _seat: None,
+            },
+        };
         tracing::info!(
             link = self.link_name(),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "browser connected"
         );
-        *lock(&self.current) = Some(browser.clone());
-        self.connected(&browser);
-        self.watch_for_loss(&browser);
-        Ok(browser)
+        Ok(slot)
+    }
+
+    /// Attaches to the pool's least-loaded endpoint, trying the next when one refuses
+    /// or cannot be reached; the last failure is the call's, a farm's "full" preferred
+    /// (it is the one worth retrying).
+    async fn attach_pooled(&self, for_session: bool) -> Result<Slot> {
+        let pool = self
+            .pool
+            .as_ref()
+            .ok_or_else(|| EngineError::Endpoint("no CDP endpoint is configured".into()))?;
+        let mut failure: Option<EngineError> = None;
+        for candidate in pool.candidates() {
+            let seat = candidate.take();
+            let url = if for_session {
+                farm::session_url(seat.url())
+            } else {
+                seat.url().to_owned()
+            };
+            match self.attach(&url).await {
+                Ok(browser) => {
+                    return Ok(Slot {
+                        browser,
+                        _seat: Some(seat),
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(endpoint = %cdp::without_query(seat.url()), %error, "endpoint refused or unreachable");
+                    seat.failed();
+                    let busy = |e: &EngineError| e.code() == crate::error::ErrorCode::BrowserBusy;
+                    if failure
+                        .as_ref()
+                        .is_none_or(|kept| !busy(kept) || busy(&error))
+                    {
+                        failure = Some(error);
+                    }
+                }
+            }
+        }
+        Err(failure.unwrap_or_else(|| EngineError::Endpoint("no CDP endpoint answered".into())))
+    }
+
+    /// Attaches to one endpoint. The handshake may wait in a farm's queue: as long as
+    /// the call being run may still take (less a moment to answer in), else 10 s.
+    async fn attach(&self, endpoint: &str) -> Result<Arc<Browser>> {
+        let url = cdp::websocket_url(endpoint)
+            .await
+            .map_err(|e| EngineError::Endpoint(e.to_string()))?;
+        let wait = crate::ids::Deadline::of_call()
+            .map(|deadline| {
+                deadline
+                    .remaining()
+                    .saturating_sub(std::time::Duration::from_millis(500))
+            })
+            .filter(|wait| !wait.is_zero())
+            .unwrap_or(std::time::Duration::from_secs(10));
+        let conn = cdp::Connection::over_websocket_within(&url, wait).await?;
+        Browser::start(conn, "cdp", self.setup(None, None)).await
     }
 
     /// When the browser's connection closes (its process exited, the endpoint went
@@ -196,8 +387,8 @@ impl Browsers {
     /// answers with its connection closing is put on record as lost first, so the call
     /// finds a new browser (managed), waits for the relink (extension), or is told the
     /// endpoint went, and nothing it sends is lost in between.
-    pub async fn confirm(&self) {
-        let connected = self.connected_now();
+    pub async fn confirm(&self, session: u64) {
+        let connected = self.connected_of(session);
         let probes = connected.iter().map(|browser| async move {
             if browser.conn.confirm_alive(PROBE_WAIT).await.is_err() {
                 tracing::info!(client = %browser.client_id, "a probe found the browser gone");
@@ -214,33 +405,62 @@ impl Browsers {
             return;
         }
         let reason = browser.exit().unwrap_or_else(|| match &self.config.link {
-            LinkConfig::Endpoint(endpoint) => {
-                format!("the connection to the CDP endpoint {endpoint} closed")
-            }
+            LinkConfig::Endpoint(_) => "the connection to the CDP endpoint closed".to_owned(),
             _ => "the browser connection closed".to_owned(),
         });
         let tabs_lost = browser.forget_all();
+        // Whose browser it was: the shared one, or one session's own.
+        let session = {
+            let mut own = lock(&self.own);
+            let session = own
+                .iter()
+                .find(|(_, slot)| Arc::ptr_eq(&slot.browser, browser))
+                .map(|(session, _)| *session);
+            if let Some(session) = session {
+                own.remove(&session);
+            }
+            session
+        };
         let mut lost = lock(&self.lost);
-        let seq = lost.as_ref().map_or(1, |l| l.seq + 1);
+        let seq = lost.back().map_or(1, |l| l.seq + 1);
         let at_ms = crate::ids::now_ms();
-        tracing::warn!(%reason, tabs_lost, "browser lost");
-        *lost = Some(Loss {
+        tracing::warn!(%reason, tabs_lost, ?session, "browser lost");
+        if lost.len() == LOSSES_KEPT {
+            lost.pop_front();
+        }
+        lost.push_back(Loss {
             seq,
             client_id: browser.client_id.clone(),
             at_ms,
             reason,
             tabs_lost,
+            session,
         });
         drop(lost);
         let mut current = lock(&self.current);
-        if current.as_ref().is_some_and(|c| Arc::ptr_eq(c, browser)) {
+        if current
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(&c.browser, browser))
+        {
             *current = None;
         }
     }
 
     /// The last browser lost, if one was.
     pub fn last_loss(&self) -> Option<Loss> {
-        lock(&self.lost).clone()
+        lock(&self.lost).back().cloned()
+    }
+
+    /// The last loss of a browser a session used: its own, when each has one.
+    pub fn last_loss_of(&self, session: u64) -> Option<Loss> {
+        let lost = lock(&self.lost);
+        if !self.per_session() {
+            return lost.back().cloned();
+        }
+        lost.iter()
+            .rev()
+            .find(|loss| loss.session == Some(session))
+            .cloned()
     }
 
     /// The browser if one is connected now; never launches and never waits.
@@ -250,14 +470,21 @@ impl Browsers {
         }
         lock(&self.current)
             .as_ref()
+            .map(|slot| slot.browser.clone())
             .filter(|b| !b.conn.is_closed())
-            .cloned()
     }
 
     /// Every browser connected now (several profiles can link at once); never launches.
     pub fn connected_now(&self) -> Vec<Arc<Browser>> {
         if self.is_extension() {
             return self.links.live();
+        }
+        if self.per_session() {
+            return lock(&self.own)
+                .values()
+                .map(|slot| slot.browser.clone())
+                .filter(|b| !b.conn.is_closed())
+                .collect();
         }
         self.current().into_iter().collect()
     }
@@ -289,9 +516,13 @@ impl Browsers {
     }
 
     pub async fn shutdown(&self) {
-        let browser = lock(&self.current).take();
-        if let Some(browser) = browser {
-            browser.shutdown().await;
+        let sessions: Vec<u64> = lock(&self.own).keys().copied().collect();
+        for session in sessions {
+            self.end_session(session);
+        }
+        let slot = lock(&self.current).take();
+        if let Some(slot) = slot {
+            slot.browser.shutdown().await;
         }
     }
 
@@ -332,13 +563,7 @@ impl Browsers {
                     .await
                     .map_err(|e| EngineError::Launch(format!("browser did not answer: {e}")))
             }
-            LinkConfig::Endpoint(endpoint) => {
-                let url = cdp::websocket_url(endpoint)
-                    .await
-                    .map_err(|e| EngineError::Endpoint(e.to_string()))?;
-                let conn = cdp::Connection::over_websocket(&url).await?;
-                Browser::start(conn, "cdp", self.setup(None, None)).await
-            }
+            LinkConfig::Endpoint(_) => Ok(self.attach_pooled(false).await?.browser),
             LinkConfig::Extension => self.wait_for_link().await,
         }
     }

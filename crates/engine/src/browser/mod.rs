@@ -13,6 +13,7 @@ pub mod download_log;
 pub mod emulation;
 mod events;
 mod extension_api;
+pub mod farm;
 pub mod launch;
 mod link;
 mod process;
@@ -62,6 +63,9 @@ pub struct DebugTarget {
     pub url: String,
     pub title: String,
     pub attached: bool,
+    /// The browser context it lives in, where the browser says.
+    #[serde(skip)]
+    pub context: Option<String>,
     /// The tab handle, for a page target tabwire tracks.
     pub tab: Option<String>,
 }
@@ -297,24 +301,30 @@ impl Browser {
         active: bool,
         owner_id: Option<&str>,
     ) -> Result<Tab> {
-        self.open_tab_in(url, active, owner_id, None).await
+        self.open_tab_in(url, active, owner_id, None, None).await
     }
 
-    /// Opens a tab; with `window`, in a new window of that size (CSS px).
+    /// Opens a tab; with `window`, in a new window of that size (CSS px); with
+    /// `context`, in that browser context.
     pub(crate) async fn open_tab_in(
         &self,
         url: &str,
         active: bool,
         owner_id: Option<&str>,
         window: Option<(u32, u32)>,
+        context: Option<&str>,
     ) -> Result<Tab> {
+        // A context of its own has no window yet to put a tab in.
         let mut create = json!({
             "url": url, "background": !active,
-            "newWindow": self.own_windows || window.is_some(),
+            "newWindow": self.own_windows || window.is_some() || context.is_some(),
         });
         if let Some((width, height)) = window {
             create["width"] = json!(width);
             create["height"] = json!(height);
+        }
+        if let Some(context) = context {
+            create["browserContextId"] = json!(context);
         }
         let created = self
             .conn
@@ -329,6 +339,40 @@ impl Browser {
         }
         self.tab_by_target(&target_id)
             .ok_or(EngineError::NoSuchTab(target_id))
+    }
+
+    /// Makes a browser context (its own cookies, storage, permissions and cache).
+    pub(crate) async fn create_context(&self) -> Result<String> {
+        let made = self
+            .conn
+            .call(
+                None,
+                "Target.createBrowserContext",
+                json!({ "disposeOnDetach": false }),
+                HOUSEKEEPING,
+            )
+            .await?;
+        made["browserContextId"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| EngineError::Io("the browser made a context without an id".into()))
+    }
+
+    /// Disposes of a browser context: its tabs close, its data goes. Best effort (the
+    /// browser may have gone already).
+    pub(crate) async fn dispose_context(&self, context: &str) {
+        let disposed = self
+            .conn
+            .call(
+                None,
+                "Target.disposeBrowserContext",
+                json!({ "browserContextId": context }),
+                HOUSEKEEPING,
+            )
+            .await;
+        if let Err(error) = disposed {
+            tracing::debug!(%error, context, "a session's context was not disposed of");
+        }
     }
 
     /// Closes a tab. Ok(false) when it was already gone.
@@ -447,6 +491,7 @@ impl Browser {
                 url: field(t, "url"),
                 title: field(t, "title"),
                 attached: t["attached"].as_bool().unwrap_or(false),
+                context: t["browserContextId"].as_str().map(str::to_owned),
                 tab: self
                     .tab_by_target(&field(t, "targetId"))
                     .map(|tab| self.handle(&tab)),

@@ -30,6 +30,8 @@ pub struct TabState {
     pub title: String,
     pub generation: u64,
     pub opener: Option<String>,
+    /// The browser context it lives in (`browserContextId`), where the browser says.
+    pub context: Option<String>,
     pub(crate) session: Option<String>,
     pub(crate) busy: Arc<tokio::sync::Mutex<()>>,
     pub(crate) dialog_policy: DialogPolicy,
@@ -221,6 +223,7 @@ impl TabTable {
                 title: String::new(),
                 generation: 1,
                 opener: info["openerId"].as_str().map(str::to_owned),
+                context: info["browserContextId"].as_str().map(str::to_owned),
                 session: None,
                 busy: Arc::new(tokio::sync::Mutex::new(())),
                 dialog_policy: DialogPolicy::default(),

@@ -375,6 +375,16 @@ pub struct FoundDownload {
 /// wait can find a download the page started before it. (A browser tabwire launched has
 /// this from the start; an attached one from the first wait or download.)
 pub async fn catch_downloads(browser: &Browser, config: &EngineConfig) -> Result<()> {
+    catch_downloads_in(browser, config, None).await
+}
+
+/// The same for one browser context (an isolated session's), into its own staging
+/// folder (under its own output dir).
+pub async fn catch_downloads_in(
+    browser: &Browser,
+    config: &EngineConfig,
+    context: Option<&str>,
+) -> Result<()> {
     if browser.is_linked() {
         return Ok(());
     }
@@ -382,14 +392,14 @@ pub async fn catch_downloads(browser: &Browser, config: &EngineConfig) -> Result
     tokio::fs::create_dir_all(&staging)
         .await
         .map_err(|e| EngineError::io(format!("cannot create {}", staging.display()), e))?;
+    let mut behavior =
+        json!({ "behavior": "allowAndName", "downloadPath": staging, "eventsEnabled": true });
+    if let Some(context) = context {
+        behavior["browserContextId"] = json!(context);
+    }
     browser
         .conn
-        .call(
-            None,
-            "Browser.setDownloadBehavior",
-            json!({ "behavior": "allowAndName", "downloadPath": staging, "eventsEnabled": true }),
-            HOUSEKEEPING,
-        )
+        .call(None, "Browser.setDownloadBehavior", behavior, HOUSEKEEPING)
         .await?;
     Ok(())
 }

@@ -66,6 +66,10 @@ const URL_PARAMS: &[(&str, &str)] = &[
 pub struct Policy {
     /// The lab profile with the override switch: nothing is refused.
     pub allow_blocked: bool,
+    /// The session is kept apart from the others (a context or browser of its own):
+    /// `Target.*` and `Storage.*`, which reach past one page to every tab and context,
+    /// are refused as the tools refuse them.
+    pub isolated: bool,
 }
 
 /// One checked raw command.
@@ -105,6 +109,12 @@ impl Policy {
         }
         if is_high_risk(method) {
             return Err(blocked(method, "it is a high-risk method"));
+        }
+        if self.isolated && (method.starts_with("Target.") || method.starts_with("Storage.")) {
+            return Err(blocked(
+                method,
+                "sessions are isolated, and it reaches past this session's own tabs",
+            ));
         }
         for (name, param) in URL_PARAMS {
             if method == *name
@@ -183,7 +193,10 @@ mod tests {
             .build()
             .unwrap();
         let roots = [std::env::temp_dir().join("tabwire-no-such-root")];
-        let policy = Policy { allow_blocked };
+        let policy = Policy {
+            allow_blocked,
+            isolated: false,
+        };
         runtime
             .block_on(policy.check(method, params, &roots))
             .err()

@@ -120,6 +120,7 @@ const RETRYABLE_CODES: &[&str] = &[
     "session_disconnected",
     "transport_error",
     "target_busy",
+    "browser_busy",
 ];
 
 /// The MCP result of one btap call.

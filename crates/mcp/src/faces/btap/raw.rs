@@ -64,7 +64,7 @@ pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> 
 
 /// A page's target id → its tab handle (other targets are not addressable here).
 async fn target_handle(call: &Call, target_id: &str) -> Result<String, ToolError> {
-    let targets = call.session.browser_for(None).await?.all_targets().await?;
+    let targets = call.session.debug_targets(None).await?;
     targets
         .into_iter()
         .find(|t| t.target_id == target_id)
@@ -256,7 +256,7 @@ async fn page_for<'a>(
     let (browser, tab) = call.session.resolve_tab(handle.as_deref()).await?;
     let key = browser.handle(&tab);
     if !pages.contains_key(&key) {
-        let config = call.engine().config.clone();
+        let config = call.session.config().clone();
         pages.insert(key.clone(), Page::reserve(browser, tab, config).await?);
     }
     Ok(&pages[&key])
@@ -317,9 +317,7 @@ pub async fn debugger_targets(call: Call, p: SessionOnly) -> Result<Reply, ToolE
     let handle = p.session_id.map(|t| t.0);
     let targets: Vec<Value> = call
         .session
-        .browser_for(handle.as_deref())
-        .await?
-        .all_targets()
+        .debug_targets(handle.as_deref())
         .await?
         .into_iter()
         .map(|t| {

@@ -33,9 +33,9 @@ fn tab_search_status(stats: &engine::search::IndexStats) -> Value {
 
 pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError> {
     let engine = call.engine();
-    let browser = engine.browsers.current();
-    let config = &engine.config;
-    let lost = engine.browsers.last_loss();
+    let browser = engine.browsers.connected_of(call.session.id).pop();
+    let config = call.session.config();
+    let lost = engine.browsers.last_loss_of(call.session.id);
     // A linked browser whose worker stopped relinks by itself within seconds.
     let waiting = engine.browsers.dropped_links();
     let (link_state, product) = match (&browser, &lost) {
@@ -53,7 +53,15 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
                 .map(|p| json!(p))
                 .unwrap_or_else(|e| json!({ "error": e.to_string() }))
         }
-        engine::LinkConfig::Endpoint(endpoint) => json!(endpoint),
+        // Shown without their queries: a farm's token is not the agent's to read.
+        engine::LinkConfig::Endpoint(endpoints) => match endpoints.as_slice() {
+            [one] => json!(engine::without_query(one)),
+            many => json!(
+                many.iter()
+                    .map(|e| engine::without_query(e))
+                    .collect::<Vec<_>>()
+            ),
+        },
         engine::LinkConfig::Extension => json!(null),
     };
     let mut data = json!({
@@ -81,10 +89,17 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "operator_profile": call.settings.floor().name(),
         "default_session_id": call.session.default_handle(),
         "agent_sessions": engine.live_sessions(),
+        "session_browsers": engine.session_browsers(),
+        "endpoint_load": engine.browsers.endpoint_load().iter().map(|(endpoint, seats)| json!({
+            "endpoint": endpoint, "browsers": seats,
+        })).collect::<Vec<_>>(),
         "default_session_settled": true,
         "capability_registry": capability_registry(&call),
         "tab_search": tab_search_status(&engine.search.stats().await),
-        "emulations": engine.emulations().iter().map(|e| json!({
+        "emulations": engine.emulations().iter().filter(|e| {
+            // A session kept apart sees only its own.
+            !call.session.is_isolated() || e.session == call.session.id
+        }).map(|e| json!({
             "session_id": e.tab.handle, "tab_id": e.tab.tab_id, "url": e.tab.url,
             "settings": e.settings, "summary": super::emulation::describe(&e.settings),
             "set_by_this_session": e.session == call.session.id,

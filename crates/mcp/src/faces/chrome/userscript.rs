@@ -16,6 +16,7 @@ tool_params! {
 }
 
 pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
+    call.session.may_share_userscripts()?;
     let args = p.args.unwrap_or(Value::Null);
     let browsers = &call.engine().browsers;
     let id = || {
