@@ -229,6 +229,7 @@ class Agent(threading.Thread):
         self.foreign_reads = 0
         self.check_failed = []
         self.busy = 0
+        self.waiting = Counter()  # retries while waiting for a farm browser, by code
         self.queue_waits = 0
         self.first_success_s = None
         self.reinit_404 = 0
@@ -422,6 +423,7 @@ class Agent(threading.Thread):
             )
             if waiting:
                 self.busy += code == "browser_busy"
+                self.waiting[code] += 1
                 busy_since = busy_since or t0
                 if now() - busy_since > self.args.busy_deadline:
                     self.failed[code] += 1
@@ -644,6 +646,7 @@ def report(run, agents, wall):
         ("cross-agent cookies seen (reads / agent pairs)", f"{sum(a.foreign_reads for a in agents)} / {pairs}"),
         ("checks failed (page, typed value)", sum(len(a.check_failed) for a in agents)),
         ("browser_busy replies (retried with backoff)", sum(a.busy for a in agents)),
+        ("retries while waiting for a farm browser (by code)", fmt_counter(sum((a.waiting for a in agents), Counter()))),
         (f"queue waits (calls > {QUEUE_WAIT_S:g} s before the agent's first success)", sum(a.queue_waits for a in agents)),
         ("time to an agent's first success p50 / max (s)", f"{percentile(firsts, 50):.1f} / {firsts[-1] if firsts else 0:.1f}"),
         ("re-initialised after HTTP 404", sum(a.reinit_404 for a in agents)),

@@ -114,7 +114,7 @@ else
   echo "farm bench: among its sessions, so cookies are shared and isolation is not tested" >&2
 fi
 isolation=0
-[[ " ${flags[*]} " == *" --browser-per-session "* ]] && isolation=1
+[[ " ${flags[*]} " == *" --browser-per-session "* || " ${flags[*]} " == *" --isolate-sessions "* ]] && isolation=1
 uses_farm=0
 [[ " ${flags[*]} " == *"127.0.0.1:$farm_port"* ]] && uses_farm=1
 

@@ -81,6 +81,32 @@ async fn isolated_sessions_keep_cookies_storage_tabs_and_files_apart() {
     .ok();
     assert_eq!(a_after["js_return"], json!(["who=a", "a"]));
 
+    // Permissions: A's grant is A's context's; B's pages of the same origin still ask.
+    call_on(
+        &a,
+        "set_site_permission",
+        json!({ "permission": "geolocation", "setting": "allow" }),
+    )
+    .await
+    .ok();
+    let state = |expected: &str| {
+        json!({ "js": format!(
+            "navigator.permissions.query({{name: 'geolocation'}}).then(s => s.state === '{expected}')"
+        ), "timeout": 30 })
+    };
+    call_on(&a, "wait_for", state("granted")).await.ok();
+    let b_geo = call_on(
+        &b,
+        "execute_js",
+        json!({ "script": "(await navigator.permissions.query({name: 'geolocation'})).state" }),
+    )
+    .await
+    .ok();
+    assert_eq!(
+        b_geo["js_return"], "prompt",
+        "A's grant reached B's context"
+    );
+
     // Tabs: each lists only its own, and cannot reach the other's by handle.
     let a_tabs = call_on(&a, "list_tabs", json!({})).await.ok();
     let b_tabs = call_on(&b, "list_tabs", json!({})).await.ok();
@@ -296,4 +322,48 @@ async fn sigterm_drains_new_sessions_are_refused_and_the_call_in_flight_finishes
         process_exits(server.pid()).await,
         "the server did not exit once drained"
     );
+}
+
+#[tokio::test]
+async fn an_idle_isolated_session_is_closed_and_its_context_goes_with_it() {
+    let site = Site::start().await;
+    let browser = DebuggingBrowser::launch("idle-browser").await;
+    let server = HttpServer::start(
+        "idle",
+        &[
+            "--isolate-sessions",
+            "--cdp-endpoint",
+            &browser.ws,
+            "--session-idle",
+            "2",
+        ],
+    )
+    .await;
+    let client = server.client().await;
+    call_on(&client, "open_url", json!({ "url": site.url("fold.html") }))
+        .await
+        .ok();
+    assert!(
+        page_urls(&browser)
+            .await
+            .iter()
+            .any(|u| u.contains("fold.html"))
+    );
+    // The agent says nothing more: its session expires, and its context and tab go.
+    poll_until("the idle session's tab to close", || async {
+        !page_urls(&browser)
+            .await
+            .iter()
+            .any(|u| u.contains("fold.html"))
+    })
+    .await;
+    let health: Value = reqwest::Client::new()
+        .get(server.url.replace("/mcp", "/health"))
+        .send()
+        .await
+        .expect("GET /health")
+        .json()
+        .await
+        .expect("health is JSON");
+    assert_eq!(health["sessions"], 0, "{health}");
 }

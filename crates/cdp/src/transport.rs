@@ -341,4 +341,70 @@ mod tests {
         assert_eq!(seen[2], "msg {\"id\":3}");
         assert_eq!(seen[3], "closed");
     }
+
+    /// One connection to a listener that answers the handshake with `answer`.
+    async fn handshake_answered(answer: &'static str) -> CdpError {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!(
+            "ws://{}/chromium?token=secret",
+            listener.local_addr().unwrap()
+        );
+        tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut request = vec![0u8; 4096];
+            let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut request).await;
+            let _ = tokio::io::AsyncWriteExt::write_all(&mut stream, answer.as_bytes()).await;
+        });
+        match connect_websocket(&url, CONNECT_DEADLINE).await {
+            Err(error) => error,
+            Ok(_) => panic!("the handshake was not refused"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_farm_over_its_limit_is_a_refusal_with_its_words_and_retry_after() {
+        let error = handshake_answered(
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Type: text/plain\r\nContent-Length: 17\r\n\r\nToo many requests",
+        )
+        .await;
+        let shown = error.to_string();
+        let CdpError::Refused {
+            status,
+            body,
+            retry_after,
+            endpoint,
+            ..
+        } = error
+        else {
+            panic!("not a refusal: {shown}");
+        };
+        assert_eq!(
+            (status, body.as_str(), retry_after),
+            (429, "Too many requests", Some(7))
+        );
+        // The token in the URL is never shown.
+        assert!(
+            !endpoint.contains("secret") && !shown.contains("secret"),
+            "{shown}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_wrong_token_is_a_refusal_without_a_retry() {
+        let error = handshake_answered(
+            "HTTP/1.1 401 Unauthorized\r\nContent-Length: 34\r\n\r\nBad or missing authentication.    ",
+        )
+        .await;
+        assert!(
+            matches!(
+                error,
+                CdpError::Refused {
+                    status: 401,
+                    retry_after: None,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
 }

@@ -431,6 +431,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_full_farm_is_busy_and_retryable_and_a_refusing_one_is_unreachable() {
+        let refused = |status| {
+            EngineError::Cdp(cdp::CdpError::Refused {
+                endpoint: "ws://farm/chromium?…".into(),
+                status,
+                reason: String::new(),
+                body: "Too many requests".into(),
+                retry_after: Some(3),
+            })
+        };
+        let full = refused(429);
+        assert_eq!(full.code(), ErrorCode::BrowserBusy);
+        assert!(full.retryable());
+        assert_eq!(full.details()["retry_after_s"], 3);
+        assert_eq!(full.details()["farm_said"], "Too many requests");
+        assert_eq!(full.delivery(), Delivery::Undelivered);
+        let wrong_token = refused(401);
+        assert_eq!(wrong_token.code(), ErrorCode::BrowserUnreachable);
+        assert!(!wrong_token.retryable());
+    }
+
+    #[test]
     fn every_code_has_a_distinct_name_that_parses_back() {
         let mut names = std::collections::HashSet::new();
         for code in ErrorCode::ALL {

@@ -20,7 +20,7 @@ const LOSSES_KEPT: usize = 64;
 /// A connected browser and, for a CDP endpoint, its seat in the pool.
 struct Slot {
     browser: Arc<Browser>,
-    _seat: Option<Seat>,
+    seat: Option<Seat>,
 }
 
 /// How long a probe waits for a busy browser before the call goes ahead anyway.
@@ -214,6 +214,14 @@ impl Browsers {
         if let Some(browser) = self.own_now(session) {
             return Ok(browser);
         }
+        // Its browser went a moment ago and the watcher has not put that on record yet:
+        // do it now, as this session's loss, so the reply says what was lost.
+        let dead = lock(&self.own)
+            .get(&session)
+            .map(|slot| slot.browser.clone());
+        if let Some(dead) = dead {
+            self.lose(&dead);
+        }
         let slot = self.connect_slot(true).await?;
         let browser = slot.browser.clone();
         lock(&self.own).insert(session, slot);
@@ -285,7 +293,7 @@ impl Browsers {
             LinkConfig::Endpoint(_) => self.attach_pooled(for_session).await?,
             _ => Slot {
                 browser: self.connect().await?,
-                _seat: None,
+                seat: None,
             },
         };
         tracing::info!(
@@ -316,7 +324,7 @@ impl Browsers {
                 Ok(browser) => {
                     return Ok(Slot {
                         browser,
-                        _seat: Some(seat),
+                        seat: Some(seat),
                     });
                 }
                 Err(error) => {
@@ -404,10 +412,12 @@ impl Browsers {
         if browser.lost.swap(true, std::sync::atomic::Ordering::AcqRel) {
             return;
         }
-        let reason = browser.exit().unwrap_or_else(|| match &self.config.link {
-            LinkConfig::Endpoint(_) => "the connection to the CDP endpoint closed".to_owned(),
-            _ => "the browser connection closed".to_owned(),
-        });
+        let reason = browser
+            .exit()
+            .unwrap_or_else(|| match self.endpoint_of(browser) {
+                Some(endpoint) => format!("the connection to the CDP endpoint {endpoint} closed"),
+                None => "the browser connection closed".to_owned(),
+            });
         let tabs_lost = browser.forget_all();
         // Whose browser it was: the shared one, or one session's own.
         let session = {
@@ -444,6 +454,21 @@ impl Browsers {
         {
             *current = None;
         }
+    }
+
+    /// The endpoint a browser was reached at (without its query), if it was.
+    fn endpoint_of(&self, browser: &Arc<Browser>) -> Option<String> {
+        let seat_url = |slot: &Slot| {
+            Arc::ptr_eq(&slot.browser, browser)
+                .then(|| {
+                    slot.seat
+                        .as_ref()
+                        .map(|seat| cdp::without_query(seat.url()))
+                })
+                .flatten()
+        };
+        let current = lock(&self.current).as_ref().and_then(seat_url);
+        current.or_else(|| lock(&self.own).values().find_map(seat_url))
     }
 
     /// The last browser lost, if one was.

@@ -91,6 +91,10 @@ pub struct Lease {
     /// The browser (profile) it was set in, by client id: only that browser restores it.
     #[serde(default)]
     pub client_id: String,
+    /// The browser context it was set in, when not the browser's default (an isolated
+    /// session's): it goes with the context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     pub origin: String,
     pub permission: String,
     /// What the origin had before: granted, denied or prompt.
@@ -206,6 +210,7 @@ impl Leases {
             None
         };
         let browser = page.browser.clone();
+        let context = page.tab.context.clone().filter(|_| !browser.is_linked());
         drop(page);
         let _setting = self
             .lock_setting(&browser.client_id, &origin, permission.name())
@@ -215,6 +220,7 @@ impl Leases {
             .iter()
             .find(|l| {
                 l.client_id == browser.client_id
+                    && l.context == context
                     && l.origin == origin
                     && l.permission == permission.name()
             })
@@ -223,13 +229,14 @@ impl Leases {
             Some(read) => Some(read),
             None => prior_from_page,
         };
-        apply(&browser, permission, setting, &origin).await?;
+        apply(&browser, context.as_deref(), permission, setting, &origin).await?;
         let lease = Lease {
             id: existing
                 .as_ref()
                 .map(|l| l.id.clone())
                 .unwrap_or_else(|| crate::ids::unique("lease")),
             client_id: browser.client_id.clone(),
+            context,
             origin,
             permission: permission.name().to_owned(),
             prior: existing
@@ -378,10 +385,26 @@ impl Leases {
                 continue;
             };
             let applied = match Permission::parse(&lease.permission) {
-                Ok(permission) => apply(browser, permission, &lease.prior, &lease.origin).await,
+                Ok(permission) => {
+                    apply(
+                        browser,
+                        lease.context.as_deref(),
+                        permission,
+                        &lease.prior,
+                        &lease.origin,
+                    )
+                    .await
+                }
                 Err(error) => Err(error),
             };
             match applied {
+                // A context's settings went with it (its session ended): nothing to put
+                // back.
+                Err(EngineError::Cdp(cdp::CdpError::Protocol { .. }))
+                    if lease.context.is_some() =>
+                {
+                    lock(&self.active).retain(|l| l.id != lease.id);
+                }
                 Ok(()) => {
                     lock(&self.active).retain(|l| l.id != lease.id);
                     restored.push(json!({ "origin": lease.origin, "permission": lease.permission, "restored_to": lease.prior, "prior_verified": lease.prior_verified }));
@@ -439,6 +462,7 @@ fn load(state_file: Option<&std::path::Path>) -> Vec<Lease> {
 /// chrome.contentSettings on a linked one (its debugger cannot reach Browser.*).
 async fn apply(
     browser: &Browser,
+    context: Option<&str>,
     permission: Permission,
     setting: &str,
     origin: &str,
@@ -453,14 +477,13 @@ async fn apply(
         browser.extension_call("contentSettings.set", args).await?;
         return Ok(());
     }
+    let mut params = json!({ "permission": { "name": permission.name() }, "setting": setting, "origin": origin });
+    if let Some(context) = context {
+        params["browserContextId"] = json!(context);
+    }
     browser
         .connection()
-        .call(
-            None,
-            "Browser.setPermission",
-            json!({ "permission": { "name": permission.name() }, "setting": setting, "origin": origin }),
-            HOUSEKEEPING,
-        )
+        .call(None, "Browser.setPermission", params, HOUSEKEEPING)
         .await?;
     Ok(())
 }
