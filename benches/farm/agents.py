@@ -21,11 +21,14 @@ which agent's cookies this browser holds. Every reply is checked:
 
 Retry policy, each step counted: HTTP 404 (session unknown) -> initialize again and start
 the cycle over with open_url; `browser_busy` -> the same call again after a growing
-backoff, until --busy-deadline; a browser-loss error code -> once more after a backoff,
-from open_url; no reply -> the same call again after a backoff, at most --transport-retries
-times. Before an agent's first success, a `timeout` or `browser_unreachable` reply is
-taken as still queued at the farm and retried like `browser_busy` (so is `transport_error`,
-which a tabwire without `browser_busy` answers when the farm refuses it with HTTP 429).
+backoff, until --busy-deadline (then the agent gives up); a reply that carries
+`browser_lost` (the call ran in a new browser) or fails with a browser-loss code -> the
+cycle over with open_url (open_url itself: once more after a backoff); no reply -> the
+same call again after a backoff, at most --transport-retries times. Before an agent's first
+success, `timeout`, `browser_unreachable` and `transport_error` are taken as still waiting
+for a farm browser and retried like `browser_busy`: a call queued at the farm past its
+time limit answers `transport_error` ("no WebSocket handshake within …"), and so does a
+tabwire without `browser_busy` when the farm refuses it with HTTP 429.
 
 With --fault-cmd the command runs (in a shell) once --fault-at of all calls are done, and
 each agent's account of what it saw after that moment goes into the report.
@@ -53,8 +56,8 @@ import urllib.request
 from collections import Counter
 
 CYCLE = ("open", "read", "type", "click", "read_result")
-# Codes that mean the browser behind the session went away: the call is tried once more
-# after a backoff, from open_url (the new browser has none of the old tabs).
+# Codes that mean the browser behind the session went away. The page the cycle opened went
+# with it, so the cycle starts over with open_url (itself tried once more after a backoff).
 LOSS_CODES = {
     "browser_lost",
     "browser_disconnected",
@@ -65,7 +68,6 @@ LOSS_CODES = {
     "cdp_error",
 }
 # Before the first success these mean "still waiting for a farm browser".
-# (transport_error: a tabwire without browser_busy reports the farm's 429 so.)
 QUEUED_CODES = {"browser_busy", "timeout", "browser_unreachable", "transport_error"}
 QUEUE_WAIT_S = 2.0
 COOKIE_LINE = re.compile(r"cookies: \[([^\]]*)\]")
@@ -237,6 +239,7 @@ class Agent(threading.Thread):
         self.loss_retries = 0
         self.transport_retries = 0
         self.browser_lost_facts = 0
+        self.browser_restarts = 0  # replies carrying browser_lost after which the cycle restarted
         self.latencies = []  # (tool, ms) of every tools/call that got a reply
         self.servers = []  # X-Farm-Server values in order, runs collapsed
         self.tabs = {}  # (server, tab handle from the reply's target) -> [first, last] time
@@ -331,7 +334,9 @@ class Agent(threading.Thread):
     # --- one call -----------------------------------------------------------------------
 
     def call(self, tool, arguments):
-        """One tools/call with the retry policy. Returns ("ok"|"error"|"reset"|"lost", envelope)."""
+        """One tools/call with the retry policy. Returns (outcome, envelope or None): ok,
+        ok_new_browser (ok, but in a new browser), error, reopen (the cycle must start over),
+        reset (a new MCP session), lost (no reply after the retries), gave_up."""
         busy_since = None
         busy_attempt = 0
         transport_attempt = 0
@@ -365,7 +370,8 @@ class Agent(threading.Thread):
                 self.event(f"{tool}: HTTP 404 {headers.get('_body', '')[:60]!r}")
                 self.wire.close()
                 if not self.initialize():
-                    return "lost", None
+                    self.gave_up = "no new MCP session after HTTP 404"
+                    return "gave_up", None
                 return "reset", None
             if status != 200 or reply is None:
                 kind = f"http_{status}" if status != 200 else "stream_without_reply"
@@ -406,15 +412,17 @@ class Agent(threading.Thread):
                 key = (headers.get("x-farm-server"), target["session_id"])
                 span = self.tabs.setdefault(key, [t0, t0])
                 span[1] = now()
-            if has_key(envelope, "browser_lost"):
+            loss = find_key(envelope, "browser_lost")
+            if loss is not None:
                 self.browser_lost_facts += 1
-                self.event(f"{tool}: reply carries browser_lost")
+                self.event(f"{tool}: reply carries browser_lost {json.dumps(loss)[:200]}")
             if not result.get("isError") and envelope.get("ok", True):
                 if self.first_success_s is None:
                     self.first_success_s = now() - self.run_.started
                 if self.after_fault and self.recovered_s is None:
                     self.recovered_s = now() - self.run_.fault_at
-                return "ok", envelope
+                # The call ran in a new browser: the page this cycle opened is gone.
+                return ("ok_new_browser" if loss is not None and tool != "open_url" else "ok"), envelope
             code = envelope.get("error_code") or "unknown"
             self.codes_seen[code] += 1
             self.event(f"{tool}: error_code {code}: {error_message(envelope)[:120]}")
@@ -427,18 +435,22 @@ class Agent(threading.Thread):
                 busy_since = busy_since or t0
                 if now() - busy_since > self.args.busy_deadline:
                     self.failed[code] += 1
-                    return "error", envelope
+                    self.gave_up = f"waited {self.args.busy_deadline:g} s for a farm browser ({code})"
+                    return "gave_up", envelope
                 time.sleep(self.backoff(busy_attempt))
                 busy_attempt += 1
                 continue
-            if code in LOSS_CODES and not loss_retried:
+            if tool != "open_url" and (loss is not None or code in LOSS_CODES):
+                # The page this cycle opened went with its browser (a reply carrying
+                # browser_lost failed in the new one): the cycle starts over.
+                self.failed[code] += 1
+                self.loss_retries += 1
+                self.browser_restarts += loss is not None
+                return "reopen", envelope
+            if (loss is not None or code in LOSS_CODES) and not loss_retried:
                 loss_retried = True
                 self.loss_retries += 1
                 time.sleep(self.backoff(1))
-                if tool != "open_url":
-                    # The tab is gone with the browser: this call cannot be the same one.
-                    self.failed[code] += 1
-                    return "reopen", envelope
                 continue
             self.failed[code] += 1
             return "error", envelope
@@ -526,6 +538,9 @@ class Agent(threading.Thread):
                     else:
                         self.unverified_at = now()
                         self.fail_check(f"result after type+click is not {value!r}: {text[:160]!r}")
+            if outcome == "gave_up":
+                self.slots += 1
+                return
             if outcome == "reset":
                 resets += 1
                 if resets > self.args.max_reinits:
@@ -533,14 +548,16 @@ class Agent(threading.Thread):
                     return
                 step = 0
                 continue
+            if outcome == "ok_new_browser":
+                self.browser_restarts += 1  # (a failed one is counted where it is seen)
             self.slots += 1
             self.run_.log(self.marker, slot=self.slots, step=kind, outcome=outcome,
                           code=(env or {}).get("error_code"))
-            if outcome == "ok":
+            if outcome in ("ok", "ok_new_browser"):
                 self.ok += 1
             if self.slots <= self.args.calls:
                 self.run_.slot_done()
-            if outcome == "reopen" or (kind == "open" and not page_ok):
+            if outcome in ("reopen", "ok_new_browser") or (kind == "open" and not page_ok):
                 step = 0
             else:
                 step = (step + 1) % len(CYCLE)
@@ -566,12 +583,18 @@ def tab_of(reply):
         return None
 
 
-def has_key(value, key):
+def find_key(value, key):
+    """The value of the first `key` anywhere in a JSON value, or None."""
     if isinstance(value, dict):
-        return key in value or any(has_key(v, key) for v in value.values())
+        if key in value:
+            return value[key]
+        value = list(value.values())
     if isinstance(value, list):
-        return any(has_key(v, key) for v in value)
-    return False
+        for v in value:
+            found = find_key(v, key)
+            if found is not None:
+                return found
+    return None
 
 
 def error_message(envelope):
@@ -650,7 +673,8 @@ def report(run, agents, wall):
         (f"queue waits (calls > {QUEUE_WAIT_S:g} s before the agent's first success)", sum(a.queue_waits for a in agents)),
         ("time to an agent's first success p50 / max (s)", f"{percentile(firsts, 50):.1f} / {firsts[-1] if firsts else 0:.1f}"),
         ("re-initialised after HTTP 404", sum(a.reinit_404 for a in agents)),
-        ("retried after a browser-loss code / after no reply", f"{sum(a.loss_retries for a in agents)} / {sum(a.transport_retries for a in agents)}"),
+        ("replies carrying browser_lost (cycle started again)", f"{sum(a.browser_lost_facts for a in agents)} ({sum(a.browser_restarts for a in agents)})"),
+        ("browser-loss replies acted on (cycle over or open_url again) / retried after no reply", f"{sum(a.loss_retries for a in agents)} / {sum(a.transport_retries for a in agents)}"),
         ("error codes seen in replies (incl. retried)", fmt_counter(codes)),
         ("latency p50 / p90 / p99 / max (ms)", " / ".join(f"{percentile(lat, p):.0f}" for p in (50, 90, 99)) + f" / {lat[-1] if lat else 0:.0f}"),
         ("latency by tool p50 / max (ms)", "; ".join(
@@ -697,7 +721,8 @@ def report(run, agents, wall):
         else:
             md += [f"At {run.fault_at - run.started:.1f} s into the run: {run.fault_output}", ""]
             noticed = [a for a in agents if a.after_fault]
-            md += [f"{len(noticed)} of {len(agents)} agents saw something after the fault; the rest ran on.", ""]
+            rest = "" if len(noticed) == len(agents) else "; the others ran on undisturbed"
+            md += [f"{len(noticed)} of {len(agents)} agents saw something after the fault{rest}.", ""]
             md += ["| agent | servers | first seen after the fault (s: what) | then | ok again at (s) | 404 re-inits | finished | last cycle ok |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
             for a in agents:
                 if not a.after_fault:

@@ -23,7 +23,10 @@
 #                    --browser-per-session --cdp-endpoint FARM_WS --no-broker when the
 #                    binary has --browser-per-session, else --cdp-endpoint FARM_WS
 #                    --no-broker (one shared farm browser per server: cookies are then
-#                    shared by the agents on a server, and isolation is not tested)
+#                    shared by the agents on a server, and isolation is not tested).
+#                    @FARM_WS@ in it stands for the farm's endpoint, e.g.
+#                    TABWIRE_FLAGS="--isolate-sessions --cdp-endpoint @FARM_WS@ --no-broker",
+#                    or with no farm at all TABWIRE_FLAGS="--headless --isolated"
 #   BROWSERLESS_UP   the farm's start script (default /work/shared/tools/browserless-up.sh)
 #   FARM_PORT FARM_TOKEN FARM_DIR   the farm (3000, farm, /tmp/tabwire-farm)
 #   FARM_WS          the endpoint given to tabwire (default ws://127.0.0.1:FARM_PORT/chromium?token=FARM_TOKEN)
@@ -33,6 +36,8 @@
 #                    server PAGE_PORT (8950), HAProxy's stats STATS_PORT (8949)
 #   HEALTH           auto (default: http if GET /health answers 200, else tcp), http, tcp, none
 #   TOOL_TIMEOUT     the tools' timeout argument in seconds (default: the tools' own)
+#   BUSY_DEADLINE    seconds an agent keeps retrying a call while no farm browser is free
+#                    (browser_busy, or a queued call's timeout) before it gives up (600)
 #   WORK             logs and generated files (default $TMPDIR/tabwire-farm-bench)
 #   OUT              the markdown report (default target/farm-bench.md)
 set -euo pipefail
@@ -102,8 +107,8 @@ help=$("$tabwire" --help 2>/dev/null || true)
 no_broker=()
 [[ "$help" == *"--no-broker"* ]] && no_broker=(--no-broker)
 if [ -n "${TABWIRE_FLAGS:-}" ]; then
-  read -r -a flags <<<"$TABWIRE_FLAGS"
-  mode="custom: $TABWIRE_FLAGS"
+  read -r -a flags <<<"${TABWIRE_FLAGS//@FARM_WS@/$farm_ws}"
+  mode="custom: ${flags[*]}"
 elif [[ "$help" == *"--browser-per-session"* ]]; then
   flags=(--browser-per-session --cdp-endpoint "$farm_ws" "${no_broker[@]}")
   mode="one farm browser per MCP session (--browser-per-session)"
@@ -116,7 +121,7 @@ fi
 isolation=0
 [[ " ${flags[*]} " == *" --browser-per-session "* || " ${flags[*]} " == *" --isolate-sessions "* ]] && isolation=1
 uses_farm=0
-[[ " ${flags[*]} " == *"127.0.0.1:$farm_port"* ]] && uses_farm=1
+[[ " ${flags[*]} " == *"$farm_ws"* || " ${flags[*]} " == *"127.0.0.1:$farm_port"* ]] && uses_farm=1
 
 # --- cleanup -------------------------------------------------------------------------
 
@@ -133,6 +138,7 @@ stop_pid() {
 }
 cleanup() {
   local pid
+  trap '' PIPE # a reader of our output that is gone must not stop the cleanup
   for pid in "${started_pids[@]}"; do stop_pid "$pid"; done
   if [ "$farm_started" = 1 ]; then "$browserless_up" --stop --dir "$farm_dir" >&2 || true; fi
 }
@@ -330,6 +336,7 @@ run_agents() { # phase md [agents.py flags...]
   local extra=()
   [ "$isolation" = 1 ] && extra+=(--expect-isolation)
   [ -n "${TOOL_TIMEOUT:-}" ] && extra+=(--tool-timeout "$TOOL_TIMEOUT")
+  [ -n "${BUSY_DEADLINE:-}" ] && extra+=(--busy-deadline "$BUSY_DEADLINE")
   python3 "$here/agents.py" --url "http://127.0.0.1:$front_port/mcp" \
     --page "http://127.0.0.1:$page_port/index.html" --agents "$agents" --calls "$calls" \
     --servers "$servers" --farm-limit "$concurrent" --mode "$mode" \

@@ -37,6 +37,10 @@ pub enum CdpError {
     Unreadable { method: String, why: String },
     #[error("cannot connect to the browser: {0}")]
     Connect(String),
+    /// The endpoint took the connection but gave no browser within the wait (a farm
+    /// holds it in its queue until one is free).
+    #[error("{endpoint}: no browser within {:.1} s (the endpoint holds the connection, as a farm's queue does); retry, or give the call a longer time limit", waited.as_secs_f64())]
+    Queued { endpoint: String, waited: Duration },
     /// The endpoint answered the handshake with an HTTP status instead of a browser (a
     /// farm over its limit says 429, a wrong token 401).
     #[error("{endpoint} refused the connection: HTTP {status} {reason}{}{}", if body.is_empty() { String::new() } else { format!(" ({body})") }, retry_after.map(|s| format!("; retry after {s} s")).unwrap_or_default())]
@@ -280,6 +284,7 @@ impl Connection {
         let outgoing = transport::Outgoing {
             messages: out_rx,
             progress,
+            closed: shared.closed_tx.subscribe(),
         };
         (Connection { shared }, outgoing, sink)
     }

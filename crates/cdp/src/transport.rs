@@ -58,6 +58,9 @@ pub(crate) struct Progress {
 pub(crate) struct Outgoing {
     pub messages: mpsc::UnboundedReceiver<String>,
     pub progress: std::sync::Arc<Progress>,
+    /// Turns true when the connection is closed: the writer then ends, and with it the
+    /// transport (a WebSocket says Close), even with no message to write.
+    pub closed: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A message's size in the units `Progress::written` counts.
@@ -70,7 +73,10 @@ impl Outgoing {
     /// closed (see `Progress`).
     async fn next(&mut self) -> Option<String> {
         use std::sync::atomic::Ordering::SeqCst;
-        let message = self.messages.recv().await?;
+        let message = tokio::select! {
+            message = self.messages.recv() => message?,
+            _ = self.closed.wait_for(|closed| *closed) => return None,
+        };
         self.progress.handed.fetch_add(framed_len(&message), SeqCst);
         (!self.progress.closed.load(SeqCst)).then_some(message)
     }
@@ -209,11 +215,9 @@ pub(crate) async fn connect_websocket(
     let shown = without_query(url);
     let (socket, _) = tokio::time::timeout(wait, handshake)
         .await
-        .map_err(|_| {
-            CdpError::Connect(format!(
-                "{shown}: no WebSocket handshake within {:.1} s",
-                wait.as_secs_f64()
-            ))
+        .map_err(|_| CdpError::Queued {
+            endpoint: shown.clone(),
+            waited: wait,
         })?
         .map_err(|error| refusal(&shown, error))?;
     Ok(socket)

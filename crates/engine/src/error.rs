@@ -304,6 +304,7 @@ impl EngineError {
                 ErrorCode::BrowserBusy
             }
             EngineError::Cdp(cdp::CdpError::Refused { .. }) => ErrorCode::BrowserUnreachable,
+            EngineError::Cdp(cdp::CdpError::Queued { .. }) => ErrorCode::BrowserBusy,
             EngineError::Cdp(cdp::CdpError::Protocol { .. }) => ErrorCode::CdpError,
             EngineError::Endpoint(_) => ErrorCode::BrowserUnreachable,
             EngineError::NoSuchTab(_) => ErrorCode::TabNotFound,
@@ -363,6 +364,9 @@ impl EngineError {
                 retry_after,
                 ..
             }) => json!({ "http_status": status, "farm_said": body, "retry_after_s": retry_after }),
+            EngineError::Cdp(cdp::CdpError::Queued { waited, .. }) => {
+                json!({ "queued_s": waited.as_secs_f64() })
+            }
             EngineError::Cdp(
                 cdp::CdpError::Lost { method }
                 | cdp::CdpError::Undelivered { method }

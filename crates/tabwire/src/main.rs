@@ -236,7 +236,9 @@ impl ServeArgs {
         if self.extension {
             return Some("extension".into());
         }
-        if self.isolated {
+        // A throw-away profile is nobody else's; a farm gives each session a browser of
+        // its own, so there is no browser to share (and several servers may use one farm).
+        if self.isolated || self.browser_per_session {
             return None;
         }
         let profile = self

@@ -574,7 +574,9 @@ impl Browsers {
         match &self.config.link {
             LinkConfig::Managed(options) => options.is_headless(),
             LinkConfig::Extension => true,
-            LinkConfig::Endpoint(_) => false,
+            // A farm's browser is headless and nobody else's: the same holds. Another
+            // endpoint may be a person's browser, whose windows are theirs.
+            LinkConfig::Endpoint(_) => self.per_session(),
         }
     }
 
