@@ -245,6 +245,7 @@ class Agent(threading.Thread):
         self.tabs = {}  # (server, tab handle from the reply's target) -> [first, last] time
         self.after_fault = []  # (seconds after fault, what)
         self.verified_at = None  # when a read last showed this agent's typed value
+        self.finished_at = None  # when it made its last call (None: it gave up or failed)
         self.unverified_at = None  # when one last did not
         self.recovered_s = None  # seconds from the fault to the first ok call after a disturbance
         self.gave_up = None
@@ -486,6 +487,7 @@ class Agent(threading.Thread):
     def run(self):
         try:
             self.loop()
+            self.finished_at = now()
         except Exception as error:  # a bug in this client must not look like a lost reply
             self.gave_up = f"client error: {type(error).__name__}: {error}"
             print(f"[{self.marker}] {self.gave_up}", file=sys.stderr, flush=True)
@@ -564,12 +566,15 @@ class Agent(threading.Thread):
 
     @property
     def last_cycle_verified(self):
-        """The last full cycle showed the typed value (and, with a fault, came after it)."""
+        """The last full cycle showed the typed value (and, with a fault, came after it,
+        unless the agent had finished all its calls before the fault)."""
         if self.verified_at is None:
             return False
         if self.unverified_at is not None and self.unverified_at > self.verified_at:
             return False
-        return self.run_.fault_at is None or self.verified_at > self.run_.fault_at
+        fault_at = self.run_.fault_at
+        finished_first = self.finished_at is not None and fault_at is not None and self.finished_at <= fault_at
+        return fault_at is None or self.verified_at > fault_at or finished_first
 
     def timeout_arg(self):
         return {"timeout": self.args.tool_timeout} if self.args.tool_timeout else {}
