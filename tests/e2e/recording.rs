@@ -172,3 +172,63 @@ async fn an_auto_recording_takes_a_frame_after_each_action() {
     let none = tw.call("gif_recorder", json!({ "action": "status" })).await;
     assert!(none.envelope["ok"] == false, "{}", none.envelope);
 }
+
+/// The last frame of a GIF file as RGBA, and its size.
+fn last_frame(path: &str) -> (Vec<u8>, u32, u32) {
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options
+        .read_info(std::fs::File::open(path).expect("the GIF"))
+        .expect("a GIF");
+    let mut last = None;
+    while let Some(frame) = decoder.read_next_frame().expect("a frame") {
+        last = Some((
+            frame.buffer.to_vec(),
+            u32::from(frame.width),
+            u32::from(frame.height),
+        ));
+    }
+    last.expect("at least one frame")
+}
+
+#[tokio::test]
+async fn a_drag_is_drawn_on_its_frame_as_a_path() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("gif-drag").await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let css_width = tw.ok("execute_js", json!({ "script": "innerWidth" })).await["js_return"]
+        .as_f64()
+        .expect("innerWidth");
+    tw.ok(
+        "gif_recorder",
+        json!({ "action": "auto_start", "width": 400, "height": 300 }),
+    )
+    .await;
+    // A drag across an empty stretch of the page, left to right.
+    let (from, to, y) = (60.0, 360.0, 420.0);
+    tw.ok(
+        "page_drag",
+        json!({ "x1": from, "y1": y, "x2": to, "y2": y, "duration": 0.1 }),
+    )
+    .await;
+    let saved = tw.ok("gif_recorder", json!({ "action": "stop" })).await;
+    let (pixels, width, height) = last_frame(saved["saved_path"].as_str().expect("a path"));
+    let factor = f64::from(width) / css_width;
+    let red = |x: f64, y: f64| {
+        let (x, y) = ((x * factor) as u32, (y * factor) as u32);
+        assert!(
+            x < width && y < height,
+            "({x}, {y}) is outside {width}x{height}"
+        );
+        // Quantised, so near the mark's colour rather than exactly it.
+        let at = ((y * width + x) * 4) as usize;
+        let [r, g, b] = [pixels[at], pixels[at + 1], pixels[at + 2]];
+        r > 180 && g < 90 && b < 90
+    };
+    // The path between the two ends is drawn, not only a ring where it ended.
+    for x in [120.0, 210.0, 300.0] {
+        assert!(red(x, y), "no path drawn at ({x}, {y})");
+    }
+    assert!(!red(210.0, y - 40.0), "the mark spilled off its path");
+}

@@ -176,6 +176,33 @@ async fn isolated_sessions_keep_cookies_storage_tabs_and_files_apart() {
     .ok();
     let path = shot.to_string();
     assert!(path.contains("/sessions/session-"), "{shot}");
+    let done = call_on(&a, "download_file", json!({ "url": site.url("report") }))
+        .await
+        .ok();
+    let saved = done["path"].as_str().unwrap_or_default();
+    assert!(
+        saved.contains("/sessions/session-") && saved.ends_with("/downloads/report.csv"),
+        "{done}"
+    );
+    assert!(std::fs::read(saved).is_ok_and(|bytes| !bytes.is_empty()));
+    // The output dir beyond its own folder is not its to write in.
+    let shared_out = std::env::temp_dir()
+        .join(format!("tabwire-e2e-isolated-{}", std::process::id()))
+        .join("out")
+        .canonicalize()
+        .expect("the server's output dir");
+    let elsewhere = call_on(
+        &a,
+        "download_file",
+        json!({ "url": site.url("report"), "directory": shared_out.join("elsewhere") }),
+    )
+    .await;
+    assert_eq!(
+        elsewhere.reason(),
+        "path_not_allowed",
+        "{}",
+        elsewhere.envelope
+    );
 
     // A's session ends: its context goes, and its tab with it; B goes on.
     a.cancel().await.expect("close A's session");

@@ -81,6 +81,30 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
     tw.chrome_ok("chrome_navigate", json!({ "refresh": true }))
         .await;
     assert_eq!(title(&tw).await, "retitled by a userscript");
+    // Updated: the next load runs the new source; what was not named stays.
+    let updated = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "update", "args": {
+                "id": id, "script": "document.title = 'retitled again';",
+            } }),
+        )
+        .await;
+    assert_eq!(updated["script"]["name"], "retitle", "{updated}");
+    assert_eq!(updated["script"]["matches"], json!(["*/form.html*"]));
+    tw.chrome_ok("chrome_navigate", json!({ "refresh": true }))
+        .await;
+    assert_eq!(title(&tw).await, "retitled again");
+    let exported = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "export", "args": { "id": id } }),
+        )
+        .await;
+    assert_eq!(
+        exported["scripts"][0]["script"], "document.title = 'retitled again';",
+        "{exported}"
+    );
     for id in [id.as_str(), main["id"].as_str().unwrap()] {
         tw.chrome_ok(
             "chrome_userscript",
@@ -104,6 +128,10 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
         ),
         (
             json!({ "action": "update", "args": { "id": "x" } }),
+            "args.id",
+        ),
+        (
+            json!({ "action": "send_command", "args": { "id": "x" } }),
             "action",
         ),
     ] {

@@ -123,8 +123,9 @@ pub struct Reply {
     /// The failure the tool reports beside its payload (None: it succeeded). Faces
     /// decide success from this alone, never from the payload's words.
     pub failure: Option<SoftFailure>,
-    /// Where an input landed, in CSS px of the viewport: a GIF recording marks it.
-    pub point: Option<(f64, f64)>,
+    /// Where an input landed (a click's point, a drag's path), in CSS px of the
+    /// viewport: a GIF recording marks it.
+    pub mark: Option<engine::Mark>,
     /// The call acted on its tab (a click, typing, a navigation): an auto GIF recording
     /// of the tab takes a frame after it.
     pub acted: bool,
@@ -164,7 +165,13 @@ impl Reply {
 
     /// The point an input landed on.
     pub fn at(mut self, x: f64, y: f64) -> Reply {
-        self.point = Some((x, y));
+        self.mark = Some(engine::Mark::Point(x, y));
+        self
+    }
+
+    /// The path a drag took.
+    pub fn dragged(mut self, from: (f64, f64), to: (f64, f64)) -> Reply {
+        self.mark = Some(engine::Mark::Drag { from, to });
         self
     }
 

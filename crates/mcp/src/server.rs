@@ -347,7 +347,7 @@ impl TabwireServer {
                 && reply.acted
                 && let Some(tab) = &reply.target
             {
-                engine.recordings.gifs.after_action(tab, reply.point).await;
+                engine.recordings.gifs.after_action(tab, reply.mark).await;
             }
             outcome
         });

@@ -82,7 +82,7 @@ impl AgentSession {
 
     /// This session's context in `browser`, made (with its downloads caught into the
     /// session's folder) the first time; None unless sessions have contexts.
-    async fn context_in(&self, browser: &Arc<Browser>) -> Result<Option<String>> {
+    pub(super) async fn context_in(&self, browser: &Arc<Browser>) -> Result<Option<String>> {
         if !self.uses_contexts() {
             return Ok(None);
         }

@@ -117,11 +117,6 @@ impl Engine {
         }
     }
 
-    /// The connected browser, launching or reconnecting it on demand.
-    pub async fn browser(&self) -> Result<Arc<Browser>> {
-        self.browsers.browser().await
-    }
-
     pub async fn shutdown(&self) {
         self.browsers.shutdown().await;
     }

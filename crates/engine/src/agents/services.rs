@@ -128,7 +128,9 @@ impl AgentSession {
         request: DownloadRequest,
     ) -> Result<crate::error::Reported> {
         let browser = self.browser_for(handle).await?;
-        downloads::download(browser, self.config.clone(), request).await
+        // Under isolation it runs in this session's context, with its cookies.
+        let context = self.context_in(&browser).await?;
+        downloads::download(browser, self.config.clone(), request, context).await
     }
 
     /// The console output the page has logged so far (see `Recordings::console_snapshot`).

@@ -87,6 +87,23 @@ impl Browsers {
         Ok(script)
     }
 
+    /// Changes a userscript and puts the new one in every tab in place of the old (only
+    /// if it is enabled).
+    pub async fn update_userscript(
+        &self,
+        id: &str,
+        new: super::userscripts::NewUserScript,
+    ) -> Result<super::userscripts::UserScript> {
+        let script = self.userscripts.replace(id, new)?;
+        for browser in self.connected_now() {
+            browser.uninstall_userscript(id).await;
+            if script.enabled {
+                browser.install_everywhere(&script).await;
+            }
+        }
+        Ok(script)
+    }
+
     /// Forgets a userscript and takes it out of every tab that has it.
     pub async fn remove_userscript(&self, id: &str) -> Result<super::userscripts::UserScript> {
         let script = self.userscripts.remove(id)?;
@@ -175,6 +192,12 @@ impl Browsers {
     pub async fn browser(self: &Arc<Self>) -> Result<Arc<Browser>> {
         if self.is_extension() {
             return self.wait_for_link().await;
+        }
+        // There is no shared browser to make: each session has its own (`browser_of`).
+        if self.per_session() {
+            return Err(EngineError::Unsupported(
+                "each agent session has a browser of its own here; none is shared".into(),
+            ));
         }
         if let Some(browser) = self.current() {
             return Ok(browser);

@@ -294,18 +294,9 @@ impl Browser {
             .map(|tab| tab.target_id.clone())
     }
 
-    /// Opens a new tab (in a window of its own where `own_windows`) and records its owner.
-    pub(crate) async fn open_tab(
-        &self,
-        url: &str,
-        active: bool,
-        owner_id: Option<&str>,
-    ) -> Result<Tab> {
-        self.open_tab_in(url, active, owner_id, None, None).await
-    }
-
-    /// Opens a tab; with `window`, in a new window of that size (CSS px); with
-    /// `context`, in that browser context.
+    /// Opens a tab (in a window of its own where `own_windows`) and records its owner;
+    /// with `window`, in a new window of that size (CSS px); with `context`, in that
+    /// browser context.
     pub(crate) async fn open_tab_in(
         &self,
         url: &str,

@@ -84,18 +84,7 @@ impl UserScripts {
 
     /// Keeps a new script (enabled); it is not yet in any tab.
     pub(crate) fn add(&self, new: NewUserScript) -> Result<UserScript> {
-        if new.source.trim().is_empty() {
-            return Err(EngineError::invalid(Input::Script, "the script is empty"));
-        }
-        if new.source.len() > MAX_SOURCE {
-            return Err(EngineError::invalid(
-                Input::Script,
-                format!(
-                    "the script is {} bytes; at most {MAX_SOURCE}",
-                    new.source.len()
-                ),
-            ));
-        }
+        check(&new)?;
         let mut scripts = lock(&self.scripts);
         if scripts.len() >= MAX_SCRIPTS {
             return Err(EngineError::invalid(
@@ -126,6 +115,31 @@ impl UserScripts {
         Ok(script)
     }
 
+    /// Replaces what a script is (its source, patterns, world, timing, name); its id,
+    /// state and age stay. The script now; tabs still hold the old one until it is put
+    /// in again.
+    pub(crate) fn replace(&self, id: &str, new: NewUserScript) -> Result<UserScript> {
+        check(&new)?;
+        let mut scripts = lock(&self.scripts);
+        let script = scripts
+            .iter_mut()
+            .find(|s| s.id == id)
+            .ok_or_else(|| unknown(id))?;
+        if let Some(name) = new.name.filter(|n| !n.trim().is_empty()) {
+            script.name = name;
+        }
+        script.matches = if new.matches.is_empty() {
+            vec!["<all_urls>".into()]
+        } else {
+            new.matches
+        };
+        script.excludes = new.excludes;
+        script.world = new.world;
+        script.run_at = new.run_at;
+        script.source = new.source;
+        Ok(script.clone())
+    }
+
     /// Forgets a script; the script as it was.
     pub(crate) fn remove(&self, id: &str) -> Result<UserScript> {
         let mut scripts = lock(&self.scripts);
@@ -146,6 +160,23 @@ impl UserScripts {
         script.enabled = enabled;
         Ok(script.clone())
     }
+}
+
+/// A script worth keeping: not empty, not too long.
+fn check(new: &NewUserScript) -> Result<()> {
+    if new.source.trim().is_empty() {
+        return Err(EngineError::invalid(Input::Script, "the script is empty"));
+    }
+    if new.source.len() > MAX_SOURCE {
+        return Err(EngineError::invalid(
+            Input::Script,
+            format!(
+                "the script is {} bytes; at most {MAX_SOURCE}",
+                new.source.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn unknown(id: &str) -> EngineError {

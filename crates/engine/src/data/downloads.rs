@@ -37,6 +37,9 @@ struct Download {
     wait: bool,
     timeout: Duration,
     overwrite: bool,
+    /// The browser context the download runs in (an isolated session's, with its
+    /// cookies); None: the browser's default.
+    context: Option<String>,
 }
 
 /// Where a download may land: an absolute `directory` inside the output dir or one of the
@@ -75,6 +78,7 @@ pub async fn download(
     browser: Arc<Browser>,
     config: Arc<EngineConfig>,
     request: DownloadRequest,
+    context: Option<String>,
 ) -> Result<Reported> {
     crate::page::check_url_scheme(&request.url)?;
     let request = Download {
@@ -84,6 +88,7 @@ pub async fn download(
         wait: request.wait,
         timeout: request.timeout,
         overwrite: request.overwrite,
+        context,
     };
     if !request.url.starts_with("http://") && !request.url.starts_with("https://") {
         return Err(EngineError::invalid(
@@ -101,21 +106,16 @@ pub async fn download(
         return download_streamed(browser, config, request).await;
     }
     let staging = config.output_dir.join(".staging");
-    tokio::fs::create_dir_all(&staging)
-        .await
-        .map_err(|e| EngineError::io(format!("cannot create {}", staging.display()), e))?;
     let mut events = browser.conn.subscribe();
-    browser
-        .conn
-        .call(
-            None,
-            "Browser.setDownloadBehavior",
-            json!({ "behavior": "allowAndName", "downloadPath": staging, "eventsEnabled": true }),
-            HOUSEKEEPING,
-        )
-        .await?;
+    catch_downloads_in(&browser, &config, request.context.as_deref()).await?;
     let tab = browser
-        .open_tab("about:blank", false, Some(DOWNLOAD_OWNER))
+        .open_tab_in(
+            "about:blank",
+            false,
+            Some(DOWNLOAD_OWNER),
+            None,
+            request.context.as_deref(),
+        )
         .await?;
     let mut session = None;
     let shown = async {
@@ -192,7 +192,13 @@ async fn download_streamed(
     request: Download,
 ) -> Result<Reported> {
     let tab = browser
-        .open_tab("about:blank", false, Some(DOWNLOAD_OWNER))
+        .open_tab_in(
+            "about:blank",
+            false,
+            Some(DOWNLOAD_OWNER),
+            None,
+            request.context.as_deref(),
+        )
         .await?;
     let saved = async {
         let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;

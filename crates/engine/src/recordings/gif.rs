@@ -31,6 +31,15 @@ pub const MAX_FRAMES: usize = 300;
 /// NeuQuant's sampling: 1 looks at every pixel, 30 at one in thirty; 10 is its default
 /// balance of quality and speed.
 const SAMPLING: i32 = 10;
+/// Where an action landed, drawn on the frame after it: a ring where it clicked; a line
+/// from where a drag began (a small ring) to where it ended (a ring). In CSS px of the
+/// viewport.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mark {
+    Point(f64, f64),
+    Drag { from: (f64, f64), to: (f64, f64) },
+}
+
 /// The click mark's radius, in the recording's pixels.
 const MARK_RADIUS: i32 = 9;
 
@@ -193,12 +202,7 @@ impl Gifs {
     }
 
     /// Takes one frame now (auto mode), with the point an action landed on marked.
-    pub async fn capture(
-        &self,
-        tab: &Tab,
-        owner: Owner,
-        mark: Option<(f64, f64)>,
-    ) -> Result<GifStatus> {
+    pub async fn capture(&self, tab: &Tab, owner: Owner, mark: Option<Mark>) -> Result<GifStatus> {
         let (browser, session, options, encoding) = {
             let recordings = lock(&self.recordings);
             let recording = owned(&recordings, tab, owner)?;
@@ -227,7 +231,7 @@ impl Gifs {
 
     /// After an agent's action on a tab: an auto recording of it takes a frame, the
     /// action's point marked. Nothing happens without one.
-    pub async fn after_action(&self, tab: &TabInfo, point: Option<(f64, f64)>) {
+    pub async fn after_action(&self, tab: &TabInfo, point: Option<Mark>) {
         let running = {
             let recordings = lock(&self.recordings);
             recordings.iter().find_map(|(target, r)| {
@@ -451,7 +455,7 @@ async fn take_frame(
     session: &str,
     options: &GifOptions,
     encoding: &Arc<Mutex<Encoding>>,
-    mark: Option<(f64, f64)>,
+    mark: Option<Mark>,
     delay_cs: u16,
 ) -> Result<()> {
     if lock(encoding).frames >= options.max_frames {
@@ -494,17 +498,19 @@ async fn take_frame(
             .size
             .get_or_insert_with(|| fit(width, height, options.width, options.height));
         let mut frame = scale(&pixels, width, height, u32::from(out_w), u32::from(out_h));
-        if let Some((x, y)) = mark {
-            // The action's point is in CSS px; the frame is scaled from device px.
+        if let Some(mark) = mark {
+            // The action's points are in CSS px; the frame is scaled from device px.
             let per_css = css_width.map_or(1.0, |css| f64::from(width) / css);
             let factor = per_css * f64::from(out_w) / f64::from(width);
-            draw_ring(
-                &mut frame,
-                out_w,
-                out_h,
-                (x * factor) as i32,
-                (y * factor) as i32,
-            );
+            let at = |(x, y): (f64, f64)| ((x * factor) as i32, (y * factor) as i32);
+            match mark {
+                Mark::Point(x, y) => draw_ring(&mut frame, out_w, out_h, at((x, y)), MARK_RADIUS),
+                Mark::Drag { from, to } => {
+                    draw_line(&mut frame, out_w, out_h, at(from), at(to));
+                    draw_ring(&mut frame, out_w, out_h, at(from), MARK_RADIUS / 2 + 2);
+                    draw_ring(&mut frame, out_w, out_h, at(to), MARK_RADIUS);
+                }
+            }
         }
         let (palette, indices) = quantise(&frame, options.max_colors);
         let mut gif_frame = gif::Frame::from_palette_pixels(out_w, out_h, indices, palette, None);
@@ -608,19 +614,37 @@ fn scale(pixels: &[u8], width: u32, height: u32, out_w: u32, out_h: u32) -> Vec<
     out
 }
 
-/// A red ring around `(cx, cy)`: where the action landed.
-fn draw_ring(pixels: &mut [u8], width: u16, height: u16, cx: i32, cy: i32) {
+/// The marks' colour.
+const MARK_RGBA: [u8; 4] = [230, 30, 30, 255];
+
+/// A red ring of `radius` around `centre`: where the action landed.
+fn draw_ring(pixels: &mut [u8], width: u16, height: u16, centre: (i32, i32), radius: i32) {
     let (w, h) = (i32::from(width), i32::from(height));
-    let (outer, inner) = (
-        MARK_RADIUS * MARK_RADIUS,
-        (MARK_RADIUS - 3) * (MARK_RADIUS - 3),
-    );
-    for y in (cy - MARK_RADIUS).max(0)..(cy + MARK_RADIUS + 1).min(h) {
-        for x in (cx - MARK_RADIUS).max(0)..(cx + MARK_RADIUS + 1).min(w) {
+    let (cx, cy) = centre;
+    let (outer, inner) = (radius * radius, (radius - 3).max(0) * (radius - 3).max(0));
+    for y in (cy - radius).max(0)..(cy + radius + 1).min(h) {
+        for x in (cx - radius).max(0)..(cx + radius + 1).min(w) {
             let d = (x - cx) * (x - cx) + (y - cy) * (y - cy);
             if d <= outer && d >= inner {
                 let at = ((y * w + x) * 4) as usize;
-                pixels[at..at + 4].copy_from_slice(&[230, 30, 30, 255]);
+                pixels[at..at + 4].copy_from_slice(&MARK_RGBA);
+            }
+        }
+    }
+}
+
+/// A red line three pixels wide from `from` to `to`: a drag's path.
+fn draw_line(pixels: &mut [u8], width: u16, height: u16, from: (i32, i32), to: (i32, i32)) {
+    let (w, h) = (i32::from(width), i32::from(height));
+    let steps = (to.0 - from.0).abs().max((to.1 - from.1).abs()).max(1);
+    for step in 0..=steps {
+        let x = from.0 + (to.0 - from.0) * step / steps;
+        let y = from.1 + (to.1 - from.1) * step / steps;
+        for (dx, dy) in [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1)] {
+            let (px, py) = (x + dx, y + dy);
+            if (0..w).contains(&px) && (0..h).contains(&py) {
+                let at = ((py * w + px) * 4) as usize;
+                pixels[at..at + 4].copy_from_slice(&MARK_RGBA);
             }
         }
     }
@@ -668,5 +692,18 @@ mod tests {
         assert!(palette.len() <= 8 * 3, "{}", palette.len());
         assert_eq!(indices.len(), 64);
         assert!(indices.iter().all(|&i| usize::from(i) < palette.len() / 3));
+    }
+
+    #[test]
+    fn a_drag_is_drawn_from_where_it_began_to_where_it_ended() {
+        let (w, h) = (40u16, 20u16);
+        let mut pixels = vec![255u8; usize::from(w) * usize::from(h) * 4];
+        draw_line(&mut pixels, w, h, (5, 10), (35, 10));
+        let red = |x: usize, y: usize| pixels[(y * usize::from(w) + x) * 4..][..4] == MARK_RGBA;
+        assert!((5..=35).all(|x| red(x, 10)), "the path is drawn end to end");
+        assert!(!red(20, 2), "and nowhere else");
+        // Off the frame, nothing is drawn and nothing panics.
+        draw_line(&mut pixels, w, h, (-50, -50), (100, 100));
+        draw_ring(&mut pixels, w, h, (-30, 5), MARK_RADIUS);
     }
 }

@@ -272,7 +272,9 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    Ok(Reply::action(input_reply(data, "dragged")).on(page.info()))
+    Ok(Reply::action(input_reply(data, "dragged"))
+        .dragged((p.x1, p.y1), (p.x2, p.y2))
+        .on(page.info()))
 }
 
 pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError> {

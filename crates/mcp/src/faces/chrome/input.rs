@@ -397,12 +397,16 @@ pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
         )),
     }?;
     let mut reply = Reply::action(data).on(page.info());
-    // Where a click landed, for a recording to mark.
-    if let Some((x, y)) = reply.data["coordinates"]["x"]
-        .as_f64()
-        .zip(reply.data["coordinates"]["y"].as_f64())
-    {
-        reply = reply.at(x, y);
+    // Where a click landed, or the path a drag took, for a recording to mark.
+    let point = |key: &str| {
+        reply.data[key]["x"]
+            .as_f64()
+            .zip(reply.data[key]["y"].as_f64())
+    };
+    match (point("startCoordinates"), point("coordinates")) {
+        (Some(from), Some(to)) => reply = reply.dragged(from, to),
+        (None, Some((x, y))) => reply = reply.at(x, y),
+        _ => {}
     }
     Ok(reply)
 }

@@ -11,7 +11,7 @@ use crate::tool_params;
 tool_params! {
     pub struct Userscript {
         action: String = Choice(&["create", "list", "get", "enable", "disable", "update", "remove", "send_command", "export"]), required, "";
-        args: Option<Value> = Object, optional, "create: {script, name?, matches?: [url patterns], excludes?, world?: ISOLATED|MAIN, runAt?: document_start|document_end|document_idle}; get/enable/disable/remove: {id}";
+        args: Option<Value> = Object, optional, "create: {script, name?, matches?: [url patterns], excludes?, world?: ISOLATED|MAIN, runAt?: document_start|document_end|document_idle}; update: {id, and any of create's}; get/enable/disable/remove: {id}; export: {id?}";
     }
 }
 
@@ -60,11 +60,35 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
             let script = browsers.remove_userscript(id()?).await?;
             json!({ "success": true, "action": "remove", "id": script.id })
         }
+        "update" => {
+            let id = id()?;
+            let old = browsers.userscripts().get(id).ok_or_else(|| {
+                ToolError::param("args.id", "names no userscript (list them for their ids)")
+            })?;
+            let script = browsers
+                .update_userscript(id, new_script(&changed(&old, &args))?)
+                .await?;
+            json!({ "success": true, "action": "update", "script": script_json(&script) })
+        }
+        "export" => {
+            let scripts: Vec<Value> = match args["id"].as_str() {
+                Some(id) => browsers.userscripts().get(id).into_iter().collect(),
+                None => browsers.userscripts().list(),
+            }
+            .iter()
+            .map(|script| {
+                let mut exported = script_json(script);
+                exported["script"] = json!(script.source);
+                exported
+            })
+            .collect();
+            json!({ "success": true, "action": "export", "total": scripts.len(), "scripts": scripts })
+        }
         other => {
             return Err(ToolError::param(
                 "action",
                 format!(
-                    "'{other}' is not supported by tabwire: use create, list, get, enable, disable or remove (to change a script, remove it and create it again)"
+                    "'{other}' is not supported by tabwire: use create, list, get, update, enable, disable, remove or export"
                 ),
             ));
         }
@@ -124,6 +148,23 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
         excludes: patterns("excludes")?,
         world,
     })
+}
+
+/// An update's arguments over the script as it is: what the agent names changes, the
+/// rest stays.
+fn changed(old: &UserScript, args: &Value) -> Value {
+    let mut merged = json!({
+        "script": old.source, "name": old.name, "matches": old.matches,
+        "excludes": old.excludes, "world": old.world, "runAt": old.run_at,
+    });
+    if let Value::Object(given) = args {
+        for (key, value) in given {
+            if !value.is_null() && key != "id" {
+                merged[key] = value.clone();
+            }
+        }
+    }
+    merged
 }
 
 fn script_json(script: &UserScript) -> Value {
