@@ -342,6 +342,19 @@ class Agent(threading.Thread):
         busy_attempt = 0
         transport_attempt = 0
         loss_retried = False
+
+        def transport_failed(kind, detail):
+            """Counts a request that got no usable reply; True: try it again."""
+            nonlocal transport_attempt
+            self.lost[kind] += 1
+            self.event(f"{tool}: {detail}")
+            if transport_attempt >= self.args.transport_retries:
+                return False
+            transport_attempt += 1
+            self.transport_retries += 1
+            time.sleep(self.backoff(transport_attempt))
+            return True
+
         while True:
             rid = self.rid()
             message = {
@@ -354,14 +367,9 @@ class Agent(threading.Thread):
             try:
                 status, headers, _, reply = self.wire.send("POST", message, rid)
             except NoReply as e:
-                self.lost[e.kind] += 1
-                self.event(f"{tool}: no reply ({e.kind})")
-                if transport_attempt >= self.args.transport_retries:
-                    return "lost", None
-                transport_attempt += 1
-                self.transport_retries += 1
-                time.sleep(self.backoff(transport_attempt))
-                continue
+                if transport_failed(e.kind, f"no reply ({e.kind})"):
+                    continue
+                return "lost", None
             took = now() - t0
             self.note_server(headers)
             self.run_.log(self.marker, tool=tool, http=status, ms=round(took * 1000),
@@ -376,14 +384,9 @@ class Agent(threading.Thread):
                 return "reset", None
             if status != 200 or reply is None:
                 kind = f"http_{status}" if status != 200 else "stream_without_reply"
-                self.lost[kind] += 1
-                self.event(f"{tool}: {kind} {headers.get('_body', '')[:80]!r}")
-                if transport_attempt >= self.args.transport_retries:
-                    return "lost", None
-                transport_attempt += 1
-                self.transport_retries += 1
-                time.sleep(self.backoff(transport_attempt))
-                continue
+                if transport_failed(kind, f"{kind} {headers.get('_body', '')[:80]!r}"):
+                    continue
+                return "lost", None
             self.latencies.append((tool, took * 1000))
             if self.first_success_s is None and took > QUEUE_WAIT_S:
                 self.queue_waits += 1

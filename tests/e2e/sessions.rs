@@ -4,7 +4,17 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{DebuggingBrowser, HttpServer, Site, call_on, poll_until, process_exits};
+use crate::support::{
+    Client, DebuggingBrowser, HttpServer, Site, call_on, poll_until, process_exits,
+};
+
+/// What a script returns in the session's default tab.
+async fn js(client: &Client, script: &str) -> Value {
+    call_on(client, "execute_js", json!({ "script": script }))
+        .await
+        .ok()["js_return"]
+        .clone()
+}
 
 /// The page targets a browser lists on its DevTools endpoint, by URL.
 async fn page_urls(browser: &DebuggingBrowser) -> Vec<String> {
@@ -54,32 +64,19 @@ async fn isolated_sessions_keep_cookies_storage_tabs_and_files_apart() {
         .await
         .ok();
     let set = |who: &str| {
-        json!({ "script": format!(
+        format!(
             "document.cookie = 'who={who}; path=/'; localStorage.setItem('who', '{who}'); document.cookie"
-        ) })
+        )
     };
-    call_on(&a, "execute_js", set("a")).await.ok();
-    let b_before = call_on(
-        &b,
-        "execute_js",
-        json!({ "script": "[document.cookie, localStorage.getItem('who')]" }),
-    )
-    .await
-    .ok();
+    let jar = "[document.cookie, localStorage.getItem('who')]";
+    js(&a, &set("a")).await;
     assert_eq!(
-        b_before["js_return"],
+        js(&b, jar).await,
         json!(["", null]),
         "B saw A's cookie or storage"
     );
-    call_on(&b, "execute_js", set("b")).await.ok();
-    let a_after = call_on(
-        &a,
-        "execute_js",
-        json!({ "script": "[document.cookie, localStorage.getItem('who')]" }),
-    )
-    .await
-    .ok();
-    assert_eq!(a_after["js_return"], json!(["who=a", "a"]));
+    js(&b, &set("b")).await;
+    assert_eq!(js(&a, jar).await, json!(["who=a", "a"]));
 
     // Permissions: A's grant is A's context's; B's pages of the same origin still ask.
     call_on(
@@ -95,15 +92,13 @@ async fn isolated_sessions_keep_cookies_storage_tabs_and_files_apart() {
         ), "timeout": 30 })
     };
     call_on(&a, "wait_for", state("granted")).await.ok();
-    let b_geo = call_on(
-        &b,
-        "execute_js",
-        json!({ "script": "(await navigator.permissions.query({name: 'geolocation'})).state" }),
-    )
-    .await
-    .ok();
     assert_eq!(
-        b_geo["js_return"], "prompt",
+        js(
+            &b,
+            "(await navigator.permissions.query({name: 'geolocation'})).state"
+        )
+        .await,
+        "prompt",
         "A's grant reached B's context"
     );
 
@@ -219,10 +214,7 @@ async fn isolated_sessions_keep_cookies_storage_tabs_and_files_apart() {
             .iter()
             .any(|u| u.contains("fold.html"))
     );
-    let b_still = call_on(&b, "execute_js", json!({ "script": "document.cookie" }))
-        .await
-        .ok();
-    assert_eq!(b_still["js_return"], "who=b");
+    assert_eq!(js(&b, "document.cookie").await, "who=b");
 }
 
 #[tokio::test]

@@ -22,7 +22,9 @@ pub async fn websocket_url(endpoint: &str) -> Result<String, DiscoveryError> {
         return Ok(endpoint.to_owned());
     }
     let Some(rest) = endpoint.strip_prefix("http://") else {
-        return Err(DiscoveryError::Scheme(endpoint.to_owned()));
+        return Err(DiscoveryError::Scheme(crate::transport::without_query(
+            endpoint,
+        )));
     };
     // A farm's endpoint carries its credentials in the query (`?token=…`): the discovery
     // request needs them, and so does the WebSocket URL it answers with.
@@ -35,8 +37,10 @@ pub async fn websocket_url(endpoint: &str) -> Result<String, DiscoveryError> {
         Some(query) => format!("/json/version?{query}"),
         None => "/json/version".to_owned(),
     };
+    // The endpoint as errors show it: its query may hold a farm's token.
+    let shown = crate::transport::without_query(endpoint);
     let unreachable = |reason: String| DiscoveryError::Unreachable {
-        endpoint: endpoint.to_owned(),
+        endpoint: shown.clone(),
         reason,
     };
     let body = tokio::time::timeout(Duration::from_secs(10), http_get(authority, &path))
@@ -49,7 +53,7 @@ pub async fn websocket_url(endpoint: &str) -> Result<String, DiscoveryError> {
         version["webSocketDebuggerUrl"]
             .as_str()
             .ok_or_else(|| DiscoveryError::NoDebuggerUrl {
-                endpoint: endpoint.to_owned(),
+                endpoint: shown.clone(),
             })?;
     Ok(with_query(url, query))
 }

@@ -58,15 +58,17 @@ impl AgentSession {
     /// Whether this session may see what lives in a browser context (None: the
     /// browser's default one).
     fn sees_context(&self, browser: &Browser, context: Option<&str>) -> bool {
-        if !self.uses_contexts() {
-            return true;
-        }
-        match &*lock(&self.context) {
-            Some((made_in, id)) => {
-                std::ptr::eq(made_in.as_ptr(), browser) && context == Some(id.as_str())
-            }
-            None => false,
-        }
+        !self.uses_contexts()
+            || context.is_some_and(|context| self.own_context(browser).as_deref() == Some(context))
+    }
+
+    /// The context this session made in `browser`, if it made one there (a browser
+    /// relaunched since holds none of it).
+    fn own_context(&self, browser: &Browser) -> Option<String> {
+        lock(&self.context)
+            .as_ref()
+            .filter(|(made_in, _)| std::ptr::eq(made_in.as_ptr(), browser))
+            .map(|(_, id)| id.clone())
     }
 
     /// Every CDP target of the browser a handle names (or this session's) that this
@@ -86,10 +88,8 @@ impl AgentSession {
         if !self.uses_contexts() {
             return Ok(None);
         }
-        if let Some((made_in, id)) = &*lock(&self.context)
-            && made_in.upgrade().is_some_and(|b| Arc::ptr_eq(&b, browser))
-        {
-            return Ok(Some(id.clone()));
+        if let Some(id) = self.own_context(browser) {
+            return Ok(Some(id));
         }
         let id = browser.create_context().await?;
         crate::data::downloads::catch_downloads_in(browser, &self.config, Some(&id)).await?;

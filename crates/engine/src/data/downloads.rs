@@ -72,6 +72,20 @@ pub fn download_dir(config: &EngineConfig, directory: Option<&str>) -> Result<Co
 /// The owner recorded on the throw-away tab a download runs in.
 const DOWNLOAD_OWNER: &str = "tabwire-download";
 
+/// The throw-away tab a download runs in, in the request's browser context (with its
+/// cookies).
+async fn download_tab(browser: &Browser, request: &Download) -> Result<crate::browser::Tab> {
+    browser
+        .open_tab_in(
+            "about:blank",
+            false,
+            Some(DOWNLOAD_OWNER),
+            None,
+            request.context.as_deref(),
+        )
+        .await
+}
+
 /// Downloads a URL in a background tab of the browser's profile and moves the finished
 /// file into the request's directory.
 pub async fn download(
@@ -108,15 +122,7 @@ pub async fn download(
     let staging = config.output_dir.join(".staging");
     let mut events = browser.conn.subscribe();
     catch_downloads_in(&browser, &config, request.context.as_deref()).await?;
-    let tab = browser
-        .open_tab_in(
-            "about:blank",
-            false,
-            Some(DOWNLOAD_OWNER),
-            None,
-            request.context.as_deref(),
-        )
-        .await?;
+    let tab = download_tab(&browser, &request).await?;
     let mut session = None;
     let shown = async {
         let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;
@@ -191,15 +197,7 @@ async fn download_streamed(
     config: Arc<EngineConfig>,
     request: Download,
 ) -> Result<Reported> {
-    let tab = browser
-        .open_tab_in(
-            "about:blank",
-            false,
-            Some(DOWNLOAD_OWNER),
-            None,
-            request.context.as_deref(),
-        )
-        .await?;
+    let tab = download_tab(&browser, &request).await?;
     let saved = async {
         let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;
         let mut events = browser.conn.subscribe();
