@@ -87,6 +87,10 @@ pub struct Cls {
     /// The largest session window's sum, as the page's own CLS is counted.
     pub score: f64,
     pub shifts: Vec<Shift>,
+    /// Shifts Chrome leaves out of CLS because they came just after input (a click, a
+    /// key, a viewport resize): an agent told "CLS 0" should know something still moved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after_input: Vec<Shift>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -100,6 +104,8 @@ pub struct Shift {
     pub causes: Vec<String>,
     #[serde(skip)]
     node_ids: Vec<i64>,
+    #[serde(skip)]
+    had_recent_input: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -450,10 +456,9 @@ impl<'a> Trace<'a> {
     }
 
     fn cls(&self, nav: &Navigation, end: f64, belongs: &dyn Fn(&Value) -> bool) -> Cls {
-        let mut shifts: Vec<Shift> = self
+        let (mut after_input, mut shifts): (Vec<Shift>, Vec<Shift>) = self
             .within(nav, end)
             .filter(|e| e["name"] == "LayoutShift" && self.is_main_frame(e) && belongs(e))
-            .filter(|e| e["args"]["data"]["had_recent_input"] != true)
             .filter_map(|e| {
                 let data = &e["args"]["data"];
                 let score = data["weighted_score_delta"]
@@ -472,13 +477,16 @@ impl<'a> Trace<'a> {
                     elements: Vec::new(),
                     causes: self.inserted_before(ts),
                     node_ids,
+                    had_recent_input: data["had_recent_input"] == true,
                 })
             })
-            .collect();
+            .partition(|shift| shift.had_recent_input);
         shifts.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
+        after_input.sort_by(|a, b| a.time_ms.total_cmp(&b.time_ms));
         Cls {
             score: largest_session(&shifts),
             shifts,
+            after_input,
         }
     }
 
@@ -875,7 +883,7 @@ pub(super) async fn name_nodes(page: &Page, report: &mut TraceReport, timeout: D
             let document = set.document.clone();
             lcp.parts = lcp_parts(lcp, set.start_us, &set.requests, document.as_ref());
         }
-        for shift in &mut set.cls.shifts {
+        for shift in set.cls.shifts.iter_mut().chain(&mut set.cls.after_input) {
             for node in shift.node_ids.clone() {
                 if let Some((name, _)) = describe(page, node, &mut names, timeout).await {
                     shift.elements.push(name);
@@ -1172,6 +1180,21 @@ impl InsightSet {
                 let _ = writeln!(w, "    caused by {cause}");
             }
         }
+        if let Some(moved) = self.cls.after_input.first() {
+            let total: f64 = self.cls.after_input.iter().map(|s| s.score).sum();
+            let _ = writeln!(
+                w,
+                "Not counted: {} shift(s) ({:.4} in all, the first at {} ms{}) came within 500 ms of input or a viewport resize, which Chrome leaves out of CLS.",
+                self.cls.after_input.len(),
+                total,
+                moved.time_ms,
+                moved
+                    .causes
+                    .first()
+                    .map(|cause| format!(", caused by {cause}"))
+                    .unwrap_or_default()
+            );
+        }
         if !shifts.is_empty() {
             let _ = writeln!(
                 w,
@@ -1306,6 +1329,7 @@ mod tests {
             elements: Vec::new(),
             causes: Vec::new(),
             node_ids: Vec::new(),
+            had_recent_input: false,
         };
         // Two shifts 500 ms apart are one session; one 2 s later starts another.
         let shifts = [shift(100.0, 0.05), shift(600.0, 0.05), shift(2600.0, 0.08)];
@@ -1313,6 +1337,30 @@ mod tests {
         // A session is cut at 5 s even without a gap.
         let steady: Vec<Shift> = (0..12).map(|i| shift(i as f64 * 900.0, 0.01)).collect();
         assert_eq!(largest_session(&steady), 0.06);
+    }
+
+    #[test]
+    fn shifts_just_after_input_are_reported_apart_from_cls() {
+        let shift = |ts: f64, score: f64, after_input: bool| {
+            json!({"name": "LayoutShift", "ph": "I", "pid": 1, "tid": 1, "ts": ts,
+                "args": {"frame": "F", "data": {"weighted_score_delta": score,
+                    "had_recent_input": after_input}}})
+        };
+        let events = [
+            json!({"name": "navigationStart", "ph": "R", "pid": 1, "tid": 1, "ts": 1_000_000.0,
+                "args": {"frame": "F", "data": {"isOutermostMainFrame": true,
+                    "documentLoaderURL": "http://127.0.0.1/page", "navigationId": "N"}}}),
+            shift(1_200_000.0, 0.05, false),
+            shift(1_900_000.0, 0.09, true),
+        ];
+        let report = analyze(&events, 0, 2_000, "http://127.0.0.1/page");
+        let set = report.set(None).expect("one insight set");
+        assert_eq!(set.cls.score, 0.05);
+        assert_eq!(set.cls.shifts.len(), 1);
+        assert_eq!(set.cls.after_input.len(), 1);
+        assert_eq!(set.cls.after_input[0].time_ms, 900.0);
+        let text = report.insight("CLSCulprits", set).expect("a CLS report");
+        assert!(text.contains("Not counted: 1 shift(s) (0.0900"), "{text}");
     }
 
     #[test]
