@@ -1,7 +1,7 @@
-// picked.js: run on the element a person picked, in its own document's main world
-// (`Runtime.callFunctionOn`), before tabwire's world is entered: where the element is
-// (a CSS selector in its document, and the path of iframes to that document, as CSS
-// selectors, for same-origin frames), its box in the top viewport, and what it shows.
+// picked.js: run on the element a person picked (and on each iframe on the way from it
+// up to the top document), in its own document's main world (`Runtime.callFunctionOn`):
+// a CSS selector that names it in its document, its box, and what it shows. Which
+// frame holds which document is read over CDP, which sees past cross-origin lines.
 function describePicked() {
   // A selector that names this element alone in its document.
   function selectorOf(el) {
@@ -28,28 +28,14 @@ function describePicked() {
   }
   const el = this.nodeType === 1 ? this : this.parentElement;
   const box = el.getBoundingClientRect();
-  let x = box.left;
-  let y = box.top;
-  const frames = [];
-  let view = el.ownerDocument.defaultView;
-  let reachable = true;
-  // Climb to the top document through each frame's owner element (same origin only).
-  while (view && view !== view.top) {
-    let owner = null;
-    try { owner = view.frameElement; } catch (e) { owner = null; }
-    if (!owner) { reachable = false; break; }
-    const ownerBox = owner.getBoundingClientRect();
-    x += ownerBox.left + owner.clientLeft;
-    y += ownerBox.top + owner.clientTop;
-    frames.unshift(selectorOf(owner));
-    view = owner.ownerDocument.defaultView;
-  }
   const text = (el.innerText || el.textContent || '').replace(/\s+/g, ' ').trim();
   return {
     selector: selectorOf(el),
-    frames: frames,
-    framesReachable: reachable,
-    rect: { x: x, y: y, width: box.width, height: box.height },
+    // In this document's own viewport; tabwire adds each frame's offset on the way up.
+    rect: { x: box.left, y: box.top, width: box.width, height: box.height },
+    // The border of an iframe, which its document starts inside of.
+    clientLeft: el.clientLeft,
+    clientTop: el.clientTop,
     text: text.length > 120 ? text.slice(0, 119) + '…' : text,
     tagName: el.tagName,
   };

@@ -1,6 +1,12 @@
 //! Asking a person to point at elements: a panel on the page says what to click, the
 //! browser's own inspect mode (`Overlay.setInspectMode`) takes each click wherever it
 //! lands, frames included, and each picked element gets a ref the other tools act on.
+//!
+//! Inspect mode is per renderer: it is turned on in the page's session and in every
+//! out-of-process frame's, and a click answers in the session of the frame it landed
+//! in. The way from the picked element up to the top document is then walked over CDP
+//! (each document's frame, that frame's owner iframe in its parent), not in the page:
+//! a cross-origin frame hides its `frameElement` from script, not from the protocol.
 
 use std::time::Duration;
 
@@ -8,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{FrameContext, Page};
+use super::Page;
 use crate::error::{EngineError, ErrorCode, Result};
 
 /// Run on the picked element, in its document's main world.
@@ -64,10 +70,6 @@ impl Page {
         let deadline = Instant::now() + timeout;
         let step = timeout.min(crate::browser::HOUSEKEEPING);
         let mut events = self.browser.conn.subscribe();
-        self.cdp("DOM.enable", json!({}), step).await?;
-        self.cdp("Overlay.enable", json!({}), step).await?;
-        self.cdp("DOM.getDocument", json!({ "depth": 0 }), step)
-            .await?;
         let items: Vec<Value> = requests
             .iter()
             .map(|r| json!({ "name": r.name, "description": r.description }))
@@ -83,6 +85,8 @@ impl Page {
         let mut timed_out = false;
         let outcome = async {
             for (index, request) in requests.iter().enumerate() {
+                // Clicks are taken before the panel asks for one.
+                self.inspect_everywhere(step).await?;
                 self.run_ok(
                     &self.top(),
                     "pick_panel",
@@ -90,22 +94,12 @@ impl Page {
                     step,
                 )
                 .await?;
-                let highlight = json!({
-                    "showInfo": true,
-                    "contentColor": { "r": 111, "g": 168, "b": 220, "a": 0.5 },
-                    "borderColor": { "r": 224, "g": 168, "b": 0, "a": 1 },
-                });
-                self.cdp(
-                    "Overlay.setInspectMode",
-                    json!({ "mode": "searchForNode", "highlightConfig": highlight }),
-                    step,
-                )
-                .await?;
-                let Some(node) = self.next_pick(&mut events, deadline).await else {
+                let Some((session, node)) = self.next_pick(&mut events, deadline).await else {
                     timed_out = true;
                     break;
                 };
-                results[index].element = Some(self.picked(node, step).await.map_err(|e| {
+                let element = self.picked(&session, node, step).await;
+                results[index].element = Some(element.map_err(|e| {
                     EngineError::page(
                         e.code(),
                         format!(
@@ -120,13 +114,16 @@ impl Page {
         }
         .await;
         // Whatever happened, the page is left as it was.
-        let _ = self
-            .cdp(
-                "Overlay.setInspectMode",
-                json!({ "mode": "none", "highlightConfig": {} }),
-                step,
-            )
-            .await;
+        for session in self.sessions() {
+            let _ = self
+                .cdp_in(
+                    &session,
+                    "Overlay.setInspectMode",
+                    json!({ "mode": "none", "highlightConfig": {} }),
+                    step,
+                )
+                .await;
+        }
         let _ = self
             .run(&self.top(), "pick_panel_remove", json!({}), step)
             .await;
@@ -134,20 +131,67 @@ impl Page {
         Ok(Picking { results, timed_out })
     }
 
-    /// The node of the next click in inspect mode, or None at the deadline.
+    /// The page's session and its out-of-process frames' sessions, the page's first.
+    fn sessions(&self) -> Vec<String> {
+        let mut sessions = vec![self.session.clone()];
+        if let Some(tab) = self.browser.tab_by_target(&self.tab.target_id) {
+            sessions.extend(tab.child_sessions.values().cloned());
+        }
+        sessions
+    }
+
+    /// Inspect mode on in every document of the tab (a frame that came since included).
+    async fn inspect_everywhere(&self, timeout: Duration) -> Result<()> {
+        let highlight = json!({
+            "showInfo": true,
+            "contentColor": { "r": 111, "g": 168, "b": 220, "a": 0.5 },
+            "borderColor": { "r": 224, "g": 168, "b": 0, "a": 1 },
+        });
+        for (i, session) in self.sessions().iter().enumerate() {
+            let turned_on = async {
+                self.cdp_in(session, "DOM.enable", json!({}), timeout)
+                    .await?;
+                self.cdp_in(session, "Overlay.enable", json!({}), timeout)
+                    .await?;
+                self.cdp_in(session, "DOM.getDocument", json!({ "depth": 0 }), timeout)
+                    .await?;
+                self.cdp_in(
+                    session,
+                    "Overlay.setInspectMode",
+                    json!({ "mode": "searchForNode", "highlightConfig": highlight }),
+                    timeout,
+                )
+                .await
+            }
+            .await;
+            match turned_on {
+                Ok(_) => {}
+                // The page's own session must take it; a frame that went away meanwhile
+                // is simply not clickable any more.
+                Err(e) if i == 0 => return Err(e),
+                Err(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The session and node of the next click in inspect mode, or None at the deadline.
     async fn next_pick(
         &self,
         events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<cdp::Event>>,
         deadline: Instant,
-    ) -> Option<i64> {
+    ) -> Option<(String, i64)> {
         loop {
             match tokio::time::timeout_at(deadline, events.recv()).await {
-                Ok(Ok(event))
-                    if event.method == "Overlay.inspectNodeRequested"
-                        && event.session_id.as_deref() == Some(self.session.as_str()) =>
-                {
-                    if let Some(node) = event.params["backendNodeId"].as_i64() {
-                        return Some(node);
+                Ok(Ok(event)) if event.method == "Overlay.inspectNodeRequested" => {
+                    let ours = event
+                        .session_id
+                        .as_ref()
+                        .filter(|session| self.sessions().contains(session));
+                    if let (Some(session), Some(node)) =
+                        (ours, event.params["backendNodeId"].as_i64())
+                    {
+                        return Some((session.clone(), node));
                     }
                 }
                 Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
@@ -157,58 +201,35 @@ impl Page {
     }
 
     /// Where a picked node is, and its ref.
-    async fn picked(&self, node: i64, timeout: Duration) -> Result<PickedElement> {
-        let resolved = self
-            .cdp("DOM.resolveNode", json!({ "backendNodeId": node }), timeout)
-            .await?;
-        let object = resolved["object"]["objectId"].as_str().unwrap_or_default();
-        let described = self
-            .cdp(
-                "Runtime.callFunctionOn",
-                json!({
-                    "objectId": object,
-                    "functionDeclaration": format!("function () {{ {DESCRIBE_PICKED}\nreturn describePicked.call(this); }}"),
-                    "returnByValue": true,
-                }),
-                timeout,
-            )
-            .await?;
-        let _ = self
-            .cdp(
-                "Runtime.releaseObject",
-                json!({ "objectId": object }),
-                timeout,
-            )
-            .await;
-        let info = &described["result"]["value"];
-        if info.is_null() {
-            return Err(EngineError::page(
-                ErrorCode::NotFound,
-                "the picked element is gone",
-                Value::Null,
-            ));
-        }
+    async fn picked(&self, session: &str, node: i64, timeout: Duration) -> Result<PickedElement> {
+        let info = self.describe_node(session, node, timeout).await?;
         let selector = info["selector"].as_str().unwrap_or_default().to_owned();
-        let frame_path: Vec<String> = info["frames"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.as_str().map(str::to_owned))
-            .collect();
-        if info["framesReachable"] == false {
-            return Err(EngineError::Unsupported(
-                "the element is in a cross-origin frame, which tabwire cannot name from the top document".into(),
-            ));
+        let mut rect = Rect::of(&info["rect"]);
+        // Up through each frame to the top document.
+        let mut frame_path = Vec::new();
+        let mut frame_id = None;
+        let (mut at_session, mut at_node) = (session.to_owned(), node);
+        while let Some(frame) = self.frame_of(&at_session, at_node, timeout).await? {
+            let owner = self
+                .describe_node(&frame.owner_session, frame.owner_node, timeout)
+                .await?;
+            // The frame's document starts inside the iframe's border.
+            let owner_box = Rect::of(&owner["rect"]);
+            rect.x += owner_box.x + owner["clientLeft"].as_f64().unwrap_or(0.0);
+            rect.y += owner_box.y + owner["clientTop"].as_f64().unwrap_or(0.0);
+            frame_path.insert(0, owner["selector"].as_str().unwrap_or_default().to_owned());
+            frame_id.get_or_insert(frame.id);
+            (at_session, at_node) = (frame.owner_session, frame.owner_node);
+            if frame_path.len() > MAX_FRAME_NESTING {
+                return Err(EngineError::page(
+                    ErrorCode::NotFound,
+                    "the picked element is nested in too many frames",
+                    Value::Null,
+                ));
+            }
         }
         let path: Vec<Value> = frame_path.iter().map(|f| json!(f)).collect();
-        let (ctx, frame_id): (FrameContext, Option<String>) = match path.split_last() {
-            None => (self.top(), None),
-            Some((last, parents)) => {
-                let parent = self.frame_context(parents, timeout).await?;
-                let frame_id = self.frame_id_of(&parent, last, timeout).await?;
-                (self.frame_context(&path, timeout).await?, Some(frame_id))
-            }
-        };
+        let ctx = self.frame_context(&path, timeout).await?;
         let minted = self
             .run_ok(
                 &ctx,
@@ -224,21 +245,236 @@ impl Page {
         if !path.is_empty() {
             self.remember_ref_frame(&reference, path);
         }
-        let rect = &info["rect"];
-        let number = |v: &Value| v.as_f64().unwrap_or(0.0);
         Ok(PickedElement {
             reference,
             selector,
             frame_path,
             frame_id,
-            rect: (
-                number(&rect["x"]),
-                number(&rect["y"]),
-                number(&rect["width"]),
-                number(&rect["height"]),
-            ),
+            rect: (rect.x, rect.y, rect.width, rect.height),
             text: info["text"].as_str().unwrap_or_default().to_owned(),
             tag_name: info["tagName"].as_str().unwrap_or_default().to_owned(),
         })
     }
+}
+
+/// How deep a picked element's frames may nest before the walk up gives up.
+const MAX_FRAME_NESTING: usize = 16;
+
+/// A box in some document's viewport, CSS px.
+struct Rect {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+impl Rect {
+    fn of(value: &Value) -> Rect {
+        let number = |key: &str| value[key].as_f64().unwrap_or(0.0);
+        Rect {
+            x: number("x"),
+            y: number("y"),
+            width: number("width"),
+            height: number("height"),
+        }
+    }
+}
+
+/// The frame a node's document is, and the iframe that holds it in its parent.
+struct FrameOwner {
+    id: String,
+    owner_session: String,
+    owner_node: i64,
+}
+
+impl Page {
+    /// What `picked.js` says of a node (an element, or a text node's element): its
+    /// selector, its box in its own viewport, its text.
+    async fn describe_node(&self, session: &str, node: i64, timeout: Duration) -> Result<Value> {
+        let gone = || {
+            EngineError::page(
+                ErrorCode::NotFound,
+                "the picked element is gone",
+                Value::Null,
+            )
+        };
+        let resolved = self
+            .cdp_in(
+                session,
+                "DOM.resolveNode",
+                json!({ "backendNodeId": node }),
+                timeout,
+            )
+            .await?;
+        let object = resolved["object"]["objectId"].as_str().ok_or_else(gone)?;
+        let described = self
+            .cdp_in(
+                session,
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": object,
+                    "functionDeclaration": format!("function () {{ {DESCRIBE_PICKED}\nreturn describePicked.call(this); }}"),
+                    "returnByValue": true,
+                }),
+                timeout,
+            )
+            .await;
+        self.release(session, object);
+        let info = described?["result"]["value"].clone();
+        if info.is_null() {
+            return Err(gone());
+        }
+        Ok(info)
+    }
+
+    /// The frame `node`'s document is, with its owner iframe (None: the top document).
+    async fn frame_of(
+        &self,
+        session: &str,
+        node: i64,
+        timeout: Duration,
+    ) -> Result<Option<FrameOwner>> {
+        let document = self.owner_document(session, node, timeout).await?;
+        let root = self
+            .cdp_in(session, "DOM.getDocument", json!({ "depth": 0 }), timeout)
+            .await?;
+        if root["root"]["backendNodeId"].as_i64() == Some(document) {
+            // The session's own document: the page's (the top), or an out-of-process
+            // frame's, whose owner iframe is in some other session of the tab.
+            if session == self.session {
+                return Ok(None);
+            }
+            let frame = self
+                .browser
+                .tab_by_target(&self.tab.target_id)
+                .and_then(|tab| {
+                    tab.child_sessions
+                        .iter()
+                        .find(|(_, s)| s.as_str() == session)
+                        .map(|(frame, _)| frame.clone())
+                })
+                .ok_or_else(|| {
+                    EngineError::page(
+                        ErrorCode::StaleFrame,
+                        "the picked element's frame went away",
+                        Value::Null,
+                    )
+                })?;
+            for parent in self.sessions().into_iter().filter(|s| s != session) {
+                if let Ok(owner) = self
+                    .cdp_in(
+                        &parent,
+                        "DOM.getFrameOwner",
+                        json!({ "frameId": frame }),
+                        timeout,
+                    )
+                    .await
+                    && let Some(owner_node) = owner["backendNodeId"].as_i64()
+                {
+                    return Ok(Some(FrameOwner {
+                        id: frame,
+                        owner_session: parent,
+                        owner_node,
+                    }));
+                }
+            }
+            return Err(EngineError::page(
+                ErrorCode::StaleFrame,
+                "the iframe holding the picked element was not found",
+                Value::Null,
+            ));
+        }
+        // A frame in the session's own process: the one whose iframe holds this document.
+        let tree = self
+            .cdp_in(session, "Page.getFrameTree", json!({}), timeout)
+            .await?;
+        for frame in child_frames(&tree["frameTree"]) {
+            let Ok(owner) = self
+                .cdp_in(
+                    session,
+                    "DOM.getFrameOwner",
+                    json!({ "frameId": frame }),
+                    timeout,
+                )
+                .await
+            else {
+                continue;
+            };
+            let Some(owner_node) = owner["backendNodeId"].as_i64() else {
+                continue;
+            };
+            let iframe = self
+                .cdp_in(
+                    session,
+                    "DOM.describeNode",
+                    json!({ "backendNodeId": owner_node }),
+                    timeout,
+                )
+                .await?;
+            if iframe["node"]["contentDocument"]["backendNodeId"].as_i64() == Some(document) {
+                return Ok(Some(FrameOwner {
+                    id: frame,
+                    owner_session: session.to_owned(),
+                    owner_node,
+                }));
+            }
+        }
+        Err(EngineError::page(
+            ErrorCode::StaleFrame,
+            "the frame of the picked element was not found",
+            Value::Null,
+        ))
+    }
+
+    /// The backend node id of the document `node` is in.
+    async fn owner_document(&self, session: &str, node: i64, timeout: Duration) -> Result<i64> {
+        let resolved = self
+            .cdp_in(
+                session,
+                "DOM.resolveNode",
+                json!({ "backendNodeId": node }),
+                timeout,
+            )
+            .await?;
+        let object = resolved["object"]["objectId"].as_str().unwrap_or_default();
+        let document = self
+            .cdp_in(
+                session,
+                "Runtime.callFunctionOn",
+                json!({ "objectId": object, "functionDeclaration": "function () { return this.ownerDocument || this; }" }),
+                timeout,
+            )
+            .await;
+        self.release(session, object);
+        let document = document?;
+        let document_object = document["result"]["objectId"].as_str().unwrap_or_default();
+        let described = self
+            .cdp_in(
+                session,
+                "DOM.describeNode",
+                json!({ "objectId": document_object }),
+                timeout,
+            )
+            .await;
+        self.release(session, document_object);
+        described?["node"]["backendNodeId"].as_i64().ok_or_else(|| {
+            EngineError::page(
+                ErrorCode::NotFound,
+                "the picked element is gone",
+                Value::Null,
+            )
+        })
+    }
+}
+
+/// The ids of every frame below the root of a `Page.getFrameTree` answer.
+fn child_frames(tree: &Value) -> Vec<String> {
+    let mut frames = Vec::new();
+    for child in tree["childFrames"].as_array().into_iter().flatten() {
+        if let Some(id) = child["frame"]["id"].as_str() {
+            frames.push(id.to_owned());
+        }
+        frames.extend(child_frames(child));
+    }
+    frames
 }
