@@ -43,7 +43,20 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
     let listed = tw
         .chrome_ok("chrome_userscript", json!({ "action": "list" }))
         .await;
-    assert_eq!(listed["total"], 2, "{listed}");
+    assert_eq!(listed["ok"], true, "{listed}");
+    assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
+    // Created without patterns, a script runs on the current site, as the original's.
+    let got = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "get", "args": { "id": main["id"] } }),
+        )
+        .await;
+    assert_eq!(
+        got["record"]["matches"][0],
+        format!("http://127.0.0.1:{}/*", site.port),
+        "{got}"
+    );
 
     // It runs on the next load of a matching page, not before, and not elsewhere.
     assert_eq!(title(&tw).await, "Form");
@@ -90,8 +103,15 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
             } }),
         )
         .await;
-    assert_eq!(updated["script"]["name"], "retitle", "{updated}");
-    assert_eq!(updated["script"]["matches"], json!(["*/form.html*"]));
+    assert_eq!(updated, json!({ "ok": true }));
+    let got = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "get", "args": { "id": id } }),
+        )
+        .await;
+    assert_eq!(got["record"]["name"], "retitle", "{got}");
+    assert_eq!(got["record"]["matches"], json!(["*/form.html*"]));
     tw.chrome_ok("chrome_navigate", json!({ "refresh": true }))
         .await;
     assert_eq!(title(&tw).await, "retitled again");
@@ -102,7 +122,7 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
         )
         .await;
     assert_eq!(
-        exported["scripts"][0]["script"], "document.title = 'retitled again';",
+        exported["data"][&id]["script"], "document.title = 'retitled again';",
         "{exported}"
     );
     for id in [id.as_str(), main["id"].as_str().unwrap()] {
@@ -118,7 +138,7 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
     let listed = tw
         .chrome_ok("chrome_userscript", json!({ "action": "list" }))
         .await;
-    assert_eq!(listed["total"], 0);
+    assert_eq!(listed["items"], json!([]));
 
     for (args, names) in [
         (json!({ "action": "create", "args": {} }), "args.script"),
@@ -132,7 +152,7 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
         ),
         (
             json!({ "action": "send_command", "args": { "id": "x" } }),
-            "action",
+            "'x' names no userscript",
         ),
     ] {
         let refused = tw.chrome("chrome_userscript", args.clone()).await;
@@ -142,4 +162,110 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
             refused.text
         );
     }
+}
+
+/// A script's own `==UserScript==` header names it and says where it runs; a command
+/// reaches the handler it defines, in its world.
+#[tokio::test]
+async fn a_header_is_read_and_commands_reach_the_scripts_handler() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("userscript-command", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("form.html") }))
+        .await;
+    let headed = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "create", "args": { "script": "// ==UserScript==\n// @name        Fold marker\n// @match       */fold.html*\n// @run-at      document-end\n// ==/UserScript==\ndocument.title = 'marked by its header';" } }),
+        )
+        .await;
+    let record = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "get", "args": { "id": headed["id"] } }),
+        )
+        .await["record"]
+        .clone();
+    assert_eq!(record["name"], "Fold marker", "{record}");
+    assert_eq!(record["matches"], json!(["*/fold.html*"]));
+    assert_eq!(record["runAt"], "document_end");
+
+    let isolated = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "create", "args": { "matches": ["*/form.html*"], "script":
+                "globalThis.__userscript_onCommand__ = async (action, payload, id) => ({ action, id, doubled: payload.n * 2, title: document.title, pageGlobal: typeof window.pageOnly });" } }),
+        )
+        .await;
+    let main = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "create", "args": { "matches": ["*/form.html*"], "world": "MAIN", "script":
+                "window.pageOnly = 'seen'; window.__userscript_onCommand = (action, payload) => 'main saw ' + payload;" } }),
+        )
+        .await;
+    let silent = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "create", "args": { "matches": ["*/fold.html*"], "script": "void 0;" } }),
+        )
+        .await;
+    tw.chrome_ok("chrome_navigate", json!({ "refresh": true }))
+        .await;
+    tw.chrome_ok("chrome_javascript", json!({ "code": "return 1" }))
+        .await;
+    let answered = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "send_command", "args": { "id": isolated["id"], "payload": { "n": 21 } } }),
+        )
+        .await;
+    let data = &answered["result"]["data"];
+    assert_eq!(answered["ok"], true, "{answered}");
+    assert_eq!(data["doubled"], 42, "{answered}");
+    assert_eq!(data["action"], "userscript:command");
+    assert_eq!(data["id"], isolated["id"]);
+    assert_eq!(data["title"], "Form", "an isolated script sees the DOM");
+    assert_eq!(
+        data["pageGlobal"], "undefined",
+        "but not the page's globals"
+    );
+    let answered = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "send_command", "args": { "id": main["id"], "payload": "hello" } }),
+        )
+        .await;
+    assert_eq!(answered["result"]["data"], "main saw hello", "{answered}");
+    // Scripts of one world share its globals, as the original's do: on a page where no
+    // script of that world defines a handler, nothing answers, and the reply says so.
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("fold.html") }))
+        .await;
+    assert_eq!(title(&tw).await, "marked by its header");
+    let unanswered = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "send_command", "args": { "id": silent["id"] } }),
+        )
+        .await;
+    assert_eq!(unanswered["result"], json!({}), "{unanswered}");
+    assert!(
+        unanswered["note"]
+            .as_str()
+            .unwrap()
+            .contains("no command handler")
+    );
+    // A handler that throws is an error that says what it threw.
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("form.html") }))
+        .await;
+    let thrown = tw
+        .chrome(
+            "chrome_userscript",
+            json!({ "action": "send_command", "args": { "id": isolated["id"] } }),
+        )
+        .await;
+    assert!(
+        thrown.is_error && thrown.text.contains("TypeError"),
+        "{}",
+        thrown.text
+    );
 }

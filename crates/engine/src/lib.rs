@@ -35,7 +35,9 @@ pub use browser::emulation::{
     ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESETS, NetworkPreset,
 };
 pub use browser::launch::{find_browser, running_as_root};
-pub use browser::userscripts::{NewUserScript, RunAt, UserScript, UserScriptWorld};
+pub use browser::userscripts::{
+    NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld,
+};
 pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
     Tab, TabInfo, parse_tab_handle, tab_handle,

@@ -13,7 +13,7 @@ use super::{Browser, HOUSEKEEPING, lock};
 use crate::error::{EngineError, Input, Result};
 
 /// The isolated world userscripts of that world run in (not tabwire's own).
-const USERSCRIPT_WORLD: &str = "tabwire-userscripts";
+pub(crate) const USERSCRIPT_WORLD: &str = "tabwire-userscripts";
 /// How many scripts the registry keeps.
 const MAX_SCRIPTS: usize = 64;
 /// The longest script kept.
@@ -53,6 +53,7 @@ pub struct UserScript {
     pub run_at: RunAt,
     pub enabled: bool,
     pub created_ms: u64,
+    pub updated_ms: u64,
     #[serde(skip)]
     pub source: String,
 }
@@ -109,6 +110,7 @@ impl UserScripts {
             run_at: new.run_at,
             enabled: true,
             created_ms: crate::ids::now_ms(),
+            updated_ms: crate::ids::now_ms(),
             source: new.source,
         };
         scripts.push(script.clone());
@@ -137,6 +139,7 @@ impl UserScripts {
         script.world = new.world;
         script.run_at = new.run_at;
         script.source = new.source;
+        script.updated_ms = crate::ids::now_ms();
         Ok(script.clone())
     }
 
@@ -158,7 +161,69 @@ impl UserScripts {
             .find(|s| s.id == id)
             .ok_or_else(|| unknown(id))?;
         script.enabled = enabled;
+        script.updated_ms = crate::ids::now_ms();
         Ok(script.clone())
+    }
+}
+
+/// What a script's own `==UserScript==` header says of it (Tampermonkey's format):
+/// `@name`, `@description`, `@match` and `@include`, `@exclude`, `@run-at`,
+/// `@inject-into`. What the agent passes beside the script wins over it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserScriptHeader {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub matches: Vec<String>,
+    pub excludes: Vec<String>,
+    pub run_at: Option<RunAt>,
+    pub world: Option<UserScriptWorld>,
+}
+
+impl UserScriptHeader {
+    /// The header of `source` (all empty when it has none).
+    pub fn read(source: &str) -> UserScriptHeader {
+        let mut header = UserScriptHeader::default();
+        let Some(start) = source.find("==UserScript==") else {
+            return header;
+        };
+        let Some(length) = source[start..].find("==/UserScript==") else {
+            return header;
+        };
+        for line in source[start..start + length].lines() {
+            // `// @key value`, the value to the end of the line.
+            let Some((_, entry)) = line.split_once('@') else {
+                continue;
+            };
+            let (key, value) = entry
+                .split_once(char::is_whitespace)
+                .map_or((entry, ""), |(k, v)| (k, v.trim()));
+            if value.is_empty() {
+                continue;
+            }
+            match key {
+                "name" => header.name = header.name.or(Some(value.to_owned())),
+                "description" => header.description = header.description.or(Some(value.to_owned())),
+                "match" | "include" => header.matches.push(value.to_owned()),
+                "exclude" => header.excludes.push(value.to_owned()),
+                "run-at" => {
+                    header.run_at = match value {
+                        "document-start" => Some(RunAt::DocumentStart),
+                        "document-end" | "document-body" => Some(RunAt::DocumentEnd),
+                        "document-idle" => Some(RunAt::DocumentIdle),
+                        _ => header.run_at,
+                    }
+                }
+                "inject-into" => {
+                    header.world = match value {
+                        "page" => Some(UserScriptWorld::Main),
+                        "content" => Some(UserScriptWorld::Isolated),
+                        _ => header.world,
+                    }
+                }
+                _ => {}
+            }
+        }
+        header
     }
 }
 
@@ -273,5 +338,33 @@ impl Browser {
                 tracing::debug!(%error, tab = %tab.target_id, "could not put a userscript into a tab");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tampermonkey_header_is_read() {
+        let source = "// ==UserScript==\n// @name        Dark docs\n// @match       https://docs.example.com/*\n// @include     http://127.0.0.1:*/*\n// @exclude     */print/*\n// @run-at      document-start\n// @inject-into page\n// @grant       none\n// ==/UserScript==\ndocument.title = 'x';";
+        let header = UserScriptHeader::read(source);
+        assert_eq!(header.name.as_deref(), Some("Dark docs"));
+        assert_eq!(
+            header.matches,
+            ["https://docs.example.com/*", "http://127.0.0.1:*/*"]
+        );
+        assert_eq!(header.excludes, ["*/print/*"]);
+        assert_eq!(header.run_at, Some(RunAt::DocumentStart));
+        assert_eq!(header.world, Some(UserScriptWorld::Main));
+        assert_eq!(
+            UserScriptHeader::read("document.title = 'x';"),
+            UserScriptHeader::default()
+        );
+        // An unclosed header is no header.
+        assert_eq!(
+            UserScriptHeader::read("// ==UserScript==\n// @name x\n"),
+            UserScriptHeader::default()
+        );
     }
 }

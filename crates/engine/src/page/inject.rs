@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::{FrameContext, Page};
 use crate::browser::exception_text;
+use crate::browser::userscripts::{USERSCRIPT_WORLD, UserScriptWorld};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// The world an agent's injected scripts share (never tabwire's own).
@@ -41,6 +42,36 @@ impl Page {
         Ok(json!({ "identifier": registered["identifier"] }))
     }
 
+    /// Calls the command handler a userscript defines, as the Chrome MCP Server's
+    /// userscripts do: `__userscript_onCommand__(action, payload, id)` in the
+    /// userscripts' isolated world, `window.__userscript_onCommand(action, payload)` in
+    /// the page's. Its answer, awaited; None when the script defines no handler here
+    /// (it does not run on this page, or is not loaded yet).
+    pub async fn userscript_command(
+        &self,
+        world: UserScriptWorld,
+        id: &str,
+        payload: &Value,
+        timeout: Duration,
+    ) -> Result<Option<Value>> {
+        let (ctx, handler) = match world {
+            UserScriptWorld::Isolated => (
+                self.world_named(USERSCRIPT_WORLD, timeout).await?,
+                "globalThis.__userscript_onCommand__",
+            ),
+            UserScriptWorld::Main => (self.top(), "window.__userscript_onCommand"),
+        };
+        let expression = format!(
+            "(async () => {{ const handler = {handler}; \
+              if (typeof handler !== 'function') return {{ handled: false }}; \
+              return {{ handled: true, data: await handler('userscript:command', {payload}, {id}) }}; }})()",
+            id = json!(id),
+        );
+        let reply = self.evaluate_checked(&ctx, &expression, timeout).await?;
+        let answer = &reply["result"]["value"];
+        Ok((answer["handled"] == true).then(|| answer["data"].clone()))
+    }
+
     /// Sends an injected script a command and returns what it answered (null if no
     /// listener answered).
     pub async fn command(
@@ -70,24 +101,29 @@ impl Page {
     }
 
     async fn world(&self, world: ScriptWorld, timeout: Duration) -> Result<FrameContext> {
-        let mut ctx = self.top();
-        if world == ScriptWorld::Isolated {
-            let frame = self
-                .browser
-                .tab_by_target(&self.tab.target_id)
-                .and_then(|tab| tab.main_frame.clone())
-                .unwrap_or_else(|| self.tab.target_id.clone());
-            let made = self
-                .cdp(
-                    "Page.createIsolatedWorld",
-                    json!({ "frameId": frame, "worldName": USER_WORLD }),
-                    timeout,
-                )
-                .await?;
-            ctx.context_id = made["executionContextId"].as_i64();
-        } else {
-            ctx.context_id = None;
+        match world {
+            ScriptWorld::Isolated => self.world_named(USER_WORLD, timeout).await,
+            ScriptWorld::Main => Ok(self.top()),
         }
+    }
+
+    /// The top document's isolated world of that name (the one scripts registered with
+    /// that `worldName` run in).
+    async fn world_named(&self, name: &str, timeout: Duration) -> Result<FrameContext> {
+        let frame = self
+            .browser
+            .tab_by_target(&self.tab.target_id)
+            .and_then(|tab| tab.main_frame.clone())
+            .unwrap_or_else(|| self.tab.target_id.clone());
+        let made = self
+            .cdp(
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame, "worldName": name }),
+                timeout,
+            )
+            .await?;
+        let mut ctx = self.top();
+        ctx.context_id = made["executionContextId"].as_i64();
         Ok(ctx)
     }
 

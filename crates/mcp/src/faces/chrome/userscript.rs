@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{NewUserScript, RunAt, UserScript, UserScriptWorld};
+use engine::{NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld};
 
 use crate::face::{Call, Reply, ToolError};
 use crate::tool_params;
@@ -11,10 +11,12 @@ use crate::tool_params;
 tool_params! {
     pub struct Userscript {
         action: String = Choice(&["create", "list", "get", "enable", "disable", "update", "remove", "send_command", "export"]), required, "";
-        args: Option<Value> = Object, optional, "create: {script, name?, matches?: [url patterns], excludes?, world?: ISOLATED|MAIN, runAt?: document_start|document_end|document_idle}; update: {id, and any of create's}; get/enable/disable/remove: {id}; export: {id?}";
+        args: Option<Value> = Object, optional, "create: {script, name?, description?, matches?: [url patterns] (default: the current site), excludes?, world?: ISOLATED|MAIN, runAt?: document_start|document_end|document_idle}, a ==UserScript== header read too; update: {id, and any of create's}; get/enable/disable/remove: {id}; list: {query?, status?: enabled|disabled}; send_command: {id, payload?, tabId?}; export: {id?}";
     }
 }
 
+/// The original's payloads: `create` says how the script was put in; `list` its `items`;
+/// `get` its `record`; `export` every record by id; the rest `{ok: true}`.
 pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
     call.session.may_share_userscripts()?;
     let args = p.args.unwrap_or(Value::Null);
@@ -30,77 +32,141 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
                 )
             })
     };
+    let known = |id: &str| {
+        browsers.userscripts().get(id).ok_or_else(|| {
+            ToolError::param(
+                "args.id",
+                format!("'{id}' names no userscript (list them for their ids)"),
+            )
+        })
+    };
     let data = match p.action.as_str() {
         "create" => {
-            let script = browsers.add_userscript(new_script(&args)?).await?;
-            json!({ "success": true, "action": "create", "id": script.id, "script": script_json(&script) })
+            let started = std::time::Instant::now();
+            let mut new = new_script(&args)?;
+            if new.matches.is_empty() {
+                new.matches = current_site(&call).await;
+            }
+            let script = browsers.add_userscript(new).await?;
+            json!({
+                "id": script.id,
+                // Put into every attached tab; it runs from the next load of a match.
+                "status": "queued",
+                "strategy": {
+                    "kind": match script.world {
+                        UserScriptWorld::Main => "persistent_main",
+                        UserScriptWorld::Isolated => "persistent_isolated",
+                    },
+                    "runAt": script.run_at, "world": script.world,
+                    "fallbacksTried": [], "cspBlocked": false,
+                },
+                "warnings": [],
+                "metrics": { "injectMs": started.elapsed().as_millis() as u64 },
+            })
         }
         "list" => {
-            let scripts: Vec<Value> = browsers
+            let query = args["query"].as_str().unwrap_or_default().to_lowercase();
+            let status = args["status"].as_str().unwrap_or_default();
+            let items: Vec<Value> = browsers
                 .userscripts()
                 .list()
                 .iter()
-                .map(script_json)
+                .filter(|s| match status {
+                    "enabled" => s.enabled,
+                    "disabled" => !s.enabled,
+                    _ => true,
+                })
+                .filter(|s| query.is_empty() || s.name.to_lowercase().contains(&query))
+                .map(item_json)
                 .collect();
-            json!({ "success": true, "action": "list", "total": scripts.len(), "scripts": scripts })
+            json!({ "ok": true, "items": items })
         }
-        "get" => {
-            let script = browsers.userscripts().get(id()?).ok_or_else(|| {
-                ToolError::param("args.id", "names no userscript (list them for their ids)")
-            })?;
-            json!({ "success": true, "action": "get", "script": script_json(&script) })
-        }
+        "get" => json!({ "ok": true, "record": record_json(&known(id()?)?) }),
         "enable" | "disable" => {
-            let script = browsers
+            browsers
                 .set_userscript_enabled(id()?, p.action == "enable")
                 .await?;
-            json!({ "success": true, "action": p.action, "script": script_json(&script) })
+            json!({ "ok": true })
         }
         "remove" => {
-            let script = browsers.remove_userscript(id()?).await?;
-            json!({ "success": true, "action": "remove", "id": script.id })
+            browsers.remove_userscript(id()?).await?;
+            json!({ "ok": true })
         }
         "update" => {
-            let id = id()?;
-            let old = browsers.userscripts().get(id).ok_or_else(|| {
-                ToolError::param("args.id", "names no userscript (list them for their ids)")
-            })?;
-            let script = browsers
-                .update_userscript(id, new_script(&changed(&old, &args))?)
+            let old = known(id()?)?;
+            browsers
+                .update_userscript(&old.id, new_script(&changed(&old, &args))?)
                 .await?;
-            json!({ "success": true, "action": "update", "script": script_json(&script) })
+            json!({ "ok": true })
         }
-        "export" => {
-            let scripts: Vec<Value> = match args["id"].as_str() {
-                Some(id) => browsers.userscripts().get(id).into_iter().collect(),
+        "send_command" => {
+            let script = known(id()?)?;
+            let tab = args["tabId"].as_u64().map(|t| t.to_string());
+            let page = call.session.page(tab.as_deref()).await?;
+            let answer = page
+                .userscript_command(
+                    script.world,
+                    &script.id,
+                    &args["payload"],
+                    call.deadline.remaining(),
+                )
+                .await?;
+            let reply = match answer {
+                Some(data) => json!({ "ok": true, "result": { "data": data } }),
+                None => json!({ "ok": true, "result": {},
+                    "note": "the script defines no command handler in this tab (__userscript_onCommand__ in ISOLATED, window.__userscript_onCommand in MAIN), or does not run on its page" }),
+            };
+            return Ok(Reply::data(reply).on(page.info()));
+        }
+        _ => {
+            // export
+            let records: serde_json::Map<String, Value> = match args["id"].as_str() {
+                Some(id) => vec![known(id)?],
                 None => browsers.userscripts().list(),
             }
             .iter()
-            .map(|script| {
-                let mut exported = script_json(script);
-                exported["script"] = json!(script.source);
-                exported
-            })
+            .map(|script| (script.id.clone(), record_json(script)))
             .collect();
-            json!({ "success": true, "action": "export", "total": scripts.len(), "scripts": scripts })
-        }
-        other => {
-            return Err(ToolError::param(
-                "action",
-                format!(
-                    "'{other}' is not supported by tabwire: use create, list, get, update, enable, disable, remove or export"
-                ),
-            ));
+            json!({ "ok": true, "data": records })
         }
     };
     Ok(Reply::data(data))
 }
 
+/// The site of the session's current tab as patterns (`scheme://host/*` and its
+/// subdomains), the original's default for a script created without any; every page
+/// when there is no web page open.
+async fn current_site(call: &Call) -> Vec<String> {
+    let current = call.session.list_tabs(false).await.ok().and_then(|list| {
+        let default = list.default?;
+        list.tabs.into_iter().find(|t| t.handle == default)
+    });
+    let site = current.and_then(|tab| {
+        let (scheme, rest) = tab.url.split_once("://")?;
+        let host = rest.split(['/', '?', '#']).next()?;
+        (matches!(scheme, "http" | "https") && !host.is_empty())
+            .then(|| (scheme.to_owned(), host.to_owned()))
+    });
+    match site {
+        Some((scheme, host)) => {
+            let base = host.strip_prefix("www.").unwrap_or(&host);
+            vec![
+                format!("{scheme}://{host}/*"),
+                format!("{scheme}://*.{base}/*"),
+            ]
+        }
+        None => vec!["<all_urls>".into()],
+    }
+}
+
+/// A script from the agent's arguments; what they leave out, the script's own
+/// `==UserScript==` header may say.
 fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
     let source = args["script"]
         .as_str()
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| ToolError::param("args.script", "is required: the JavaScript to run"))?;
+    let header = UserScriptHeader::read(source);
     let patterns = |key: &str| -> Result<Vec<String>, ToolError> {
         match &args[key] {
             Value::Null => Ok(Vec::new()),
@@ -121,7 +187,8 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
     };
     let world = match args["world"].as_str().unwrap_or("auto") {
         "MAIN" | "main" => UserScriptWorld::Main,
-        "ISOLATED" | "isolated" | "auto" | "" => UserScriptWorld::Isolated,
+        "ISOLATED" | "isolated" => UserScriptWorld::Isolated,
+        "auto" | "" => header.world.unwrap_or(UserScriptWorld::Isolated),
         other => {
             return Err(ToolError::param(
                 "args.world",
@@ -132,7 +199,8 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
     let run_at = match args["runAt"].as_str().unwrap_or("auto") {
         "document_start" => RunAt::DocumentStart,
         "document_end" => RunAt::DocumentEnd,
-        "document_idle" | "auto" | "" => RunAt::DocumentIdle,
+        "document_idle" => RunAt::DocumentIdle,
+        "auto" | "" => header.run_at.unwrap_or(RunAt::DocumentIdle),
         other => {
             return Err(ToolError::param(
                 "args.runAt",
@@ -140,12 +208,19 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
             ));
         }
     };
+    let or_header = |given: Vec<String>, read: &[String]| {
+        if given.is_empty() {
+            read.to_vec()
+        } else {
+            given
+        }
+    };
     Ok(NewUserScript {
         run_at,
-        name: args["name"].as_str().map(str::to_owned),
+        name: args["name"].as_str().map(str::to_owned).or(header.name),
         source: source.to_owned(),
-        matches: patterns("matches")?,
-        excludes: patterns("excludes")?,
+        matches: or_header(patterns("matches")?, &header.matches),
+        excludes: or_header(patterns("excludes")?, &header.excludes),
         world,
     })
 }
@@ -167,11 +242,23 @@ fn changed(old: &UserScript, args: &Value) -> Value {
     merged
 }
 
-fn script_json(script: &UserScript) -> Value {
+/// A script as the original's `list` shows it.
+fn item_json(script: &UserScript) -> Value {
     json!({
-        "id": script.id, "name": script.name, "matches": script.matches,
-        "excludes": script.excludes, "world": script.world, "runAt": script.run_at,
-        "enabled": script.enabled,
-        "createdAt": script.created_ms,
+        "id": script.id, "name": script.name,
+        "status": if script.enabled { "enabled" } else { "disabled" },
+        "sourceType": "JS", "matches": script.matches, "world": script.world,
+        "runAt": script.run_at, "tags": [], "lastError": null,
+        "updatedAt": script.updated_ms, "applyCount": 0, "lastAppliedAt": null,
+    })
+}
+
+/// A script with its source, as the original's `get` and `export` give it.
+fn record_json(script: &UserScript) -> Value {
+    json!({
+        "id": script.id, "name": script.name, "script": script.source, "sourceType": "JS",
+        "matches": script.matches, "excludes": script.excludes, "runAt": script.run_at,
+        "world": script.world, "persist": true, "enabled": script.enabled,
+        "createdAt": script.created_ms, "updatedAt": script.updated_ms,
     })
 }
