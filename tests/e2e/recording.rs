@@ -232,3 +232,107 @@ async fn a_drag_is_drawn_on_its_frame_as_a_path() {
     }
     assert!(!red(210.0, y - 40.0), "the mark spilled off its path");
 }
+
+/// Every frame of a GIF file as RGBA (frames here cover the whole image).
+fn all_frames(path: &str) -> Vec<Vec<u8>> {
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options
+        .read_info(std::fs::File::open(path).expect("the GIF"))
+        .expect("a GIF");
+    let mut frames = Vec::new();
+    while let Some(frame) = decoder.read_next_frame().expect("a frame") {
+        frames.push(frame.buffer.to_vec());
+    }
+    frames
+}
+
+/// Of the pixels in `x0..x1, y0..y1` of an RGBA frame `width` wide: the share that is
+/// dark (a label's pill) and how many are white (its letters).
+fn dark_share_and_white(
+    pixels: &[u8],
+    width: u32,
+    (x0, x1): (u32, u32),
+    (y0, y1): (u32, u32),
+) -> (f64, usize) {
+    let (mut dark, mut white, mut all) = (0, 0, 0);
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let at = ((y * width + x) * 4) as usize;
+            let [r, g, b] = [pixels[at], pixels[at + 1], pixels[at + 2]];
+            all += 1;
+            if r < 100 && g < 100 && b < 100 {
+                dark += 1;
+            }
+            if r > 230 && g > 230 && b > 230 {
+                white += 1;
+            }
+        }
+    }
+    (f64::from(dark) / f64::from(all), white)
+}
+
+/// The original's `annotation` (on capture) and `enhancedRendering.labels` (after
+/// actions) draw labels on the frames; without them, no action label is drawn.
+#[tokio::test]
+async fn annotations_and_action_labels_are_drawn_on_their_frames() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("gif-labels", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("form.html") }))
+        .await;
+    let css_width = tw
+        .chrome_ok("chrome_javascript", json!({ "code": "return innerWidth" }))
+        .await["result"]
+        .as_str()
+        .and_then(|w| w.parse::<f64>().ok())
+        .expect("innerWidth");
+    // An empty stretch of the page to click on.
+    let (click_x, click_y) = (100.0, 420.0);
+    let mut regions = Vec::new();
+    for labels in [true, false] {
+        let mut start = json!({ "action": "auto_start", "width": 400, "height": 300 });
+        if labels {
+            start["enhancedRendering"] = json!({ "labels": true });
+        }
+        tw.chrome_ok("chrome_gif_recorder", start).await;
+        tw.chrome_ok(
+            "chrome_computer",
+            json!({ "action": "left_click", "coordinates": { "x": click_x, "y": click_y } }),
+        )
+        .await;
+        tw.chrome_ok(
+            "chrome_gif_recorder",
+            json!({ "action": "capture", "annotation": "Step 2: the form" }),
+        )
+        .await;
+        let saved = tw
+            .chrome_ok("chrome_gif_recorder", json!({ "action": "stop" }))
+            .await;
+        let path = saved["fullPath"].as_str().expect("fullPath");
+        let frames = all_frames(path);
+        assert_eq!(frames.len(), 2, "a frame after the click, one captured");
+        let width = saved["width"].as_u64().unwrap() as u32;
+        let factor = f64::from(width) / css_width;
+        // The action's label sits right of where it clicked; the annotation top left.
+        let (ax, ay) = ((click_x * factor) as u32, (click_y * factor) as u32);
+        let beside_click =
+            dark_share_and_white(&frames[0], width, (ax + 18, ax + 60), (ay - 6, ay + 6));
+        let top_left = dark_share_and_white(&frames[1], width, (8, 120), (6, 24));
+        regions.push((beside_click, top_left));
+    }
+    let [(labelled_click, labelled_note), (plain_click, plain_note)] = regions[..] else {
+        unreachable!()
+    };
+    assert!(
+        labelled_click.0 > 0.5 && labelled_click.1 > 10,
+        "no CLICK label beside the click: {labelled_click:?}"
+    );
+    assert!(
+        plain_click.0 < 0.2,
+        "a label was drawn though labels were not asked for: {plain_click:?}"
+    );
+    // An annotation is drawn whenever it is given.
+    for note in [labelled_note, plain_note] {
+        assert!(note.0 > 0.5 && note.1 > 20, "no annotation drawn: {note:?}");
+    }
+}

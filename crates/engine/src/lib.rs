@@ -62,7 +62,9 @@ pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::uploads::Uploaded;
 pub use page::user_script::INLINE_LIMIT;
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
-pub use recordings::gif::{GifMode, GifOptions, GifSaved, GifStatus, MAX_FRAMES, Mark};
+pub use recordings::gif::{
+    GifMode, GifOptions, GifSaved, GifStatus, MAX_FRAMES, Mark, Overlay, Rendering,
+};
 pub use recordings::insights::{INSIGHTS, InsightSet, TraceReport};
 pub use recordings::trace::StoppedTrace;
 pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};

@@ -347,7 +347,11 @@ impl TabwireServer {
                 && reply.acted
                 && let Some(tab) = &reply.target
             {
-                engine.recordings.gifs.after_action(tab, reply.mark).await;
+                let overlay = engine::Overlay {
+                    mark: reply.mark,
+                    label: Some(action_label(tool.name, reply.mark, &tab.url)),
+                };
+                engine.recordings.gifs.after_action(tab, overlay).await;
             }
             outcome
         });
@@ -559,4 +563,35 @@ where
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     Ok(())
+}
+
+/// What a GIF frame after an action calls it: `CLICK` or `DRAG` where it landed,
+/// `→ host` after a navigation, else the tool's name without its face's prefix.
+fn action_label(tool: &str, mark: Option<engine::Mark>, url: &str) -> String {
+    match mark {
+        Some(engine::Mark::Point(..)) => return "CLICK".into(),
+        Some(engine::Mark::Drag { .. }) => return "DRAG".into(),
+        None => {}
+    }
+    let name = ["chrome_", "page_", "browser_"]
+        .iter()
+        .find_map(|prefix| tool.strip_prefix(prefix))
+        .unwrap_or(tool);
+    if [
+        "navigate",
+        "open_url",
+        "go_back_or_forward",
+        "navigate_back",
+    ]
+    .contains(&name)
+    {
+        let host = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
+            .filter(|host| !host.is_empty());
+        if let Some(host) = host {
+            return format!("\u{2192} {host}");
+        }
+    }
+    name.replace('_', " ").to_uppercase()
 }

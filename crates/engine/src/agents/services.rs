@@ -229,14 +229,19 @@ impl AgentSession {
         Ok((page.info(), status))
     }
 
-    /// Takes a frame of this session's auto recording of a tab now.
-    pub async fn gif_capture(&self, handle: Option<&str>) -> Result<(TabInfo, GifStatus)> {
+    /// Takes a frame of this session's auto recording of a tab now, with the agent's
+    /// annotation drawn on it.
+    pub async fn gif_capture(
+        &self,
+        handle: Option<&str>,
+        annotation: Option<String>,
+    ) -> Result<(TabInfo, GifStatus)> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         let status = self
             .engine
             .recordings
             .gifs
-            .capture(&tab, self.id, None)
+            .capture(&tab, self.id, annotation)
             .await?;
         Ok((browser.info(&tab, None), status))
     }

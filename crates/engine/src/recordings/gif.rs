@@ -43,6 +43,46 @@ pub enum Mark {
 /// The click mark's radius, in the recording's pixels.
 const MARK_RADIUS: i32 = 9;
 
+/// What a frame shows besides the page: where an action landed, and a label (the
+/// action, or the agent's annotation).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overlay {
+    pub mark: Option<Mark>,
+    pub label: Option<String>,
+}
+
+/// Which overlays an auto recording draws after actions (an agent's annotation is drawn
+/// whenever it gives one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rendering {
+    pub clicks: bool,
+    pub drags: bool,
+    /// A label naming each action (`CLICK`, `DRAG`, `NAVIGATE`, …).
+    pub labels: bool,
+}
+
+impl Default for Rendering {
+    fn default() -> Rendering {
+        Rendering {
+            clicks: true,
+            drags: true,
+            labels: false,
+        }
+    }
+}
+
+impl Rendering {
+    /// What of an action's overlay this recording draws.
+    fn applied_to(self, overlay: Overlay) -> Overlay {
+        let mark = overlay.mark.filter(|mark| match mark {
+            Mark::Point(..) => self.clicks,
+            Mark::Drag { .. } => self.drags,
+        });
+        let label = overlay.label.filter(|_| self.labels);
+        Overlay { mark, label }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GifMode {
@@ -66,6 +106,7 @@ pub struct GifOptions {
     pub frame_delay_cs: u16,
     /// Auto mode: how long after an action its frame is taken (the page repaints).
     pub capture_delay: Duration,
+    pub rendering: Rendering,
 }
 
 /// Where a recording stands.
@@ -201,8 +242,13 @@ impl Gifs {
         Ok(status)
     }
 
-    /// Takes one frame now (auto mode), with the point an action landed on marked.
-    pub async fn capture(&self, tab: &Tab, owner: Owner, mark: Option<Mark>) -> Result<GifStatus> {
+    /// Takes one frame now (auto mode), with the agent's annotation drawn on it.
+    pub async fn capture(
+        &self,
+        tab: &Tab,
+        owner: Owner,
+        annotation: Option<String>,
+    ) -> Result<GifStatus> {
         let (browser, session, options, encoding) = {
             let recordings = lock(&self.recordings);
             let recording = owned(&recordings, tab, owner)?;
@@ -221,7 +267,10 @@ impl Gifs {
             &session,
             &options,
             &encoding,
-            mark,
+            Overlay {
+                mark: None,
+                label: annotation,
+            },
             options.frame_delay_cs,
         )
         .await?;
@@ -229,9 +278,9 @@ impl Gifs {
         Ok(owned(&recordings, tab, owner)?.status())
     }
 
-    /// After an agent's action on a tab: an auto recording of it takes a frame, the
-    /// action's point marked. Nothing happens without one.
-    pub async fn after_action(&self, tab: &TabInfo, point: Option<Mark>) {
+    /// After an agent's action on a tab: an auto recording of it takes a frame, with
+    /// what of the action's overlay it draws. Nothing happens without one.
+    pub async fn after_action(&self, tab: &TabInfo, overlay: Overlay) {
         let running = {
             let recordings = lock(&self.recordings);
             recordings.iter().find_map(|(target, r)| {
@@ -263,12 +312,13 @@ impl Gifs {
         };
         // Let the page paint what the action did.
         tokio::time::sleep(options.capture_delay).await;
+        let overlay = options.rendering.applied_to(overlay);
         if let Err(error) = take_frame(
             &browser,
             &session,
             &options,
             &encoding,
-            point,
+            overlay,
             options.frame_delay_cs,
         )
         .await
@@ -437,8 +487,15 @@ async fn fixed_rate(
         let shown = last.map_or(period, |last| now - last);
         last = Some(now);
         let delay_cs = (shown.as_secs_f64() * 100.0).round().clamp(1.0, 65_535.0) as u16;
-        if let Err(error) =
-            take_frame(&browser, &session, &options, &encoding, None, delay_cs).await
+        if let Err(error) = take_frame(
+            &browser,
+            &session,
+            &options,
+            &encoding,
+            Overlay::default(),
+            delay_cs,
+        )
+        .await
         {
             lock(&encoding).error = Some(error.to_string());
             if browser.connection().is_closed() {
@@ -455,7 +512,7 @@ async fn take_frame(
     session: &str,
     options: &GifOptions,
     encoding: &Arc<Mutex<Encoding>>,
-    mark: Option<Mark>,
+    overlay: Overlay,
     delay_cs: u16,
 ) -> Result<()> {
     if lock(encoding).frames >= options.max_frames {
@@ -471,7 +528,7 @@ async fn take_frame(
         )
         .await?;
     // The viewport's CSS width, to place a mark given in CSS px: asked only for a mark.
-    let css_width = match mark {
+    let css_width = match overlay.mark {
         Some(_) => browser
             .connection()
             .call(
@@ -498,19 +555,25 @@ async fn take_frame(
             .size
             .get_or_insert_with(|| fit(width, height, options.width, options.height));
         let mut frame = scale(&pixels, width, height, u32::from(out_w), u32::from(out_h));
-        if let Some(mark) = mark {
-            // The action's points are in CSS px; the frame is scaled from device px.
-            let per_css = css_width.map_or(1.0, |css| f64::from(width) / css);
-            let factor = per_css * f64::from(out_w) / f64::from(width);
-            let at = |(x, y): (f64, f64)| ((x * factor) as i32, (y * factor) as i32);
-            match mark {
-                Mark::Point(x, y) => draw_ring(&mut frame, out_w, out_h, at((x, y)), MARK_RADIUS),
-                Mark::Drag { from, to } => {
-                    draw_line(&mut frame, out_w, out_h, at(from), at(to));
-                    draw_ring(&mut frame, out_w, out_h, at(from), MARK_RADIUS / 2 + 2);
-                    draw_ring(&mut frame, out_w, out_h, at(to), MARK_RADIUS);
-                }
+        // The action's points are in CSS px; the frame is scaled from device px.
+        let per_css = css_width.map_or(1.0, |css| f64::from(width) / css);
+        let factor = per_css * f64::from(out_w) / f64::from(width);
+        let at = |(x, y): (f64, f64)| ((x * factor) as i32, (y * factor) as i32);
+        let anchor = match overlay.mark {
+            Some(Mark::Point(x, y)) => {
+                draw_ring(&mut frame, out_w, out_h, at((x, y)), MARK_RADIUS);
+                Some(at((x, y)))
             }
+            Some(Mark::Drag { from, to }) => {
+                draw_line(&mut frame, out_w, out_h, at(from), at(to));
+                draw_ring(&mut frame, out_w, out_h, at(from), MARK_RADIUS / 2 + 2);
+                draw_ring(&mut frame, out_w, out_h, at(to), MARK_RADIUS);
+                Some(at(to))
+            }
+            None => None,
+        };
+        if let Some(label) = &overlay.label {
+            super::font::draw_label(&mut frame, out_w, out_h, anchor, label);
         }
         let (palette, indices) = quantise(&frame, options.max_colors);
         let mut gif_frame = gif::Frame::from_palette_pixels(out_w, out_h, indices, palette, None);

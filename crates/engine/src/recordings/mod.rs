@@ -7,6 +7,7 @@
 //! May import the page and browser rooms and the base modules.
 
 mod console;
+mod font;
 pub mod gif;
 pub mod insights;
 mod network;

@@ -22,6 +22,8 @@ tool_params! {
         filename: String = Str, default(""), "stop: the saved file's name";
         capture_delay_ms: f64 = Num { min: 0.0, max: 5000.0 }, default(150.0), "auto: wait after an action";
         frame_delay_cs: i64 = Int { min: 1, max: 1000 }, default(20), "auto: how long a frame shows (1/100 s)";
+        labels: bool = Bool, default(false), "auto: name each action on its frame (CLICK, DRAG, a navigation's host, the tool)";
+        annotation: Option<String> = Str, optional, "capture: a label drawn on the frame";
         session_id: Option<TabRef> = Session, nullable, "";
     }
 }
@@ -47,10 +49,14 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
                 max_colors: p.max_colors as usize,
                 frame_delay_cs: p.frame_delay_cs as u16,
                 capture_delay: params::millis(p.capture_delay_ms),
+                rendering: engine::Rendering {
+                    labels: p.labels,
+                    ..engine::Rendering::default()
+                },
             };
             session.gif_start(tab, options).await?
         }
-        "capture" => session.gif_capture(tab).await?,
+        "capture" => session.gif_capture(tab, p.annotation.clone()).await?,
         "status" => session.gif_status(tab).await?,
         "clear" => {
             let cleared = session.gif_clear(tab).await?;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{GifMode, GifOptions, GifStatus};
+use engine::{GifMode, GifOptions, GifStatus, Rendering};
 
 use super::tab_arg;
 use crate::face::{Call, Reply, ToolError, base64};
@@ -13,8 +13,7 @@ use crate::params;
 use crate::tool_params;
 
 tool_params! {
-    /// `annotation`, `download` and `enhancedRendering` are the original's: the click
-    /// point is always marked, and the file is always saved.
+    /// `download` is the original's: the file is always saved under the output dir.
     #[allow(dead_code)]
     pub struct GifRecorder {
         action: String = Choice(&["start", "stop", "status", "auto_start", "capture", "clear", "export"]), required, "start (fixed fps), auto_start (a frame after each action), capture, status, stop/export (save), clear";
@@ -28,9 +27,9 @@ tool_params! {
         filename: Option<String> = Str, optional, "the saved file's name";
         captureDelayMs: f64 = Num { min: 0.0, max: 5000.0 }, default(150.0), "auto: wait after an action";
         frameDelayCs: i64 = Int { min: 1, max: 1000 }, default(20), "auto: how long a frame shows (1/100 s)";
-        annotation: Option<String> = Str, optional, "";
+        annotation: Option<String> = Str, optional, "capture: a label drawn on the frame";
         download: bool = Bool, default(true), "";
-        enhancedRendering: Option<Value> = Object, optional, "";
+        enhancedRendering: Option<Value> = Any, optional, "auto: true, or {clickIndicators, dragPaths, labels} each true/false (clicks and drags are drawn by default, action labels not)";
     }
 }
 
@@ -57,12 +56,13 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
                 max_colors: p.maxColors as usize,
                 frame_delay_cs: p.frameDelayCs as u16,
                 capture_delay: params::millis(p.captureDelayMs),
+                rendering: rendering(p.enhancedRendering.as_ref())?,
             };
             let (info, status) = session.gif_start(tab, options).await?;
             (info, status, json!({}))
         }
         "capture" => {
-            let (info, status) = session.gif_capture(tab).await?;
+            let (info, status) = session.gif_capture(tab, p.annotation.clone()).await?;
             (info, status, json!({}))
         }
         "status" => {
@@ -109,4 +109,81 @@ fn payload(action: &str, tab: &engine::TabInfo, status: &GifStatus, extra: Value
         data.extend(extra);
     }
     data
+}
+
+/// The original's `enhancedRendering`: `true` turns every overlay on; an object turns
+/// each of `clickIndicators`, `dragPaths` and `labels` on unless it is `false` or
+/// `{enabled: false}` (or the whole is `{enabled: false}`). Left out: clicks and drags
+/// drawn, action labels not.
+fn rendering(given: Option<&Value>) -> Result<Rendering, ToolError> {
+    let all = |on: bool| Rendering {
+        clicks: on,
+        drags: on,
+        labels: on,
+    };
+    let part = |value: &Value| match value {
+        Value::Bool(on) => *on,
+        Value::Object(config) => config.get("enabled") != Some(&Value::Bool(false)),
+        _ => true,
+    };
+    match given {
+        None | Some(Value::Null) => Ok(Rendering::default()),
+        Some(Value::Bool(on)) => Ok(all(*on)),
+        Some(Value::Object(config)) if config.get("enabled") == Some(&Value::Bool(false)) => {
+            Ok(all(false))
+        }
+        Some(Value::Object(config)) => Ok(Rendering {
+            clicks: config.get("clickIndicators").is_none_or(part),
+            drags: config.get("dragPaths").is_none_or(part),
+            labels: config.get("labels").is_none_or(part),
+        }),
+        Some(_) => Err(ToolError::param(
+            "enhancedRendering",
+            "must be true, false or {clickIndicators, dragPaths, labels}",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enhanced_rendering_reads_as_the_original_s() {
+        let read = |v: Value| rendering(Some(&v)).unwrap();
+        assert_eq!(rendering(None).unwrap(), Rendering::default());
+        assert_eq!(
+            read(json!(true)),
+            Rendering {
+                clicks: true,
+                drags: true,
+                labels: true
+            }
+        );
+        assert_eq!(
+            read(json!(false)),
+            Rendering {
+                clicks: false,
+                drags: false,
+                labels: false
+            }
+        );
+        assert_eq!(
+            read(json!({ "labels": false, "dragPaths": { "color": "#f00" } })),
+            Rendering {
+                clicks: true,
+                drags: true,
+                labels: false
+            }
+        );
+        assert_eq!(
+            read(json!({ "clickIndicators": { "enabled": false } })),
+            Rendering {
+                clicks: false,
+                drags: true,
+                labels: true
+            }
+        );
+        assert!(rendering(Some(&json!("yes"))).is_err());
+    }
 }
