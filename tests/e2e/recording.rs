@@ -4,7 +4,7 @@
 //! `TABWIRE_GIF_SECONDS=30` makes the fixed-rate recording 30 s long and prints its size
 //! and how long stopping took.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{Site, Tabwire, poll_until};
 
@@ -335,4 +335,61 @@ async fn annotations_and_action_labels_are_drawn_on_their_frames() {
     for note in [labelled_note, plain_note] {
         assert!(note.0 > 0.5 && note.1 > 20, "no annotation drawn: {note:?}");
     }
+}
+
+/// The original's `export` with `download: false`: the saved GIF is dropped onto the
+/// page, as a person dragging the file in would, and the page's drop handler gets it.
+#[tokio::test]
+async fn an_export_without_download_drops_the_gif_on_the_page() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("gif-drop", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("drop.html") }))
+        .await;
+    tw.chrome_ok("chrome_gif_recorder", json!({ "action": "auto_start" }))
+        .await;
+    tw.chrome_ok("chrome_gif_recorder", json!({ "action": "capture" }))
+        .await;
+    let refused = tw
+        .chrome(
+            "chrome_gif_recorder",
+            json!({ "action": "export", "download": false }),
+        )
+        .await;
+    assert!(
+        refused.is_error && refused.text.contains("coordinates, ref or selector"),
+        "{}",
+        refused.text
+    );
+    let exported = tw
+        .chrome_ok(
+            "chrome_gif_recorder",
+            json!({ "action": "export", "download": false, "selector": "#zone" }),
+        )
+        .await;
+    assert_eq!(exported["uploaded"], true, "{exported}");
+    let bytes = exported["byteLength"].as_u64().expect("byteLength");
+    let name = exported["filename"].as_str().expect("filename").to_owned();
+    // The page reads the file's first bytes a moment after the drop.
+    poll_until("the page to read the dropped file", || async {
+        tw.chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return String(window.dropped !== null)" }),
+        )
+        .await["result"]
+            == "true"
+    })
+    .await;
+    let seen = tw
+        .chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return JSON.stringify(window.dropped)" }),
+        )
+        .await;
+    let dropped: Value =
+        serde_json::from_str(seen["result"].as_str().expect("a string")).expect("JSON");
+    assert_eq!(
+        dropped,
+        json!([{ "name": name, "size": bytes, "head": "GIF89a" }]),
+        "{exported}"
+    );
 }

@@ -64,4 +64,28 @@ impl Page {
         })?;
         Ok(Uploaded { files })
     }
+
+    /// Drops files onto a point of the top viewport, as a person dragging them in from
+    /// the desktop would (`Input.dispatchDragEvent`: enter, over, drop); the page's drop
+    /// handlers get them as `dataTransfer.files`. Every path must lie under an upload
+    /// root.
+    pub async fn drop_files(
+        &self,
+        (x, y): (f64, f64),
+        paths: &[String],
+        timeout: Duration,
+    ) -> Result<Uploaded> {
+        let files = crate::files::readable_files(&self.config.upload_roots, paths).await?;
+        // Copy, move and link allowed: the page's handler picks its effect.
+        let data = json!({ "items": [], "files": files, "dragOperationsMask": 1 | 2 | 16 });
+        for kind in ["dragEnter", "dragOver", "drop"] {
+            self.cdp(
+                "Input.dispatchDragEvent",
+                json!({ "type": kind, "x": x, "y": y, "data": data }),
+                timeout,
+            )
+            .await?;
+        }
+        Ok(Uploaded { files })
+    }
 }

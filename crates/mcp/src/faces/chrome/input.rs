@@ -134,7 +134,7 @@ fn point(value: &Value, name: &str) -> Result<(f64, f64), ToolError> {
 }
 
 /// What a call aims at: a ref or selector (hit-tested) or a point.
-fn aim(
+pub(super) fn aim(
     page: &Page,
     reference: Option<&str>,
     selector: Option<&str>,

@@ -13,8 +13,6 @@ use crate::params;
 use crate::tool_params;
 
 tool_params! {
-    /// `download` is the original's: the file is always saved under the output dir.
-    #[allow(dead_code)]
     pub struct GifRecorder {
         action: String = Choice(&["start", "stop", "status", "auto_start", "capture", "clear", "export"]), required, "start (fixed fps), auto_start (a frame after each action), capture, status, stop/export (save), clear";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
@@ -28,7 +26,10 @@ tool_params! {
         captureDelayMs: f64 = Num { min: 0.0, max: 5000.0 }, default(150.0), "auto: wait after an action";
         frameDelayCs: i64 = Int { min: 1, max: 1000 }, default(20), "auto: how long a frame shows (1/100 s)";
         annotation: Option<String> = Str, optional, "capture: a label drawn on the frame";
-        download: bool = Bool, default(true), "";
+        download: bool = Bool, default(true), "export/stop: false also drops the saved GIF onto the page (coordinates, ref or selector), as a person dragging the file in";
+        coordinates: Option<Value> = Object, optional, "download false: {x, y} to drop the GIF at";
+        r#ref: Option<String> = Str, optional, "download false: the element to drop the GIF on";
+        selector: Option<String> = Str, optional, "download false: a CSS selector of the element to drop the GIF on";
         enhancedRendering: Option<Value> = Any, optional, "auto: true, or {clickIndicators, dragPaths, labels} each true/false (clicks and drags are drawn by default, action labels not)";
     }
 }
@@ -77,6 +78,13 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             })));
         }
         _ => {
+            let dropped_on = !p.download;
+            if dropped_on && p.coordinates.is_none() && p.r#ref.is_none() && p.selector.is_none() {
+                return Err(ToolError::param(
+                    "download",
+                    "false drops the GIF onto the page: give coordinates, ref or selector for where",
+                ));
+            }
             let (info, saved) = session.gif_stop(tab, p.filename.as_deref()).await?;
             let extra = json!({
                 "byteLength": saved.file.bytes,
@@ -84,7 +92,26 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
                 "fullPath": saved.file.path,
                 "width": saved.width, "height": saved.height,
             });
-            let mut reply = Reply::data(payload(&p.action, &info, &saved.status, extra)).on(info);
+            let mut data = payload(&p.action, &info, &saved.status, extra);
+            if dropped_on {
+                let page = session.page(tab).await?;
+                let target = super::input::aim(
+                    &page,
+                    p.r#ref.as_deref(),
+                    p.selector.as_deref(),
+                    "css",
+                    &p.coordinates,
+                    "coordinates",
+                )?
+                .ok_or_else(|| ToolError::param("coordinates", "is needed to drop the GIF"))?;
+                let remaining = call.deadline.remaining();
+                let (x, y) = page.point_of(&target, remaining).await?;
+                let path = saved.file.path.to_string_lossy().into_owned();
+                page.drop_files((x, y), &[path], remaining).await?;
+                data["uploaded"] = json!(true);
+                data["droppedAt"] = json!({ "x": x, "y": y });
+            }
+            let mut reply = Reply::data(data).on(info);
             if let Some(png) = &saved.last_frame {
                 reply.images.push((base64(png), "image/png"));
             }
