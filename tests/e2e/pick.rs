@@ -217,6 +217,30 @@ async fn a_person_picks_elements_and_the_refs_act_on_them_in_a_frame_too() {
     );
 }
 
+/// An element inside a component's shadow root: named within its root, with the host
+/// that holds it, and its ref acts on that very button.
+#[tokio::test]
+async fn an_element_in_a_shadow_root_is_picked_and_acted_on() {
+    let site = Site::start().await;
+    let picking = Picking::start("pick-shadow").await;
+    let (cdp, session) = picking.open(&site.url("pick.html"), 1).await;
+    // The component's button is at (200, 40), 120 x 40.
+    let answer = picking
+        .pick(
+            &cdp,
+            &session,
+            json!([{ "id": "inside", "name": "the button in the card" }]),
+            &[(260.0, 60.0)],
+        )
+        .await;
+    let inside = &answer["results"][0]["element"];
+    assert_eq!(inside["selector"], "button", "{answer}");
+    assert_eq!(inside["shadowHosts"], json!(["#card"]), "{answer}");
+    assert_eq!(inside["text"], "Inside");
+    let titles = picking.click_refs(&[inside]).await;
+    assert_eq!(titles, ["inside clicked"]);
+}
+
 /// Frames a page's script cannot see into: another site's (in its own renderer, so the
 /// click lands in another CDP session) and the same site's on another port (the same
 /// renderer, but `frameElement` hidden).

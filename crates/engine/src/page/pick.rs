@@ -40,8 +40,11 @@ pub struct Picked {
 pub struct PickedElement {
     /// A ref (`ref_N`) the other tools act on, in whatever frame the element lives.
     pub reference: String,
-    /// A CSS selector for it in its own document.
+    /// A CSS selector for it in its own document (or shadow root).
     pub selector: String,
+    /// The open shadow hosts around it, outermost first, as CSS selectors (empty: it is
+    /// in the light DOM).
+    pub shadow: Vec<String>,
     /// The iframes to its document, as CSS selectors from the top (empty: the top
     /// document).
     pub frame_path: Vec<String>,
@@ -204,6 +207,12 @@ impl Page {
     async fn picked(&self, session: &str, node: i64, timeout: Duration) -> Result<PickedElement> {
         let info = self.describe_node(session, node, timeout).await?;
         let selector = info["selector"].as_str().unwrap_or_default().to_owned();
+        let shadow: Vec<String> = info["shadow"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.as_str().map(str::to_owned))
+            .collect();
         let mut rect = Rect::of(&info["rect"]);
         // Up through each frame to the top document.
         let mut frame_path = Vec::new();
@@ -230,11 +239,16 @@ impl Page {
         }
         let path: Vec<Value> = frame_path.iter().map(|f| json!(f)).collect();
         let ctx = self.frame_context(&path, timeout).await?;
+        let locator = if shadow.is_empty() {
+            json!(selector)
+        } else {
+            json!({ "css": selector, "shadow": shadow })
+        };
         let minted = self
             .run_ok(
                 &ctx,
                 "ref_of",
-                json!({ "locator": selector, "base": self.next_ref() }),
+                json!({ "locator": locator, "base": self.next_ref() }),
                 timeout,
             )
             .await?;
@@ -248,6 +262,7 @@ impl Page {
         Ok(PickedElement {
             reference,
             selector,
+            shadow,
             frame_path,
             frame_id,
             rect: (rect.x, rect.y, rect.width, rect.height),

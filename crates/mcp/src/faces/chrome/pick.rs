@@ -93,14 +93,19 @@ fn requests(given: &Value) -> Result<Vec<PickRequest>, ToolError> {
 fn result_json(picked: &Picked) -> Value {
     let element = picked.element.as_ref().map(|e| {
         let (x, y, width, height) = e.rect;
-        json!({
+        let mut element = json!({
             "ref": e.reference, "selector": e.selector, "selectorType": "css",
             "rect": { "x": x, "y": y, "width": width, "height": height },
             "center": { "x": x + width / 2.0, "y": y + height / 2.0 },
             "text": e.text, "tagName": e.tag_name,
             "frameId": e.frame_id.clone().map_or(json!(0), |f| json!(f)),
             "framePath": e.frame_path,
-        })
+        });
+        // Inside a shadow root the selector is its root's: the hosts say how to get there.
+        if !e.shadow.is_empty() {
+            element["shadowHosts"] = json!(e.shadow);
+        }
+        element
     });
     json!({ "id": picked.id, "name": picked.name, "element": element })
 }
