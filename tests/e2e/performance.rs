@@ -257,3 +257,71 @@ async fn the_chrome_face_names_them_as_the_original_and_saves_the_trace() {
         "{summary}"
     );
 }
+
+/// A trace of an interaction on a page already loaded (no reload): one insight set with
+/// no navigation, its INP the page's own; and `autoStop` records for `durationMs` and
+/// saves in the same call.
+#[tokio::test]
+async fn an_interaction_is_traced_without_a_reload_and_auto_stop_saves_by_itself() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("trace-interaction", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": slow_page(&site) }))
+        .await;
+    poll_until("the page to have loaded and settled", || async {
+        tw.chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return String(window.longTaskRan === true)" }),
+        )
+        .await["result"]
+            == "true"
+    })
+    .await;
+    tw.chrome_ok("performance_start_trace", json!({})).await;
+    tw.chrome_ok("chrome_click_element", json!({ "selector": "#slow" }))
+        .await;
+    poll_until("the page to see its interaction", || async {
+        tw.chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return String(observed.inp > 0)" }),
+        )
+        .await["result"]
+            == "true"
+    })
+    .await;
+    let stopped = tw.chrome_ok("performance_stop_trace", json!({})).await;
+    let sets = stopped["insightSets"].as_array().expect("insightSets");
+    assert_eq!(sets.len(), 1, "{stopped}");
+    assert_eq!(sets[0]["insightSetId"], "NO_NAVIGATION", "{stopped}");
+    let inp = stopped["metrics"]["inpMs"].as_f64().expect("an INP");
+    let page_inp = tw
+        .chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return String(observed.inp)" }),
+        )
+        .await["result"]
+        .as_str()
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("the page's INP");
+    eprintln!("INP without a reload: trace {inp} ms, PerformanceObserver {page_inp} ms");
+    assert!(
+        inp >= 150.0 && (inp - page_inp).abs() <= 8.0,
+        "INP {inp} vs the page's {page_inp}"
+    );
+    // No navigation, so no LCP to report.
+    assert!(stopped["metrics"]["lcpMs"].is_null(), "{stopped}");
+
+    let auto = tw
+        .chrome_ok(
+            "performance_start_trace",
+            json!({ "autoStop": true, "durationMs": 500 }),
+        )
+        .await;
+    assert_eq!(auto["autoStop"], true, "{auto}");
+    let path = auto["fullPath"].as_str().expect("fullPath");
+    let trace: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("the trace")).expect("JSON");
+    assert!(!trace["traceEvents"].as_array().unwrap().is_empty());
+    // It is over: a stop now has nothing to stop.
+    let after = tw.chrome("performance_stop_trace", json!({})).await;
+    assert!(after.is_error, "{}", after.text);
+}
