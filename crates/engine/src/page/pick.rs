@@ -306,13 +306,28 @@ impl Page {
     /// What `picked.js` says of a node (an element, or a text node's element): its
     /// selector, its box in its own viewport, its text.
     async fn describe_node(&self, session: &str, node: i64, timeout: Duration) -> Result<Value> {
-        let gone = || {
-            EngineError::page(
-                ErrorCode::NotFound,
-                "the picked element is gone",
-                Value::Null,
-            )
-        };
+        let function =
+            format!("function () {{ {DESCRIBE_PICKED}\nreturn describePicked.call(this); }}");
+        let described = self
+            .call_on_node(session, node, &function, true, timeout)
+            .await?;
+        let info = described["result"]["value"].clone();
+        if info.is_null() {
+            return Err(picked_gone());
+        }
+        Ok(info)
+    }
+
+    /// Runs `function` with the node as `this` in its document; its CDP answer (the
+    /// node's handle released either way).
+    async fn call_on_node(
+        &self,
+        session: &str,
+        node: i64,
+        function: &str,
+        by_value: bool,
+        timeout: Duration,
+    ) -> Result<Value> {
         let resolved = self
             .cdp_in(
                 session,
@@ -321,25 +336,19 @@ impl Page {
                 timeout,
             )
             .await?;
-        let object = resolved["object"]["objectId"].as_str().ok_or_else(gone)?;
-        let described = self
+        let object = resolved["object"]["objectId"]
+            .as_str()
+            .ok_or_else(picked_gone)?;
+        let called = self
             .cdp_in(
                 session,
                 "Runtime.callFunctionOn",
-                json!({
-                    "objectId": object,
-                    "functionDeclaration": format!("function () {{ {DESCRIBE_PICKED}\nreturn describePicked.call(this); }}"),
-                    "returnByValue": true,
-                }),
+                json!({ "objectId": object, "functionDeclaration": function, "returnByValue": by_value }),
                 timeout,
             )
             .await;
         self.release(session, object);
-        let info = described?["result"]["value"].clone();
-        if info.is_null() {
-            return Err(gone());
-        }
-        Ok(info)
+        called
     }
 
     /// The frame `node`'s document is, with its owner iframe (None: the top document).
@@ -443,26 +452,18 @@ impl Page {
 
     /// The backend node id of the document `node` is in.
     async fn owner_document(&self, session: &str, node: i64, timeout: Duration) -> Result<i64> {
-        let resolved = self
-            .cdp_in(
+        let document = self
+            .call_on_node(
                 session,
-                "DOM.resolveNode",
-                json!({ "backendNodeId": node }),
+                node,
+                "function () { return this.ownerDocument || this; }",
+                false,
                 timeout,
             )
             .await?;
-        let object = resolved["object"]["objectId"].as_str().unwrap_or_default();
-        let document = self
-            .cdp_in(
-                session,
-                "Runtime.callFunctionOn",
-                json!({ "objectId": object, "functionDeclaration": "function () { return this.ownerDocument || this; }" }),
-                timeout,
-            )
-            .await;
-        self.release(session, object);
-        let document = document?;
-        let document_object = document["result"]["objectId"].as_str().unwrap_or_default();
+        let document_object = document["result"]["objectId"]
+            .as_str()
+            .ok_or_else(picked_gone)?;
         let described = self
             .cdp_in(
                 session,
@@ -472,14 +473,18 @@ impl Page {
             )
             .await;
         self.release(session, document_object);
-        described?["node"]["backendNodeId"].as_i64().ok_or_else(|| {
-            EngineError::page(
-                ErrorCode::NotFound,
-                "the picked element is gone",
-                Value::Null,
-            )
-        })
+        described?["node"]["backendNodeId"]
+            .as_i64()
+            .ok_or_else(picked_gone)
     }
+}
+
+fn picked_gone() -> EngineError {
+    EngineError::page(
+        ErrorCode::NotFound,
+        "the picked element is gone",
+        Value::Null,
+    )
 }
 
 /// The ids of every frame below the root of a `Page.getFrameTree` answer.
