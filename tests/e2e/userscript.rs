@@ -32,6 +32,22 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
         )
         .await;
     let id = created["id"].as_str().expect("id").to_owned();
+    // One for another page is kept, not run here.
+    let elsewhere = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "create", "args": {
+                "matches": ["*/fold.html*"], "script": "document.title = 'not here';",
+            } }),
+        )
+        .await;
+    assert_eq!(elsewhere["status"], "queued", "{elsewhere}");
+    assert_eq!(title(&tw).await, "retitled by a userscript");
+    tw.chrome_ok(
+        "chrome_userscript",
+        json!({ "action": "remove", "args": { "id": elsewhere["id"] } }),
+    )
+    .await;
     let main = tw
         .chrome_ok(
             "chrome_userscript",
@@ -58,8 +74,15 @@ async fn a_userscript_runs_on_matching_loads_until_removed() {
         "{got}"
     );
 
-    // It runs on the next load of a matching page, not before, and not elsewhere.
-    assert_eq!(title(&tw).await, "Form");
+    // It ran at once in the current tab (a matching page), as the original applies it,
+    // runs again on each load of a matching page, and not elsewhere.
+    assert_eq!(created["status"], "applied", "{created}");
+    assert_eq!(title(&tw).await, "retitled by a userscript");
+    tw.chrome_ok(
+        "chrome_javascript",
+        json!({ "code": "document.title = 'Form'; return 1" }),
+    )
+    .await;
     tw.chrome_ok("chrome_navigate", json!({ "refresh": true }))
         .await;
     assert_eq!(title(&tw).await, "retitled by a userscript");

@@ -255,7 +255,7 @@ fn unknown(id: &str) -> EngineError {
 const GUARD: &str = include_str!("../../page_script/userscript.js");
 
 /// The script as registered in a tab: it runs only where the page's URL matches.
-fn wrapped(script: &UserScript) -> String {
+pub(crate) fn wrapped(script: &UserScript) -> String {
     let mut source = String::from("(function () {\n");
     source.push_str(GUARD);
     source.push_str(&format!(
@@ -271,6 +271,15 @@ fn wrapped(script: &UserScript) -> String {
         RunAt::DocumentIdle => "\n}\nwhenReady('load', run);\n})();",
     });
     source
+}
+
+/// An expression: whether the page's URL is one the script runs on.
+pub(crate) fn runs_here(script: &UserScript) -> String {
+    format!(
+        "(function () {{\n{GUARD}\nreturn runsOn({}, {}, location.href);\n}})()",
+        json!(script.matches),
+        json!(script.excludes),
+    )
 }
 
 impl Browser {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{FrameContext, Page};
 use crate::browser::exception_text;
-use crate::browser::userscripts::{USERSCRIPT_WORLD, UserScriptWorld};
+use crate::browser::userscripts::{self, USERSCRIPT_WORLD, UserScript, UserScriptWorld};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// The world an agent's injected scripts share (never tabwire's own).
@@ -40,6 +40,26 @@ impl Page {
         let ctx = self.world(world, timeout).await?;
         self.evaluate_checked(&ctx, source, timeout).await?;
         Ok(json!({ "identifier": registered["identifier"] }))
+    }
+
+    /// Runs a userscript in this page now, in its world, as it runs on a load (its URL
+    /// guard and timing included); whether the page is one it runs on. The Chrome MCP
+    /// Server applies a new script to the current tab at once, and agents expect to see
+    /// it take effect.
+    pub async fn run_userscript_now(&self, script: &UserScript, timeout: Duration) -> Result<bool> {
+        let ctx = match script.world {
+            UserScriptWorld::Isolated => self.world_named(USERSCRIPT_WORLD, timeout).await?,
+            UserScriptWorld::Main => self.top(),
+        };
+        let runs = self
+            .evaluate_checked(&ctx, &userscripts::runs_here(script), timeout)
+            .await?;
+        if runs["result"]["value"] != true {
+            return Ok(false);
+        }
+        self.evaluate_checked(&ctx, &userscripts::wrapped(script), timeout)
+            .await?;
+        Ok(true)
     }
 
     /// Calls the command handler a userscript defines, as the Chrome MCP Server's

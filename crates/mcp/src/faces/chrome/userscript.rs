@@ -43,15 +43,32 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
     let data = match p.action.as_str() {
         "create" => {
             let started = std::time::Instant::now();
+            let current = current_tab(&call).await;
             let mut new = new_script(&args)?;
             if new.matches.is_empty() {
-                new.matches = current_site(&call).await;
+                new.matches = site_patterns(current.as_ref().map(|t| t.url.as_str()));
             }
             let script = browsers.add_userscript(new).await?;
+            // In every attached tab for its next loads; in the current tab at once, as
+            // the original applies it, when that tab is one it runs on.
+            let mut warnings = Vec::new();
+            let mut applied = false;
+            if let Some(tab) = &current {
+                let ran = async {
+                    let page = call.session.page(Some(&tab.handle)).await?;
+                    page.run_userscript_now(&script, call.deadline.remaining())
+                        .await
+                        .map_err(ToolError::from)
+                }
+                .await;
+                match ran {
+                    Ok(ran) => applied = ran,
+                    Err(e) => warnings.push(format!("not run in the current tab now: {e}")),
+                }
+            }
             json!({
                 "id": script.id,
-                // Put into every attached tab; it runs from the next load of a match.
-                "status": "queued",
+                "status": if applied { "applied" } else { "queued" },
                 "strategy": {
                     "kind": match script.world {
                         UserScriptWorld::Main => "persistent_main",
@@ -60,7 +77,7 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
                     "runAt": script.run_at, "world": script.world,
                     "fallbacksTried": [], "cspBlocked": false,
                 },
-                "warnings": [],
+                "warnings": warnings,
                 "metrics": { "injectMs": started.elapsed().as_millis() as u64 },
             })
         }
@@ -133,16 +150,18 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
     Ok(Reply::data(data))
 }
 
-/// The site of the session's current tab as patterns (`scheme://host/*` and its
-/// subdomains), the original's default for a script created without any; every page
-/// when there is no web page open.
-async fn current_site(call: &Call) -> Vec<String> {
-    let current = call.session.list_tabs(false).await.ok().and_then(|list| {
-        let default = list.default?;
-        list.tabs.into_iter().find(|t| t.handle == default)
-    });
-    let site = current.and_then(|tab| {
-        let (scheme, rest) = tab.url.split_once("://")?;
+/// The session's current tab, if it has one.
+async fn current_tab(call: &Call) -> Option<engine::TabInfo> {
+    let list = call.session.list_tabs(false).await.ok()?;
+    let default = list.default?;
+    list.tabs.into_iter().find(|t| t.handle == default)
+}
+
+/// The site of a URL as patterns (`scheme://host/*` and its subdomains), the original's
+/// default for a script created without any; every page without a web page's URL.
+fn site_patterns(url: Option<&str>) -> Vec<String> {
+    let site = url.and_then(|url| {
+        let (scheme, rest) = url.split_once("://")?;
         let host = rest.split(['/', '?', '#']).next()?;
         (matches!(scheme, "http" | "https") && !host.is_empty())
             .then(|| (scheme.to_owned(), host.to_owned()))
