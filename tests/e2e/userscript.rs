@@ -292,3 +292,43 @@ async fn a_header_is_read_and_commands_reach_the_scripts_handler() {
         thrown.text
     );
 }
+
+/// A stylesheet pasted as a userscript goes in as a stylesheet (the original's
+/// `insertCSS`), at once and on every load of a matching page.
+#[tokio::test]
+async fn a_pasted_stylesheet_styles_matching_pages() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("userscript-css", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("form.html") }))
+        .await;
+    let background = || async {
+        tw.chrome_ok(
+            "chrome_javascript",
+            json!({ "code": "return getComputedStyle(document.body).backgroundColor" }),
+        )
+        .await["result"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let created = tw
+        .chrome_ok(
+            "chrome_userscript",
+            json!({ "action": "create", "args": { "matches": ["*/form.html*"],
+                "script": "/* a dark form */\nbody { background-color: rgb(1, 2, 3) !important; }" } }),
+        )
+        .await;
+    assert_eq!(created["status"], "applied", "{created}");
+    assert_eq!(created["strategy"]["kind"], "insertCSS", "{created}");
+    assert_eq!(background().await, "rgb(1, 2, 3)");
+    tw.chrome_ok("chrome_navigate", json!({ "refresh": true }))
+        .await;
+    assert_eq!(background().await, "rgb(1, 2, 3)");
+    let listed = tw
+        .chrome_ok("chrome_userscript", json!({ "action": "list" }))
+        .await;
+    assert_eq!(listed["items"][0]["sourceType"], "CSS", "{listed}");
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("fold.html") }))
+        .await;
+    assert_ne!(background().await, "rgb(1, 2, 3)", "only on matching pages");
+}

@@ -24,3 +24,20 @@ function whenReady(event, run) {
   if (reached) run();
   else addEventListener(event, run, { once: true });
 }
+
+// Puts a stylesheet into the page (a CSS userscript), as soon as the document has a root:
+// a script run at document start may come before the <html> element exists.
+function addStyle(css) {
+  const style = document.createElement('style');
+  style.textContent = css;
+  const root = document.head || document.documentElement;
+  if (root) {
+    root.appendChild(style);
+    return;
+  }
+  new MutationObserver(function (records, observer) {
+    if (!document.documentElement) return;
+    observer.disconnect();
+    document.documentElement.appendChild(style);
+  }).observe(document, { childList: true });
+}

@@ -36,7 +36,7 @@ pub use browser::emulation::{
 };
 pub use browser::launch::{find_browser, running_as_root};
 pub use browser::userscripts::{
-    NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld,
+    NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld, looks_like_css,
 };
 pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,

@@ -52,6 +52,8 @@ pub struct UserScript {
     pub world: UserScriptWorld,
     pub run_at: RunAt,
     pub enabled: bool,
+    /// A stylesheet, put into the page as a `<style>`, not a script.
+    pub css: bool,
     pub created_ms: u64,
     pub updated_ms: u64,
     #[serde(skip)]
@@ -67,6 +69,8 @@ pub struct NewUserScript {
     pub excludes: Vec<String>,
     pub world: UserScriptWorld,
     pub run_at: RunAt,
+    /// A stylesheet rather than a script.
+    pub css: bool,
 }
 
 #[derive(Default)]
@@ -109,6 +113,7 @@ impl UserScripts {
             world: new.world,
             run_at: new.run_at,
             enabled: true,
+            css: new.css,
             created_ms: crate::ids::now_ms(),
             updated_ms: crate::ids::now_ms(),
             source: new.source,
@@ -139,6 +144,7 @@ impl UserScripts {
         script.world = new.world;
         script.run_at = new.run_at;
         script.source = new.source;
+        script.css = new.css;
         script.updated_ms = crate::ids::now_ms();
         Ok(script.clone())
     }
@@ -227,6 +233,42 @@ impl UserScriptHeader {
     }
 }
 
+/// Whether a source pasted as a userscript is a stylesheet (rules of `selector {
+/// property: value }`, comments, at-rules) rather than JavaScript.
+pub fn looks_like_css(source: &str) -> bool {
+    let mut text = String::new();
+    // Comments out.
+    let mut rest = source;
+    while let Some(start) = rest.find("/*") {
+        text.push_str(&rest[..start]);
+        rest = rest[start + 2..]
+            .split_once("*/")
+            .map_or("", |(_, after)| after);
+    }
+    text.push_str(rest);
+    let (mut depth, mut rules, mut outside) = (0usize, 0usize, String::new());
+    for c in text.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return false,
+            '}' => {
+                depth -= 1;
+                rules += 1;
+            }
+            _ if depth == 0 => outside.push(c),
+            _ => {}
+        }
+    }
+    // Outside the blocks only selectors (and at-rule preludes): never a statement.
+    let statement = [
+        "=", ";", "function", "return", "const ", "let ", "var ", "=>",
+    ]
+    .iter()
+    .any(|s| outside.contains(s))
+        && !outside.trim_start().starts_with("@import");
+    depth == 0 && rules > 0 && !statement && text.contains(':')
+}
+
 /// A script worth keeping: not empty, not too long.
 fn check(new: &NewUserScript) -> Result<()> {
     if new.source.trim().is_empty() {
@@ -264,7 +306,11 @@ pub(crate) fn wrapped(script: &UserScript) -> String {
         json!(script.excludes),
         json!(script.name),
     ));
-    source.push_str(&script.source);
+    if script.css {
+        source.push_str(&format!("addStyle({});", json!(script.source)));
+    } else {
+        source.push_str(&script.source);
+    }
     source.push_str(match script.run_at {
         RunAt::DocumentStart => "\n}\nrun();\n})();",
         RunAt::DocumentEnd => "\n}\nwhenReady('DOMContentLoaded', run);\n})();",
@@ -355,6 +401,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stylesheets_are_told_from_scripts() {
+        for css in [
+            "body { background: #111; color: #eee; }",
+            "/* dark */\n.banner, #ads > div:nth-child(2) { display: none !important }",
+            "@media (max-width: 600px) { nav { display: none } }",
+        ] {
+            assert!(looks_like_css(css), "{css}");
+        }
+        for js in [
+            "document.body.style.background = 'black';",
+            "if (location.host) { console.log(1) }",
+            "function hide() { document.querySelector('.x').remove(); }",
+            "const rules = { a: 1 };",
+            "window.x = 42;",
+            "}",
+        ] {
+            assert!(!looks_like_css(js), "{js}");
+        }
+    }
+
+    #[test]
     fn a_tampermonkey_header_is_read() {
         let source = "// ==UserScript==\n// @name        Dark docs\n// @match       https://docs.example.com/*\n// @include     http://127.0.0.1:*/*\n// @exclude     */print/*\n// @run-at      document-start\n// @inject-into page\n// @grant       none\n// ==/UserScript==\ndocument.title = 'x';";
         let header = UserScriptHeader::read(source);
@@ -366,6 +433,7 @@ mod tests {
         assert_eq!(header.excludes, ["*/print/*"]);
         assert_eq!(header.run_at, Some(RunAt::DocumentStart));
         assert_eq!(header.world, Some(UserScriptWorld::Main));
+        assert!(!looks_like_css(source));
         assert_eq!(
             UserScriptHeader::read("document.title = 'x';"),
             UserScriptHeader::default()

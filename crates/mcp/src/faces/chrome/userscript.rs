@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld};
+use engine::{NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld, looks_like_css};
 
 use crate::face::{Call, Reply, ToolError};
 use crate::tool_params;
@@ -11,7 +11,7 @@ use crate::tool_params;
 tool_params! {
     pub struct Userscript {
         action: String = Choice(&["create", "list", "get", "enable", "disable", "update", "remove", "send_command", "export"]), required, "";
-        args: Option<Value> = Object, optional, "create: {script, name?, description?, matches?: [url patterns] (default: the current site), excludes?, world?: ISOLATED|MAIN, runAt?: document_start|document_end|document_idle}, a ==UserScript== header read too; update: {id, and any of create's}; get/enable/disable/remove: {id}; list: {query?, status?: enabled|disabled}; send_command: {id, payload?, tabId?}; export: {id?}";
+        args: Option<Value> = Object, optional, "create: {script (JavaScript or CSS), name?, matches?: [url patterns] (default: the current site), excludes?, world?: ISOLATED|MAIN, runAt?: document_start|document_end|document_idle, mode?: auto|css}, a ==UserScript== header read too; update: {id, and any of create's}; get/enable/disable/remove: {id}; list: {query?, status?: enabled|disabled}; send_command: {id, payload?, tabId?}; export: {id?}";
     }
 }
 
@@ -70,9 +70,10 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
                 "id": script.id,
                 "status": if applied { "applied" } else { "queued" },
                 "strategy": {
-                    "kind": match script.world {
-                        UserScriptWorld::Main => "persistent_main",
-                        UserScriptWorld::Isolated => "persistent_isolated",
+                    "kind": match (script.css, script.world) {
+                        (true, _) => "insertCSS",
+                        (false, UserScriptWorld::Main) => "persistent_main",
+                        (false, UserScriptWorld::Isolated) => "persistent_isolated",
                     },
                     "runAt": script.run_at, "world": script.world,
                     "fallbacksTried": [], "cspBlocked": false,
@@ -186,6 +187,17 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| ToolError::param("args.script", "is required: the JavaScript to run"))?;
     let header = UserScriptHeader::read(source);
+    let css = match args["mode"].as_str().unwrap_or("auto") {
+        "css" => true,
+        "auto" | "" => looks_like_css(source),
+        "persistent" | "once" => false,
+        other => {
+            return Err(ToolError::param(
+                "args.mode",
+                format!("'{other}' is not auto, css, persistent or once"),
+            ));
+        }
+    };
     let patterns = |key: &str| -> Result<Vec<String>, ToolError> {
         match &args[key] {
             Value::Null => Ok(Vec::new()),
@@ -219,6 +231,8 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
         "document_start" => RunAt::DocumentStart,
         "document_end" => RunAt::DocumentEnd,
         "document_idle" => RunAt::DocumentIdle,
+        // A stylesheet goes in as early as it can.
+        "auto" | "" if css => header.run_at.unwrap_or(RunAt::DocumentStart),
         "auto" | "" => header.run_at.unwrap_or(RunAt::DocumentIdle),
         other => {
             return Err(ToolError::param(
@@ -241,6 +255,7 @@ fn new_script(args: &Value) -> Result<NewUserScript, ToolError> {
         matches: or_header(patterns("matches")?, &header.matches),
         excludes: or_header(patterns("excludes")?, &header.excludes),
         world,
+        css,
     })
 }
 
@@ -250,6 +265,7 @@ fn changed(old: &UserScript, args: &Value) -> Value {
     let mut merged = json!({
         "script": old.source, "name": old.name, "matches": old.matches,
         "excludes": old.excludes, "world": old.world, "runAt": old.run_at,
+        "mode": if old.css { "css" } else { "persistent" },
     });
     if let Value::Object(given) = args {
         for (key, value) in given {
@@ -261,12 +277,24 @@ fn changed(old: &UserScript, args: &Value) -> Value {
     merged
 }
 
+/// The original's word for what a script is: a stylesheet, a Tampermonkey script (it
+/// has a header), or plain JavaScript.
+fn source_type(script: &UserScript) -> &'static str {
+    if script.css {
+        "CSS"
+    } else if UserScriptHeader::read(&script.source) != UserScriptHeader::default() {
+        "TM"
+    } else {
+        "JS"
+    }
+}
+
 /// A script as the original's `list` shows it.
 fn item_json(script: &UserScript) -> Value {
     json!({
         "id": script.id, "name": script.name,
         "status": if script.enabled { "enabled" } else { "disabled" },
-        "sourceType": "JS", "matches": script.matches, "world": script.world,
+        "sourceType": source_type(script), "matches": script.matches, "world": script.world,
         "runAt": script.run_at, "tags": [], "lastError": null,
         "updatedAt": script.updated_ms, "applyCount": 0, "lastAppliedAt": null,
     })
@@ -275,7 +303,8 @@ fn item_json(script: &UserScript) -> Value {
 /// A script with its source, as the original's `get` and `export` give it.
 fn record_json(script: &UserScript) -> Value {
     json!({
-        "id": script.id, "name": script.name, "script": script.source, "sourceType": "JS",
+        "id": script.id, "name": script.name, "script": script.source,
+        "sourceType": source_type(script),
         "matches": script.matches, "excludes": script.excludes, "runAt": script.run_at,
         "world": script.world, "persist": true, "enabled": script.enabled,
         "createdAt": script.created_ms, "updatedAt": script.updated_ms,
