@@ -329,3 +329,39 @@ async fn nobody_picking_ends_at_the_timeout_with_what_is_missing() {
         );
     }
 }
+
+/// A frame inside another site's frame: the walk up crosses a same-process frame inside
+/// the out-of-process one, then the process line, and the ref acts through both.
+#[tokio::test]
+async fn an_element_in_a_frame_inside_a_cross_origin_frame_is_picked() {
+    let site = Site::start().await;
+    let other_port = Site::start().await;
+    let far = format!("localhost:{}", site.port);
+    let near = format!("127.0.0.1:{}", other_port.port);
+    let picking = Picking::start("pick-nested").await;
+    let url = site.url(&format!(
+        "pick-cross.html?far=http://{far}&near=http://{near}&farPage=pick-nest.html"
+    ));
+    let (cdp, session) = picking.open(&url, 2).await;
+    // #far's document starts at (4, 204); its #inner frame at (20, 20) in it; the
+    // button at (20, 20) in that, 100 x 30.
+    let answer = picking
+        .pick(
+            &cdp,
+            &session,
+            json!([{ "id": "nested", "name": "Save draft, two frames down" }]),
+            &[(94.0, 259.0)],
+        )
+        .await;
+    let nested = &answer["results"][0]["element"];
+    assert_eq!(nested["selector"], "#save", "{answer}");
+    assert_eq!(nested["framePath"], json!(["#far", "#inner"]), "{answer}");
+    let center = &nested["center"];
+    assert!(
+        (center["x"].as_f64().unwrap() - 94.0).abs() < 2.0
+            && (center["y"].as_f64().unwrap() - 259.0).abs() < 2.0,
+        "{nested}"
+    );
+    let titles = picking.click_refs(&[nested]).await;
+    assert_eq!(titles, [format!("save clicked at {far}")]);
+}
