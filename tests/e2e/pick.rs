@@ -365,3 +365,51 @@ async fn an_element_in_a_frame_inside_a_cross_origin_frame_is_picked() {
     let titles = picking.click_refs(&[nested]).await;
     assert_eq!(titles, [format!("save clicked at {far}")]);
 }
+
+/// The page going to a new document while a person is being asked: the panel comes back
+/// on the new document, and a click there is taken.
+#[tokio::test]
+async fn a_pick_goes_on_after_the_page_navigates() {
+    let site = Site::start().await;
+    let picking = Picking::start("pick-navigate").await;
+    let url = site.url("pick.html");
+    let (cdp, session) = picking.open(&url, 1).await;
+    let asked = picking.tw.chrome(
+        "chrome_request_element_selection",
+        json!({ "requests": [{ "id": "submit", "name": "the Submit button" }], "timeoutMs": 60_000 }),
+    );
+    let fresh_document = || async {
+        let read = cdp
+            .call(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({ "expression": "window.before === undefined", "returnByValue": true }),
+            )
+            .await;
+        read["result"]["value"] == true
+    };
+    let person = async {
+        poll_until("the panel to ask", || async {
+            panel(&cdp, &session).await.contains("Click 1 of 1")
+        })
+        .await;
+        cdp.call(
+            Some(&session),
+            "Runtime.evaluate",
+            json!({ "expression": "window.before = true" }),
+        )
+        .await;
+        cdp.call(Some(&session), "Page.navigate", json!({ "url": url }))
+            .await;
+        poll_until("the panel to ask again on the new document", || async {
+            fresh_document().await && panel(&cdp, &session).await.contains("Click 1 of 1")
+        })
+        .await;
+        click(&cdp, &session, 100.0, 60.0).await;
+    };
+    let (reply, ()) = tokio::join!(asked, person);
+    assert!(!reply.is_error, "{}", reply.text);
+    let submit = &reply.payload["results"][0]["element"];
+    assert_eq!(submit["selector"], "#submit", "{}", reply.payload);
+    assert_eq!(panel(&cdp, &session).await, "");
+}

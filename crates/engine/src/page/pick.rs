@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::Page;
+use super::navigation::wait_event;
 use crate::error::{EngineError, ErrorCode, Result};
 
 /// Run on the picked element, in its document's main world.
@@ -88,16 +89,31 @@ impl Page {
         let mut timed_out = false;
         let outcome = async {
             for (index, request) in requests.iter().enumerate() {
-                // Clicks are taken before the panel asks for one.
-                self.inspect_everywhere(step).await?;
-                self.run_ok(
-                    &self.top(),
-                    "pick_panel",
-                    json!({ "items": items, "current": index }),
-                    step,
-                )
-                .await?;
-                let Some((session, node)) = self.next_pick(&mut events, deadline).await else {
+                let picked = loop {
+                    // Clicks are taken before the panel asks for one.
+                    self.inspect_everywhere(step).await?;
+                    self.run_ok(
+                        &self.top(),
+                        "pick_panel",
+                        json!({ "items": items, "current": index }),
+                        step,
+                    )
+                    .await?;
+                    match self.next_pick(&mut events, deadline).await {
+                        Awaited::Picked(session, node) => break Some((session, node)),
+                        Awaited::TimedOut => break None,
+                        // A new document has no panel (nor, maybe, inspect mode): once
+                        // it is parsed, ask again.
+                        Awaited::Navigated => {
+                            wait_event(&mut events, deadline, |event| {
+                                event.method == "Page.domContentEventFired"
+                                    && event.session_id.as_deref() == Some(self.session.as_str())
+                            })
+                            .await;
+                        }
+                    }
+                };
+                let Some((session, node)) = picked else {
                     timed_out = true;
                     break;
                 };
@@ -178,14 +194,22 @@ impl Page {
         Ok(())
     }
 
-    /// The session and node of the next click in inspect mode, or None at the deadline.
+    /// The session and node of the next click in inspect mode, or the page's navigating
+    /// to a new document, or the deadline.
     async fn next_pick(
         &self,
         events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<cdp::Event>>,
         deadline: Instant,
-    ) -> Option<(String, i64)> {
+    ) -> Awaited {
         loop {
             match tokio::time::timeout_at(deadline, events.recv()).await {
+                Ok(Ok(event))
+                    if event.method == "Page.frameNavigated"
+                        && event.session_id.as_deref() == Some(self.session.as_str())
+                        && event.params["frame"]["parentId"].is_null() =>
+                {
+                    return Awaited::Navigated;
+                }
                 Ok(Ok(event)) if event.method == "Overlay.inspectNodeRequested" => {
                     let ours = event
                         .session_id
@@ -194,11 +218,11 @@ impl Page {
                     if let (Some(session), Some(node)) =
                         (ours, event.params["backendNodeId"].as_i64())
                     {
-                        return Some((session.clone(), node));
+                        return Awaited::Picked(session.clone(), node);
                     }
                 }
                 Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
-                Ok(Err(_)) | Err(_) => return None,
+                Ok(Err(_)) | Err(_) => return Awaited::TimedOut,
             }
         }
     }
@@ -270,6 +294,15 @@ impl Page {
             tag_name: info["tagName"].as_str().unwrap_or_default().to_owned(),
         })
     }
+}
+
+/// What the wait for a person's click ended in.
+enum Awaited {
+    /// A click, in this session, on this node.
+    Picked(String, i64),
+    /// The page went to a new document.
+    Navigated,
+    TimedOut,
 }
 
 /// How deep a picked element's frames may nest before the walk up gives up.
