@@ -413,3 +413,57 @@ async fn a_pick_goes_on_after_the_page_navigates() {
     assert_eq!(submit["selector"], "#submit", "{}", reply.payload);
     assert_eq!(panel(&cdp, &session).await, "");
 }
+
+/// The person can call it off: the panel's Cancel ends the picking with what was
+/// picked so far, and the page is left as it was.
+#[tokio::test]
+async fn the_panels_cancel_ends_the_picking() {
+    let site = Site::start().await;
+    let picking = Picking::start("pick-cancel").await;
+    let (cdp, session) = picking.open(&site.url("pick.html"), 1).await;
+    let asked = picking.tw.chrome(
+        "chrome_request_element_selection",
+        json!({ "requests": [
+            { "id": "submit", "name": "the Submit button" },
+            { "id": "save", "name": "Save draft" },
+        ], "timeoutMs": 60_000 }),
+    );
+    let person = async {
+        poll_until("the panel to ask", || async {
+            panel(&cdp, &session).await.contains("Click 1 of 2")
+        })
+        .await;
+        click(&cdp, &session, 100.0, 60.0).await;
+        poll_until("the panel to ask for the second", || async {
+            panel(&cdp, &session).await.contains("Click 2 of 2")
+        })
+        .await;
+        let button = cdp
+            .call(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({ "expression": "(() => { const r = document.querySelector('tabwire-picker').shadowRoot.querySelector('button').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()", "returnByValue": true }),
+            )
+            .await;
+        let at = &button["result"]["value"];
+        click(
+            &cdp,
+            &session,
+            at[0].as_f64().unwrap(),
+            at[1].as_f64().unwrap(),
+        )
+        .await;
+    };
+    let (reply, ()) = tokio::join!(asked, person);
+    assert!(!reply.is_error, "{}", reply.text);
+    let answer = reply.payload;
+    assert_eq!(answer["cancelled"], true, "{answer}");
+    assert_eq!(answer["success"], false);
+    assert_eq!(
+        answer["results"][0]["element"]["selector"], "#submit",
+        "{answer}"
+    );
+    assert_eq!(answer["results"][1]["element"], Value::Null);
+    assert_eq!(answer["missingRequestIds"], json!(["save"]));
+    assert_eq!(panel(&cdp, &session).await, "");
+}

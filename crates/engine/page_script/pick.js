@@ -2,8 +2,10 @@
 // mode takes the click; see page/pick.rs), and minting a ref for what they picked.
 
 // The panel: which element to click now, and what comes after. It lets every click
-// through (pointer-events: none), so the click lands on the page underneath. Its host
-// is a custom element with an open shadow root, styled apart from the page.
+// through (pointer-events: none), so the click lands on the page underneath, except on
+// its Cancel button: a click there ends the picking (page/pick.rs tells it from a pick
+// by where it landed). Its host is a custom element with an open shadow root, styled
+// apart from the page.
 TW.pick_panel = function (args) {
   let host = document.querySelector('tabwire-picker');
   if (!host) {
@@ -20,7 +22,8 @@ TW.pick_panel = function (args) {
     ':host { all: initial; position: fixed; top: 12px; right: 12px; z-index: 2147483647; pointer-events: none; }' +
     '.panel { font: 14px/1.4 system-ui, sans-serif; color: #111; background: #fffbe6; border: 2px solid #e0a800;' +
     ' border-radius: 8px; padding: 10px 14px; max-width: 320px; box-shadow: 0 4px 16px rgba(0,0,0,.25); }' +
-    '.step { font-weight: 600; } .done { color: #777; text-decoration: line-through; } .hint { color: #555; }';
+    '.step { font-weight: 600; } .done { color: #777; text-decoration: line-through; } .hint { color: #555; }' +
+    ' button { pointer-events: auto; margin-top: 8px; font: inherit; cursor: pointer; }';
   const panel = document.createElement('div');
   panel.className = 'panel';
   const step = document.createElement('div');
@@ -40,6 +43,10 @@ TW.pick_panel = function (args) {
     line.textContent = (i + 1) + '. ' + item.name;
     panel.appendChild(line);
   });
+  const cancel = document.createElement('button');
+  cancel.type = 'button';
+  cancel.textContent = 'Cancel';
+  panel.appendChild(cancel);
   root.appendChild(panel);
   return { status: 'ok' };
 };

@@ -28,6 +28,9 @@ function describePicked() {
     return steps.join(' > ');
   }
   let el = this.nodeType === 1 ? this : this.parentElement;
+  // The picking panel's own Cancel button: the person called it off.
+  const panelHost = el.getRootNode().host;
+  if (panelHost && panelHost.localName === 'tabwire-picker') return { cancelled: true };
   // Inside a closed shadow root the tools cannot reach it: its outermost closed host
   // stands for it.
   for (let root = el.getRootNode(); root.host; root = root.host.getRootNode()) {

@@ -62,6 +62,8 @@ pub struct PickedElement {
 pub struct Picking {
     pub results: Vec<Picked>,
     pub timed_out: bool,
+    /// The person pressed the panel's Cancel.
+    pub cancelled: bool,
 }
 
 impl Page {
@@ -87,6 +89,7 @@ impl Page {
             })
             .collect();
         let mut timed_out = false;
+        let mut cancelled = false;
         let outcome = async {
             for (index, request) in requests.iter().enumerate() {
                 let picked = loop {
@@ -117,6 +120,10 @@ impl Page {
                     timed_out = true;
                     break;
                 };
+                if self.is_cancel(&session, node, step).await {
+                    cancelled = true;
+                    break;
+                }
                 let element = self.picked(&session, node, step).await;
                 results[index].element = Some(element.map_err(|e| {
                     EngineError::page(
@@ -147,7 +154,11 @@ impl Page {
             .run(&self.top(), "pick_panel_remove", json!({}), step)
             .await;
         outcome?;
-        Ok(Picking { results, timed_out })
+        Ok(Picking {
+            results,
+            timed_out,
+            cancelled,
+        })
     }
 
     /// The page's session and its out-of-process frames' sessions, the page's first.
@@ -336,6 +347,15 @@ struct FrameOwner {
 }
 
 impl Page {
+    /// Whether a click landed on the panel's Cancel button (in the top document).
+    async fn is_cancel(&self, session: &str, node: i64, timeout: Duration) -> bool {
+        session == self.session
+            && self
+                .describe_node(session, node, timeout)
+                .await
+                .is_ok_and(|info| info["cancelled"] == true)
+    }
+
     /// What `picked.js` says of a node (an element, or a text node's element): its
     /// selector, its box in its own viewport, its text.
     async fn describe_node(&self, session: &str, node: i64, timeout: Duration) -> Result<Value> {

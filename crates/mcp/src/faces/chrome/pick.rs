@@ -50,6 +50,10 @@ pub async fn request_element_selection(
         data["timedOut"] = json!(true);
         data["missingRequestIds"] = json!(missing);
     }
+    if picking.cancelled {
+        data["cancelled"] = json!(true);
+        data["missingRequestIds"] = json!(missing);
+    }
     Ok(Reply::data(data).on(page.info()))
 }
 
