@@ -393,3 +393,52 @@ async fn an_export_without_download_drops_the_gif_on_the_page() {
         "{exported}"
     );
 }
+
+/// The recorded tab closes before the recording is stopped: what it recorded until then
+/// is still saved, the moment after, by naming the tab that is gone.
+#[tokio::test]
+async fn a_recording_of_a_tab_that_closed_is_still_saved() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("gif-closed", &["--face", "chrome"]).await;
+    tw.chrome_ok("chrome_navigate", json!({ "url": site.url("form.html") }))
+        .await;
+    let opened = tw
+        .chrome_ok(
+            "chrome_navigate",
+            json!({ "url": site.url("fold.html"), "newWindow": true }),
+        )
+        .await;
+    let tab = opened["tabId"]
+        .as_u64()
+        .or(opened["tabs"][0]["tabId"].as_u64())
+        .expect("the new tab's id");
+    tw.chrome_ok(
+        "chrome_gif_recorder",
+        json!({ "action": "auto_start", "tabId": tab, "width": 200, "height": 150 }),
+    )
+    .await;
+    tw.chrome_ok(
+        "chrome_gif_recorder",
+        json!({ "action": "capture", "tabId": tab }),
+    )
+    .await;
+    tw.chrome_ok("chrome_close_tabs", json!({ "tabIds": [tab] }))
+        .await;
+    let saved = tw
+        .chrome_ok(
+            "chrome_gif_recorder",
+            json!({ "action": "stop", "tabId": tab }),
+        )
+        .await;
+    assert_eq!(saved["frameCount"], 1, "{saved}");
+    let path = saved["fullPath"].as_str().expect("fullPath");
+    assert_eq!(all_frames(path).len(), 1);
+    // Saved once: nothing is left to stop.
+    let again = tw
+        .chrome(
+            "chrome_gif_recorder",
+            json!({ "action": "stop", "tabId": tab }),
+        )
+        .await;
+    assert!(again.is_error, "{}", again.text);
+}

@@ -259,13 +259,22 @@ impl AgentSession {
         handle: Option<&str>,
         name: Option<&str>,
     ) -> Result<(TabInfo, GifSaved)> {
-        let (browser, tab) = self.resolve_tab(handle).await?;
-        let saved = self
-            .engine
-            .recordings
-            .gifs
-            .stop(&tab, self.id, &self.config, name)
-            .await?;
+        let gifs = &self.engine.recordings.gifs;
+        let (browser, tab) = match self.resolve_tab(handle).await {
+            Ok(found) => found,
+            // The recorded tab closed (or its browser went): what it recorded until then
+            // is still saved.
+            Err(gone) => {
+                let Some((tab, target)) = gifs.orphaned(self.id) else {
+                    return Err(gone);
+                };
+                let saved = gifs
+                    .stop_target(&target, self.id, &self.config, name)
+                    .await?;
+                return Ok((tab, saved));
+            }
+        };
+        let saved = gifs.stop(&tab, self.id, &self.config, name).await?;
         Ok((browser.info(&tab, None), saved))
     }
 

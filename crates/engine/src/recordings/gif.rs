@@ -147,6 +147,8 @@ struct Encoding {
 
 struct Recording {
     owner: Owner,
+    /// The tab as it was when the recording began (for saving it after the tab closed).
+    tab: TabInfo,
     session: String,
     browser: Weak<Browser>,
     options: GifOptions,
@@ -222,6 +224,7 @@ impl Gifs {
         }));
         let mut recording = Recording {
             owner,
+            tab: page.info(),
             session: page.session.clone(),
             browser: Arc::downgrade(&page.browser),
             options: options.clone(),
@@ -251,7 +254,7 @@ impl Gifs {
     ) -> Result<GifStatus> {
         let (browser, session, options, encoding) = {
             let recordings = lock(&self.recordings);
-            let recording = owned(&recordings, tab, owner)?;
+            let recording = owned(&recordings, &tab.target_id, owner)?;
             (
                 recording.browser.upgrade(),
                 recording.session.clone(),
@@ -275,7 +278,7 @@ impl Gifs {
         )
         .await?;
         let recordings = lock(&self.recordings);
-        Ok(owned(&recordings, tab, owner)?.status())
+        Ok(owned(&recordings, &tab.target_id, owner)?.status())
     }
 
     /// After an agent's action on a tab: an auto recording of it takes a frame, with
@@ -330,7 +333,7 @@ impl Gifs {
     /// Where `owner`'s recording of the tab stands.
     pub fn status(&self, tab: &Tab, owner: Owner) -> Result<GifStatus> {
         let recordings = lock(&self.recordings);
-        Ok(owned(&recordings, tab, owner)?.status())
+        Ok(owned(&recordings, &tab.target_id, owner)?.status())
     }
 
     /// Ends `owner`'s recording of the tab and saves it under the output dir as
@@ -342,20 +345,43 @@ impl Gifs {
         config: &EngineConfig,
         name: Option<&str>,
     ) -> Result<GifSaved> {
+        self.stop_target(&tab.target_id, owner, config, name).await
+    }
+
+    /// `owner`'s recording of a tab that has closed (or whose browser is gone), if it has
+    /// one: the tab as it was, and its target, so its frames can still be saved.
+    pub fn orphaned(&self, owner: Owner) -> Option<(TabInfo, String)> {
+        lock(&self.recordings).iter().find_map(|(target, r)| {
+            let gone = r
+                .browser
+                .upgrade()
+                .is_none_or(|browser| browser.tab_by_target(target).is_none());
+            (r.owner == owner && gone).then(|| (r.tab.clone(), target.clone()))
+        })
+    }
+
+    /// Ends `owner`'s recording of a tab, by its target, and saves it.
+    pub async fn stop_target(
+        &self,
+        target: &str,
+        owner: Owner,
+        config: &EngineConfig,
+        name: Option<&str>,
+    ) -> Result<GifSaved> {
         let stamped = format!("recording_{}", crate::ids::utc_stamp());
         let name = name.unwrap_or_default().trim().trim_end_matches(".gif");
         let file = format!("recordings/{}.gif", files::safe_name(name, &stamped));
-        let target = files::confined_path(&config.output_dir, &file, Input::Filename)?;
+        let path = files::confined_path(&config.output_dir, &file, Input::Filename)?;
         let recording = {
             let mut recordings = lock(&self.recordings);
-            let recording = owned(&recordings, tab, owner)?;
+            let recording = owned(&recordings, target, owner)?;
             // An empty recording stays, to be given frames or cleared.
             if lock(&recording.encoding).frames == 0
                 && recording.options.mode == GifMode::AutoCapture
             {
                 return Err(no_frame());
             }
-            recordings.remove(&tab.target_id)
+            recordings.remove(target)
         };
         let Some(mut recording) = recording else {
             return Err(no_recording());
@@ -383,7 +409,7 @@ impl Gifs {
             .await
             .map_err(|e| EngineError::Io(format!("the GIF encoder stopped: {e}")))?
             .map_err(|e| EngineError::Io(format!("cannot finish the GIF: {e}")))?;
-        let file = files::move_into(staged, target, false).await?;
+        let file = files::move_into(staged, path, false).await?;
         Ok(GifSaved {
             status,
             file,
@@ -433,10 +459,10 @@ impl Gifs {
 
 fn owned<'a>(
     recordings: &'a HashMap<String, Recording>,
-    tab: &Tab,
+    target: &str,
     owner: Owner,
 ) -> Result<&'a Recording> {
-    match recordings.get(&tab.target_id) {
+    match recordings.get(target) {
         Some(r) if r.owner == owner => Ok(r),
         Some(_) => Err(busy()),
         None => Err(no_recording()),
