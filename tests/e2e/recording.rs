@@ -360,6 +360,18 @@ async fn an_export_without_download_drops_the_gif_on_the_page() {
         "{}",
         refused.text
     );
+    // A drop target that is not there fails the call before anything is saved.
+    let missing = tw
+        .chrome(
+            "chrome_gif_recorder",
+            json!({ "action": "export", "download": false, "selector": "#nowhere" }),
+        )
+        .await;
+    assert!(missing.is_error, "{}", missing.text);
+    let status = tw
+        .chrome_ok("chrome_gif_recorder", json!({ "action": "status" }))
+        .await;
+    assert_eq!(status["isRecording"], true, "{status}");
     let exported = tw
         .chrome_ok(
             "chrome_gif_recorder",

@@ -47,19 +47,28 @@ impl Page {
     /// Server applies a new script to the current tab at once, and agents expect to see
     /// it take effect.
     pub async fn run_userscript_now(&self, script: &UserScript, timeout: Duration) -> Result<bool> {
-        let ctx = match script.world {
-            UserScriptWorld::Isolated => self.world_named(USERSCRIPT_WORLD, timeout).await?,
-            UserScriptWorld::Main => self.top(),
-        };
-        let runs = self
-            .evaluate_checked(&ctx, &userscripts::runs_here(script), timeout)
-            .await?;
-        if runs["result"]["value"] != true {
-            return Ok(false);
+        let ctx = self.userscript_world(script.world, timeout).await?;
+        // The wrapped script checks its guard itself; the expression after it says what
+        // the guard said, in the same round trip.
+        let run = format!(
+            "{}\n{}",
+            userscripts::wrapped(script),
+            userscripts::runs_here(script)
+        );
+        let ran = self.evaluate_checked(&ctx, &run, timeout).await?;
+        Ok(ran["result"]["value"] == true)
+    }
+
+    /// Where userscripts of `world` run in the top document.
+    async fn userscript_world(
+        &self,
+        world: UserScriptWorld,
+        timeout: Duration,
+    ) -> Result<FrameContext> {
+        match world {
+            UserScriptWorld::Isolated => self.world_named(USERSCRIPT_WORLD, timeout).await,
+            UserScriptWorld::Main => Ok(self.top()),
         }
-        self.evaluate_checked(&ctx, &userscripts::wrapped(script), timeout)
-            .await?;
-        Ok(true)
     }
 
     /// Calls the command handler a userscript defines, as the Chrome MCP Server's
@@ -74,12 +83,10 @@ impl Page {
         payload: &Value,
         timeout: Duration,
     ) -> Result<Option<Value>> {
-        let (ctx, handler) = match world {
-            UserScriptWorld::Isolated => (
-                self.world_named(USERSCRIPT_WORLD, timeout).await?,
-                "globalThis.__userscript_onCommand__",
-            ),
-            UserScriptWorld::Main => (self.top(), "window.__userscript_onCommand"),
+        let ctx = self.userscript_world(world, timeout).await?;
+        let handler = match world {
+            UserScriptWorld::Isolated => "globalThis.__userscript_onCommand__",
+            UserScriptWorld::Main => "window.__userscript_onCommand",
         };
         let expression = format!(
             "(async () => {{ const handler = {handler}; \

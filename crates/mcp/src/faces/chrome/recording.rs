@@ -78,22 +78,11 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             })));
         }
         _ => {
-            let dropped_on = !p.download;
-            if dropped_on && p.coordinates.is_none() && p.r#ref.is_none() && p.selector.is_none() {
-                return Err(ToolError::param(
-                    "download",
-                    "false drops the GIF onto the page: give coordinates, ref or selector for where",
-                ));
-            }
-            let (info, saved) = session.gif_stop(tab, p.filename.as_deref()).await?;
-            let extra = json!({
-                "byteLength": saved.file.bytes,
-                "filename": saved.file.path.file_name().map(|n| n.to_string_lossy().into_owned()),
-                "fullPath": saved.file.path,
-                "width": saved.width, "height": saved.height,
-            });
-            let mut data = payload(&p.action, &info, &saved.status, extra);
-            if dropped_on {
+            // Where to drop the GIF is found before the recording is saved: a target
+            // that is not there fails the call with the recording still running.
+            let drop_at = if p.download {
+                None
+            } else {
                 let page = session.page(tab).await?;
                 let target = super::input::aim(
                     &page,
@@ -103,11 +92,27 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
                     &p.coordinates,
                     "coordinates",
                 )?
-                .ok_or_else(|| ToolError::param("coordinates", "is needed to drop the GIF"))?;
-                let remaining = call.deadline.remaining();
-                let (x, y) = page.point_of(&target, remaining).await?;
+                .ok_or_else(|| {
+                    ToolError::param(
+                        "download",
+                        "false drops the GIF onto the page: give coordinates, ref or selector for where",
+                    )
+                })?;
+                let at = page.point_of(&target, call.deadline.remaining()).await?;
+                Some((page, at))
+            };
+            let (info, saved) = session.gif_stop(tab, p.filename.as_deref()).await?;
+            let extra = json!({
+                "byteLength": saved.file.bytes,
+                "filename": saved.file.path.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "fullPath": saved.file.path,
+                "width": saved.width, "height": saved.height,
+            });
+            let mut data = payload(&p.action, &info, &saved.status, extra);
+            if let Some((page, (x, y))) = drop_at {
                 let path = saved.file.path.to_string_lossy().into_owned();
-                page.drop_files((x, y), &[path], remaining).await?;
+                page.drop_files((x, y), &[path], call.deadline.remaining())
+                    .await?;
                 data["uploaded"] = json!(true);
                 data["droppedAt"] = json!({ "x": x, "y": y });
             }
