@@ -398,15 +398,9 @@ fn btap_targets(text: &str) -> Vec<(String, String)> {
             .into_iter()
             .flatten()
         {
-            let l = &t["locator"];
-            let role = l["role"]
-                .as_str()
-                .or(t["role"].as_str())
-                .unwrap_or_default();
-            let name = l["name"]
-                .as_str()
-                .or(t["name"].as_str())
-                .unwrap_or_default();
+            // The role Chromium computes (`role` is the attribute as the page wrote it).
+            let role = t["computed_role"].as_str().unwrap_or_default();
+            let name = t["name"].as_str().unwrap_or_default();
             found.push((role.to_owned(), name.to_owned()));
             // The sub-fields Chromium draws inside a date or time input, named in the
             // target that holds them.
@@ -466,11 +460,7 @@ fn handle(config: Config, text: &str, role: &str, name: Option<&str>) -> Option<
         return targets
             .iter()
             .find(|t| {
-                let l = &t["locator"];
-                let (r, n) = (
-                    l["role"].as_str().or(t["role"].as_str()),
-                    l["name"].as_str().or(t["name"].as_str()),
-                );
+                let (r, n) = (t["computed_role"].as_str(), t["name"].as_str());
                 r == Some(role) && name.is_none_or(|name| n == Some(name))
             })
             .map(|t| t["locator"].clone());

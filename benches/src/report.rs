@@ -664,12 +664,13 @@ const GAPS: &str =
   `list/500` figure above).
 - **Closed shadow roots:** the page script sees open shadow roots only; Chromium's tree
   includes controls inside closed ones, so those are missing.
-- **Names over 100 characters** are clipped in targets (and their locator is a ref, not
-  role + name), so they do not match Chromium's full name.
+- **Names over 160 characters** are clipped in targets (as BrowserTap clips them), so they
+  do not match Chromium's full name.
 - **Date and time sub-fields** are listed by Chromium's names but take no locator of their
   own: the value is typed whole into the input (`yyyy-mm-dd` and so on), not field by field.
 - **Drop-down `<select>` options** are not targets, and the btap face has no tool that
-  selects one (`recommended_tool: select_existing_option` names a tool it does not serve).
+  selects one (a select's target says `recommended_tool: null`, `reason:
+  select_existing_option`, as BrowserTap's does).
 - **Content outside an open modal dialog** is still listed, flagged `inert` with no
   recommended tool; Chromium's tree hides it (the modal page's precision above).
 - **Accessible names** follow a practical subset of the accname rules; cases outside the
@@ -963,7 +964,9 @@ fn fidelity_section(w: &mut String, ctx: &Context) -> anyhow::Result<()> {
          its input and a value typed through the input's locator (`page_type`) lands in that \
          input. Precision: targets paired with such a control, over targets listed (the \
          date, time and colour inputs themselves have roles of Chromium's own, not counted \
-         as interactive, so they lower it).\n",
+         as interactive, so they lower it; so do the elements BrowserTap's scan lists for \
+         any `role`, `tabindex` or `onclick`, landmarks and groups among them, which \
+         tabwire lists as BrowserTap does).\n",
         report["chromium"].as_str().unwrap_or("Chromium")
     )?;
     writeln!(

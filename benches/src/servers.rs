@@ -395,11 +395,7 @@ pub fn find_handle(kind: Kind, text: &str, role: &str, name: &str) -> Option<Han
             let targets = envelope["data"]["observation"]["targets"].as_array()?;
             targets
                 .iter()
-                .find(|t| {
-                    let l = &t["locator"];
-                    (l["role"] == role && l["name"] == name)
-                        || (t["role"] == role && t["name"] == name)
-                })
+                .find(|t| t["computed_role"] == role && t["name"] == name)
                 .map(|t| Handle::Locator(t["locator"].clone()))
         }
         // `- button "Go" [ref=ref_2] (x,y)` inside the payload's pageContent

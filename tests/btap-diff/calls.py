@@ -64,6 +64,11 @@ def keep_tab(ctx, env):
     ctx.values["owner"] = data(env).get("owner_id")
 
 
+def keep_second(ctx, env):
+    ctx.values["second"] = data(env).get("session_id")
+    ctx.values["second_owner"] = data(env).get("owner_id")
+
+
 def keep(name, fn):
     def store(ctx, env):
         ctx.values[name] = fn(env)
@@ -80,6 +85,14 @@ def on_tab(extra=None):
 
 
 def plan():
+    steps = _steps()
+    labels = [step.label for step in steps]
+    duplicates = {label for label in labels if labels.count(label) > 1}
+    assert not duplicates, f"labels must be unique: {duplicates}"
+    return steps
+
+
+def _steps():
     steps = [
         # Setup and profile.
         Step("get_automation_profile"),
@@ -94,7 +107,9 @@ def plan():
         Step("list_all_tabs"),
         Step("get_setup_status"),
         Step("switch_tab", {"session_id": "nobody:404"}, label="switch_tab unknown session"),
-        Step("switch_tab", lambda c: {"url_pattern": "*form.html*"}, label="switch_tab by url_pattern"),
+        # url_pattern is a substring of the URL (not a glob), matching exactly one tab.
+        Step("switch_tab", {"url_pattern": "form.html"}, label="switch_tab by url_pattern"),
+        Step("switch_tab", {"url_pattern": "*form.html*"}, label="switch_tab by url_pattern matching none"),
         # Reading the form.
         Step("scan_page", on_tab(), keep=keep("form_scan", lambda e: e)),
         Step("scan_page", on_tab({"text_only": True}), label="scan_page text_only"),
@@ -147,13 +162,13 @@ def plan():
         Step("scan_page", on_tab(), label="scan_page thirty links", keep=keep("links_scan", lambda e: e)),
         Step("page_click", on_tab(lambda c: {"selector": target_locator(c["links_scan"], lambda t: t.get("name") == "Link number 3") or {"text": "Link number 3"}}),
              label="page_click link navigates"),
-        Step("wait_for_url", on_tab({"url_pattern": "*form.html*", "timeout": 5}), check=False),
+        Step("wait_for_url", on_tab({"url_pattern": "form.html", "timeout": 5}), label="wait_for_url after the link", check=False),
         Step("open_url", on_tab({"url": "http://127.0.0.1:9/unreachable"}), label="open_url unreachable"),
         Step("open_url", on_tab({"url": "ftp://example.invalid/x"}), label="open_url bad scheme"),
         Step("open_url", on_tab(lambda c: {"url": c.url("form.html")}), label="open_url back to form", check=False),
         # Frames.
         Step("open_url", on_tab(lambda c: {"url": c.url("frames.html")}), label="open_url frames"),
-        Step("wait_for", on_tab({"js": "document.getElementById('cross').contentWindow.length === 0", "timeout": 5}), check=False),
+        Step("wait_for", on_tab({"js": "document.getElementById('cross').contentWindow.length === 0", "timeout": 5}), label="wait_for the frames", check=False),
         Step("scan_page", on_tab(), label="scan_page frames", keep=keep("frames_scan", lambda e: e)),
         Step("scan_page", on_tab(lambda c: {"frame": frame_path(c["frames_scan"], lambda f: "cross" not in (f.get("url") or f.get("src") or "")) or ["#same"]}),
              label="scan_page same-origin frame", keep=keep("same_scan", lambda e: e)),
@@ -171,6 +186,11 @@ def plan():
         Step("execute_js", on_tab({"script": "return confirm('Really?')", "dialog_policy": "accept"}), label="execute_js confirm accepted"),
         Step("execute_js", on_tab({"script": "return prompt('Name?', 'Bo')", "dialog_policy": "dismiss"}), label="execute_js prompt dismissed"),
         Step("resolve_leave_dialog", on_tab(), label="resolve_leave_dialog with none open"),
+        # A confirm() behind a button: the click opens it, the agent answers it.
+        Step("page_click", on_tab({"selector": "#ask", "timeout": 5}), label="page_click opens a confirm"),
+        Step("handle_dialog", on_tab({"action": "manual"}), label="handle_dialog manual with a dialog open"),
+        Step("handle_dialog", on_tab({"action": "accept"}), label="handle_dialog accept the click's confirm"),
+        Step("execute_js", on_tab({"script": "return document.getElementById('answer').textContent"}), label="execute_js the confirm's answer"),
         # Cookies and storage.
         Step("set_cookies", on_tab(lambda c: {"cookies": [{"name": "flavour", "value": "oat", "url": c.url("")}]})),
         Step("get_cookies", on_tab()),
@@ -194,11 +214,11 @@ def plan():
         Step("download_file", on_tab(lambda c: {"url": c.url("data.txt"), "directory": "relative/dir"}), label="download_file relative directory"),
         # Network and console captures.
         Step("network_capture_start", on_tab()),
-        Step("execute_js", on_tab({"script": "return fetch('data.txt').then(r => r.text())"}), check=False),
+        Step("execute_js", on_tab({"script": "return fetch('data.txt').then(r => r.text())"}), label="execute_js fetch", check=False),
         Step("network_capture_stop", on_tab()),
         Step("network_capture_stop", on_tab(), label="network_capture_stop not started"),
         Step("console_capture_start", on_tab()),
-        Step("execute_js", on_tab({"script": "console.log('hello', 1); console.warn('careful'); return true"}), check=False),
+        Step("execute_js", on_tab({"script": "console.log('hello', 1); console.warn('careful'); return true"}), label="execute_js console", check=False),
         Step("get_console_messages", on_tab()),
         Step("console_capture_stop", on_tab()),
         Step("get_console_messages", on_tab(), label="get_console_messages after stop"),
@@ -224,7 +244,7 @@ def plan():
         Step("uninstall_extension", on_tab({"extension_id": "a" * 32, "show_confirm_dialog": False}), label="uninstall_extension unknown"),
         Step("call_extension", on_tab({"extension_id": "a" * 32, "message_json": "{}"}), label="call_extension unknown"),
         Step("create_bookmark", on_tab(lambda c: {"title": "Diff suite", "url": c.url("form.html")}),
-             keep=keep("bookmark", lambda e: data(e).get("id") or (data(e).get("bookmark") or {}).get("id"))),
+             keep=keep("bookmark", lambda e: (data(e).get("data") or {}).get("id") or data(e).get("id"))),
         Step("get_bookmarks", on_tab()),
         Step("remove_bookmark", lambda c: {"bookmark_id": c.values.get("bookmark") or "0"}),
         Step("remove_bookmark", {"bookmark_id": "999999"}, label="remove_bookmark unknown"),
@@ -234,12 +254,18 @@ def plan():
         Step("cancel_native_file_dialog", {"ticket": "t", "desktop_opt_in": True}),
         # Tabs again: a second tab, closing, ownership.
         Step("open_new_tab", lambda c: {"url": c.url("links.html")}, label="open_new_tab second",
-             keep=keep("second", lambda e: data(e).get("session_id"))),
+             keep=keep_second),
         Step("open_new_tab", {"url": "javascript:alert(1)"}, label="open_new_tab bad scheme"),
-        Step("close_tabs", lambda c: {"tab_id": c.values.get("second") or "none"}),
-        Step("close_tabs", {"tab_id": "nobody:404"}, label="close_tabs unknown"),
+        # Closing takes the owner_id open_new_tab handed out (the capability); without it
+        # a close is refused whatever the tab.
+        Step("close_tabs", lambda c: {"tab_id": c.values.get("second") or "none"}, label="close_tabs without owner"),
+        Step("close_tabs", lambda c: {"tab_id": c.values.get("second") or "none",
+                                      "owner_id": c.values.get("second_owner") or "none"}),
+        Step("close_tabs", lambda c: {"tab_id": "nobody:404", "owner_id": c.values.get("owner") or "none"},
+             label="close_tabs unknown"),
         Step("activate_tab", {"session_id": "nobody:404"}, label="activate_tab unknown"),
-        Step("close_tabs", lambda c: {"tab_id": c["tab"]}, label="close_tabs own last"),
+        Step("close_tabs", lambda c: {"tab_id": c["tab"], "owner_id": c.values.get("owner") or "none"},
+             label="close_tabs own last"),
         Step("list_tabs", label="list_tabs after closing"),
         Step("open_url", lambda c: {"url": c.url("form.html")}, label="open_url with no tab"),
     ]

@@ -21,6 +21,10 @@ MEANING_KEYS = {
 # Lists whose length says something a client reads (how many targets a scan found).
 COUNTED_LISTS = {"targets", "frames", "data"}
 
+# Objects keyed by ids each server makes its own (a browser's client id): their entries are
+# compared with each other in order, whatever their keys.
+KEYED_BY_ID = {"clients"}
+
 # Values that differ between any two runs (ids, times, sizes of things each server names
 # its own way); their type is still compared.
 MASKED_VALUES = [
@@ -79,7 +83,12 @@ def walk(theirs, ours, path, diffs, list_sample):
         # a retype only when BrowserTap had a value.
         diffs.append((path, "type", f"{ta} there, {tb} here"))
         return
-    if ta == "object":
+    if ta == "object" and path.rsplit(".", 1)[-1] in KEYED_BY_ID:
+        for index, (x, y) in enumerate(zip(list(theirs.values())[:list_sample], list(ours.values()))):
+            walk(x, y, f"{path}[{index}]", diffs, list_sample)
+        if theirs and not ours:
+            diffs.append((path, "length", f"{len(theirs)} there, none here"))
+    elif ta == "object":
         for key, value in theirs.items():
             sub = f"{path}.{key}" if path else key
             if key not in ours:

@@ -114,8 +114,9 @@ async def run_steps(args, btap, tabwire, pages, files):
     contexts = {"browsertap": Context(pages, files), "tabwire": Context(pages, files)}
     results = []
     for step in plan():
-        if args.only and args.only not in step.label:
-            continue
+        # --only compares the chosen calls; every step still runs, in order, for what
+        # later calls depend on (the tab the suite opened, a page it navigated to).
+        chosen = not args.only or args.only in step.label
 
         async def one(server):
             ctx = contexts[server.name]
@@ -137,11 +138,11 @@ async def run_steps(args, btap, tabwire, pages, files):
             return arguments, envelope, took
 
         (a_args, theirs, a_took), (b_args, ours, b_took) = await asyncio.gather(one(btap), one(tabwire))
-        row = {"label": step.label, "tool": step.tool, "checked": step.check,
+        row = {"label": step.label, "tool": step.tool, "checked": step.check and chosen,
                "args": {"browsertap": a_args, "tabwire": b_args},
                "browsertap": theirs, "tabwire": ours,
                "seconds": {"browsertap": round(a_took, 2), "tabwire": round(b_took, 2)}}
-        if step.check:
+        if row["checked"]:
             row["diffs"] = [list(d) for d in compare(theirs, ours)]
         results.append(row)
     return results
@@ -224,8 +225,10 @@ async def main():
                     for label, diffs in await compare_lists(btap, tabwire)]
             rows += await run_steps(args, btap, tabwire, pages, str(files))
         finally:
-            await btap.stop()
+            # Last opened, first closed: each MCP client's task group is a cancel scope
+            # of this task, and closing them out of order cancels the task.
             await tabwire.stop()
+            await btap.stop()
             pages.close()
             lock.close()
     failures = judge(rows)

@@ -177,8 +177,13 @@ class Tabwire(Server):
         files.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env.setdefault("RUST_LOG", "warn")
+        # As a client starts it: its sessions served by the broker that owns the browser
+        # (as BrowserTap's are by its bridge daemon), on a profile and state of this run's
+        # own; the broker leaves with the client.
+        env["XDG_STATE_HOME"] = str(self.workdir / "state")
         await self.open(self.binary, [
-            "--isolated", "--headless", "--face", "btap", "--replies", "exact",
+            "--user-data-dir", str(self.workdir / "profile"), "--broker-grace", "0",
+            "--headless", "--face", "btap", "--replies", "exact",
             "--output-dir", str(self.workdir / "out"),
             "--upload-root", str(Path(os.environ["BTAP_DIFF_FILES"])),
             "--download-root", str(Path(os.environ["BTAP_DIFF_FILES"])),

@@ -24,18 +24,22 @@ async fn a_network_capture_records_fetches_with_bodies_and_filters() {
     let json_only = tw
         .ok("network_capture_stop", json!({ "url_pattern": "/json$" }))
         .await;
-    let records = json_only["records"].as_array().unwrap();
+    let records = json_only["requests"].as_array().unwrap();
     assert_eq!(records.len(), 1, "{json_only}");
+    assert_eq!(json_only["filtered"], true);
     assert_eq!(records[0]["status"], 200);
-    assert_eq!(records[0]["resource_type"], "Fetch");
+    assert_eq!(records[0]["type"], "Fetch");
+    assert_eq!(records[0]["finished"], true);
+    assert!(records[0]["request_headers"].is_object(), "{}", records[0]);
     assert!(
         records[0]["body"].as_str().unwrap().contains("\"items\""),
         "{}",
         records[0]
     );
-    // Stopped means stopped.
-    let again = tw.call("network_capture_stop", json!({})).await;
-    assert_eq!(again.reason(), "no_capture");
+    // Stopped means stopped: a second stop says nothing runs (as BrowserTap answers it).
+    let again = tw.ok("network_capture_stop", json!({})).await;
+    assert_eq!(again["status"], "not_running", "{again}");
+    assert_eq!(again["requests"], json!([]));
 
     tw.ok("network_capture_start", json!({ "include_bodies": false }))
         .await;
@@ -44,7 +48,7 @@ async fn a_network_capture_records_fetches_with_bodies_and_filters() {
     let failures = tw
         .ok("network_capture_stop", json!({ "status_min": 400 }))
         .await;
-    let records = failures["records"].as_array().unwrap();
+    let records = failures["requests"].as_array().unwrap();
     assert!(
         !records.is_empty() && records.iter().all(|r| r["status"] == 404),
         "{failures}"
@@ -74,7 +78,7 @@ async fn console_messages_and_uncaught_exceptions_are_collected() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| format!("{} {}", m["level"], m["text"].as_str().unwrap_or_default()))
+        .map(|m| format!("{} {}", m["type"], m["text"].as_str().unwrap_or_default()))
         .collect();
     assert!(
         texts.iter().any(|t| t.contains("\"log\" loaded 3 items")),
@@ -93,9 +97,17 @@ async fn console_messages_and_uncaught_exceptions_are_collected() {
     assert!(
         texts
             .iter()
-            .any(|t| t.contains("\"error\"") && t.contains("late failure")),
+            .any(|t| t.contains("\"exception\"") && t.contains("late failure")),
         "{texts:?}"
     );
+    let agent = messages["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["text"] == "from the agent 42")
+        .expect("the agent's message");
+    assert_eq!(agent["args"], json!(["from the agent", 42]), "{agent}");
+    assert_eq!(messages["status"], "capturing");
 
     let paged = tw
         .ok(
@@ -105,13 +117,14 @@ async fn console_messages_and_uncaught_exceptions_are_collected() {
         .await;
     assert_eq!(paged["messages"].as_array().unwrap().len(), 1);
     assert_eq!(paged["next_offset"], 2);
+    assert_eq!(paged["cleared"], paged["message_count"], "{paged}");
     let empty = tw.ok("get_console_messages", json!({})).await;
     assert_eq!(empty["total"], 0);
-    tw.ok("console_capture_stop", json!({})).await;
-    assert_eq!(
-        tw.call("get_console_messages", json!({})).await.reason(),
-        "no_capture"
-    );
+    let stopped = tw.ok("console_capture_stop", json!({})).await;
+    assert_eq!(stopped["status"], "stopped");
+    assert!(stopped["stopped_at"].as_u64().is_some(), "{stopped}");
+    let after = tw.ok("get_console_messages", json!({})).await;
+    assert_eq!(after["status"], "not_running", "{after}");
 }
 
 #[tokio::test]
@@ -148,13 +161,18 @@ async fn an_httponly_cookie_round_trips_through_cdp() {
         .await;
     assert_eq!(set["set"], 2, "{set}");
     let read = tw.ok("get_cookies", json!({})).await;
-    let session = read["cookies"]
+    // As chrome.cookies describes them (BrowserTap reads them so).
+    let session = read["data"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["name"] == "session")
         .expect("session cookie");
     assert_eq!(session["httpOnly"], true);
+    assert_eq!(session["hostOnly"], true);
+    assert_eq!(session["sameSite"], "unspecified");
+    assert_eq!(session["session"], true);
+    assert!(session.get("expirationDate").is_none(), "{session}");
     // Scripts cannot see it; the server receives it.
     let visible = tw
         .ok("execute_js", json!({ "script": "document.cookie" }))
@@ -176,6 +194,14 @@ async fn an_httponly_cookie_round_trips_through_cdp() {
 
     let deleted = tw.ok("delete_cookies", json!({ "name": "session" })).await;
     assert_eq!(deleted["remaining"], 0, "{deleted}");
+    assert_eq!(deleted["status"], "ok");
+    assert!(
+        deleted["scope"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/cookies"),
+        "the scope defaults to the page: {deleted}"
+    );
     tw.ok("open_url", json!({ "url": site.url("cookies") }))
         .await;
     let sent = tw
@@ -205,6 +231,9 @@ async fn storage_is_paged_and_writes_are_verified() {
             )
             .await;
         assert_eq!(set["verified"], true);
+        assert_eq!(set["status"], "success");
+        assert_eq!(set["replaced"], false);
+        assert_eq!(set["total_keys"], i + 1);
     }
     tw.ok(
         "storage_set",
@@ -212,9 +241,13 @@ async fn storage_is_paged_and_writes_are_verified() {
     )
     .await;
     let first = tw.ok("storage_get", json!({ "max_items": 2 })).await;
+    assert_eq!(first["items"], json!({ "k0": "v0", "k1": "v1" }));
+    assert_eq!(first["area"], "localStorage");
+    assert_eq!(first["count"], 2);
+    assert_eq!(first["total_keys"], 5);
     assert_eq!(
-        first["items"],
-        json!([{ "key": "k0", "value": "v0" }, { "key": "k1", "value": "v1" }])
+        first["bytes"], 8,
+        "UTF-8 bytes of the keys and values: {first}"
     );
     assert_eq!(first["truncated"], true);
     let next = tw
@@ -223,12 +256,13 @@ async fn storage_is_paged_and_writes_are_verified() {
             json!({ "offset": first["next_offset"], "max_items": 10 }),
         )
         .await;
-    assert_eq!(next["items"].as_array().unwrap().len(), 3);
+    assert_eq!(next["items"].as_object().unwrap().len(), 3);
     assert_eq!(next["truncated"], false);
     let one = tw
         .ok("storage_get", json!({ "key": "obj", "area": "session" }))
         .await;
     assert_eq!(one["value"], "{\"a\":1}");
+    assert_eq!(one["area"], "sessionStorage");
     let seen = tw
         .ok(
             "execute_js",
@@ -236,17 +270,14 @@ async fn storage_is_paged_and_writes_are_verified() {
         )
         .await;
     assert_eq!(seen["js_return"], "v3");
-    // A value beyond the quota is reported, not lost silently.
+    // A value beyond the quota is reported (BrowserTap's `failed`), not lost silently.
     let huge = "x".repeat(6 * 1024 * 1024);
     let over = tw
         .call("storage_set", json!({ "key": "huge", "value": huge }))
         .await;
-    assert_eq!(
-        over.error_code(),
-        "quota_exceeded",
-        "{}",
-        over.envelope["error"]
-    );
+    assert_eq!(over.error_code(), "failed", "{}", over.envelope["error"]);
+    assert_eq!(over.envelope["legacy"]["reason"], "quota_exceeded");
+    assert_eq!(over.envelope["legacy"]["area"], "localStorage");
 }
 
 #[tokio::test]
@@ -452,11 +483,12 @@ async fn high_risk_cdp_methods_are_refused_before_they_reach_the_browser() {
     );
     let targets = tw.ok("debugger_targets", json!({})).await;
     assert!(
-        targets["targets"]
+        targets["data"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|t| t["type"] == "page")
+            .any(|t| t["type"] == "page" && t["tabId"].is_u64()),
+        "{targets}"
     );
 }
 

@@ -87,6 +87,11 @@ async fn save_pdf_writes_a_valid_pdf_inside_the_output_dir_only() {
     assert!(bytes.starts_with(b"%PDF-"));
     assert_eq!(data["bytes"], bytes.len());
     assert_eq!(data["sha256"], sha256_hex(&bytes));
+    // BrowserTap's names for the same facts.
+    assert_eq!(data["status"], "success");
+    assert_eq!(data["format"], "pdf");
+    assert_eq!(data["size"], bytes.len());
+    assert_eq!(data["saved_to"], data["path"]);
     let leftovers: Vec<_> = std::fs::read_dir(tw.output_dir.join("docs"))
         .unwrap()
         .flatten()

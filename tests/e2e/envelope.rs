@@ -132,11 +132,15 @@ async fn a_failure_the_tool_reports_keeps_its_payload_as_legacy() {
     assert_eq!(envelope["error_code"], "obscured", "{envelope}");
     assert_eq!(envelope["status"], "obscured", "projected: {envelope}");
     assert_eq!(envelope["diagnostics"]["status"], "obscured");
-    // Nothing was sent to the page, so the click can be tried again as is.
-    assert_eq!(envelope["retryable"], true, "{envelope}");
+    // Nothing was sent to the page, and the same click would meet the same cover: as in
+    // BrowserTap, not retryable, with the cover named and what to do next.
+    assert_eq!(envelope["retryable"], false, "{envelope}");
     let legacy = reply.reported();
     assert_eq!(legacy["status"], "obscured");
-    assert!(legacy["occluded_by"].is_object(), "{legacy}");
+    assert_eq!(legacy["input_dispatched"], false, "{legacy}");
+    assert_eq!(legacy["occluded_by"], "div#banner", "{legacy}");
+    assert_eq!(legacy["occluded_by_element"]["id"], "banner", "{legacy}");
+    assert!(legacy["next_action"].is_string(), "{legacy}");
 }
 
 #[tokio::test]

@@ -146,7 +146,8 @@ async fn the_users_browser_is_driven_through_the_extension() {
             json!({ "title": "Linked", "url": site.url("form.html") }),
         )
         .await;
-    assert_eq!(created["status"], "created");
+    assert_eq!(created["status"], "ok");
+    assert_eq!(created["operation"], "create_bookmark");
     assert!(in_tree(&tw.ok("get_bookmarks", json!({})).await, "Linked").is_some());
 
     let shot = tw.call("capture_page_screenshot", json!({})).await;
@@ -262,7 +263,7 @@ fn find<'a>(node: &'a serde_json::Value, title: &str) -> Option<&'a serde_json::
 }
 
 fn in_tree<'a>(tree: &'a serde_json::Value, title: &str) -> Option<&'a serde_json::Value> {
-    tree["tree"]
+    tree["data"]
         .as_array()?
         .iter()
         .find_map(|root| find(root, title))
@@ -282,7 +283,7 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
     let folder = tw
         .ok("create_bookmark", json!({ "title": "Research" }))
         .await;
-    let folder_id = folder["bookmark"]["id"].as_str().unwrap().to_owned();
+    let folder_id = folder["data"]["id"].as_str().unwrap().to_owned();
     for (title, url) in [
         ("Rust", "https://www.rust-lang.org/"),
         ("CDP", "https://chromedevtools.github.io/devtools-protocol/"),
@@ -311,6 +312,19 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
         "{}",
         refused.envelope
     );
+    // One the browser does not have cannot be backed up: nothing is sent, and the call
+    // may be made again as it is (BrowserTap's bookmark_backup_failed).
+    let unknown = tw
+        .call("remove_bookmark", json!({ "bookmark_id": "999999" }))
+        .await;
+    assert_eq!(
+        unknown.error_code(),
+        "bookmark_backup_failed",
+        "{}",
+        unknown.envelope
+    );
+    assert_eq!(unknown.envelope["retryable"], true);
+    assert_eq!(unknown.envelope["legacy"]["phase"], "backup");
     let removed = tw
         .ok(
             "remove_bookmark",
@@ -318,6 +332,12 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
         )
         .await;
     assert_eq!(removed["removed"], 3);
+    assert_eq!(removed["status"], "ok");
+    assert!(
+        removed["backup_expires_at"].as_f64().unwrap()
+            > removed["backup_captured_at"].as_f64().unwrap(),
+        "{removed}"
+    );
     let backup = std::fs::read(removed["backup_path"].as_str().unwrap()).expect("backup file");
     assert_eq!(
         removed["backup_sha256"],
@@ -331,7 +351,7 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
     let restored = tw
         .ok("create_bookmark", json!({ "title": root["title"] }))
         .await;
-    let parent = restored["bookmark"]["id"].clone();
+    let parent = restored["data"]["id"].clone();
     for child in root["children"].as_array().unwrap() {
         tw.ok(
             "create_bookmark",
@@ -366,6 +386,21 @@ async fn bookmarks_are_backed_up_before_removal_and_restorable() {
         )
         .await;
     assert_eq!(own.error_code(), "invalid_request");
+    // What the browser itself refuses is BrowserTap's page_execution_failed, not retryable.
+    let unknown = tw
+        .call(
+            "set_extension_enabled",
+            json!({ "extension_id": "a".repeat(32), "enabled": false }),
+        )
+        .await;
+    assert_eq!(
+        unknown.error_code(),
+        "page_execution_failed",
+        "{}",
+        unknown.envelope
+    );
+    assert_eq!(unknown.envelope["retry_safe"], false);
+    assert!(unknown.message().contains("aaaa"), "{}", unknown.message());
 }
 
 #[tokio::test]

@@ -1109,30 +1109,27 @@ fn collect_scan(
 ) {
     {
         let observation = &scan["observation"];
+        // A frame's path starts with the path of the frame scanned (BrowserTap's
+        // `observation.frames[].frame`): it scans that frame as it is.
         for frame in observation["frames"].as_array().into_iter().flatten() {
-            let mut inner = path.to_vec();
-            inner.extend(frame["frame"].as_array().cloned().unwrap_or_default());
-            queue.push(inner);
+            queue.push(frame["frame"].as_array().cloned().unwrap_or_default());
         }
         let mut targets = Vec::new();
         for t in observation["targets"].as_array().into_iter().flatten() {
-            let locator = &t["locator"];
-            let role = locator["role"]
-                .as_str()
-                .or(t["role"].as_str())
-                .or(t["tag"].as_str());
-            let name = locator["name"]
-                .as_str()
-                .or(t["name"].as_str())
-                .unwrap_or("");
-            let mut full = locator.clone();
-            if !path.is_empty() {
-                full["frame"] = json!(path);
-            }
+            // The role Chromium computes (BrowserTap's `role` is the attribute as written).
+            let role = t["computed_role"].as_str().or(t["tag"].as_str());
+            let name = t["name"].as_str().unwrap_or("");
+            // The locator carries its frame path: passed back unchanged, it acts.
+            let locator = t["locator"].clone();
+            assert_eq!(
+                locator["frame"].as_array().map_or(&[][..], Vec::as_slice),
+                path,
+                "a target's locator names the frame it was scanned in: {t}"
+            );
             let target = Target {
                 role: role.unwrap_or("").into(),
                 name: name.into(),
-                locator: full,
+                locator,
                 disabled: t["disabled"] == true,
                 continued,
                 field_of: None,

@@ -45,11 +45,24 @@ async fn typing_fills_a_form_that_then_submits_what_was_typed() {
         json!({ "selector": { "role": "checkbox", "name": "I agree" } }),
     )
     .await;
-    // A read-only field refuses text and types nothing.
+    // A read-only field refuses text and types nothing: BrowserTap's not_interactable,
+    // reported with what was aimed at and that nothing was typed.
     let refused = tw
         .call("page_type", json!({ "selector": "#locked", "text": "x" }))
         .await;
-    assert_eq!(refused.error_code(), "read_only", "{}", refused.envelope);
+    assert_eq!(
+        refused.error_code(),
+        "not_interactable",
+        "{}",
+        refused.envelope
+    );
+    let legacy = refused.reported();
+    assert_eq!(legacy["target_kind"], "unusable", "{legacy}");
+    assert_eq!(legacy["typed_chars"], 0, "{legacy}");
+    assert_eq!(
+        js(&tw, "document.getElementById('locked').value").await,
+        "fixed"
+    );
 
     // Enter in the email field submits the form.
     tw.ok(
@@ -136,7 +149,7 @@ async fn a_click_whose_target_moves_away_is_aimed_again_and_lands_once() {
     // The button moves down as the pointer arrives, so the first press would hit the
     // space above it: the guard stops it and the click is aimed again.
     let clicked = tw.ok("page_click", json!({ "selector": "#target" })).await;
-    assert_eq!(clicked["attempts"], 2, "{clicked}");
+    assert_eq!(clicked["aim_attempts"], 2, "{clicked}");
     assert_eq!(clicks_on(&tw, "target").await, "1");
     // The page saw exactly one press, on the button: the stopped one never reached it.
     assert_eq!(js(&tw, "pressedTargets()").await, "target");
@@ -382,8 +395,12 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
         .find(|t| t["name"] == "Arrival")
         .expect("the date input is a target");
     assert_eq!(arrival["type"], "date");
-    assert_eq!(arrival["recommended_tool"], "page_type");
-    assert_eq!(arrival["editable"], true);
+    // BrowserTap's words (its page_type types text only, so it clicks a date input), and
+    // tabwire's: its page_type sets the value whole, in the format named.
+    assert_eq!(arrival["recommended_tool"], "page_click");
+    assert_eq!(arrival["editable"], false);
+    assert_eq!(arrival["tabwire_tool"], "page_type", "{arrival}");
+    assert_eq!(arrival["value_format"], "yyyy-mm-dd", "{arrival}");
     let fields: Vec<&str> = arrival["fields"]
         .as_array()
         .expect("the date input lists its sub-fields")
@@ -464,7 +481,7 @@ async fn date_and_time_inputs_take_a_whole_value_and_list_their_sub_fields() {
     );
     // A disabled one takes nothing.
     let args = json!({ "selector": "[name=late]", "text": "23:00" });
-    type_refused(&tw, args, "read_only").await;
+    type_refused(&tw, args, "not_interactable").await;
 
     // The chrome face: focusing the input through the keyboard tool changes nothing; the
     // outline shows the sub-fields under the input, and the fill sets the value.

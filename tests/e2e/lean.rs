@@ -137,7 +137,9 @@ async fn a_lean_error_is_one_line_with_its_code_verdict_and_facts() {
     assert!(missing.is_error);
     assert_eq!(missing.text.lines().count(), 1, "{}", missing.text);
     assert!(
-        missing.text.starts_with("error not_found (retryable): "),
+        missing
+            .text
+            .starts_with("error not_found (not retryable): "),
         "{}",
         missing.text
     );

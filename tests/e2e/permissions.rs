@@ -24,6 +24,14 @@ async fn a_lease_is_restored_when_it_expires_and_on_reset() {
         .await;
     assert_eq!(lease["lease"]["prior"], "prompt");
     assert_eq!(lease["lease"]["prior_verified"], true);
+    // BrowserTap's words: the content setting's name, the expiry in ms.
+    assert_eq!(lease["status"], "ok");
+    assert_eq!(lease["permission"], "location");
+    assert_eq!(lease["origin"], site.url("").trim_end_matches('/'));
+    assert_eq!(
+        lease["expires_at"].as_u64().unwrap(),
+        lease["lease"]["expires_at"].as_u64().unwrap() * 1000
+    );
     tw.ok("wait_for", state("geolocation", "granted")).await;
     // Expiry restores the prior setting by itself.
     tw.ok("wait_for", state("geolocation", "prompt")).await;
@@ -35,7 +43,15 @@ async fn a_lease_is_restored_when_it_expires_and_on_reset() {
     .await;
     tw.ok("wait_for", state("notifications", "denied")).await;
     let reset = tw.ok("reset_site_permissions", json!({})).await;
-    assert_eq!(reset["status"], "restored", "{reset}");
+    assert_eq!(reset["status"], "ok", "{reset}");
+    let restored = reset["restored_leases"].as_array().unwrap();
+    assert!(
+        restored.iter().any(|l| l["permission"] == "notifications"),
+        "{reset}"
+    );
+    assert_eq!(reset["restored"], restored.len(), "{reset}");
+    assert_eq!(reset["remaining"], 0, "{reset}");
+    assert_eq!(reset["failures"], json!([]));
     tw.ok("wait_for", state("notifications", "prompt")).await;
 
     let clipboard = tw
@@ -136,7 +152,7 @@ async fn two_leases_set_at_once_are_both_restored() {
     tw.ok("wait_for", state("geolocation", "granted")).await;
     tw.ok("wait_for", state("notifications", "denied")).await;
     let reset = tw.ok("reset_site_permissions", json!({})).await;
-    assert_eq!(reset["restored"].as_array().unwrap().len(), 2, "{reset}");
+    assert_eq!(reset["restored"], 2, "{reset}");
     tw.ok("wait_for", state("geolocation", "prompt")).await;
     tw.ok("wait_for", state("notifications", "prompt")).await;
 }
@@ -178,7 +194,7 @@ async fn leases_set_at_once_on_one_setting_keep_the_setting_it_had_before_both()
         );
     }
     let reset = call_on(&a, "reset_site_permissions", json!({})).await.ok();
-    assert_eq!(reset["restored"].as_array().unwrap().len(), 1, "{reset}");
+    assert_eq!(reset["restored"], 1, "{reset}");
     call_on(&a, "wait_for", state("geolocation", "prompt"))
         .await
         .ok();

@@ -5,7 +5,7 @@
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientRequest, LoggingLevel, ProgressNotificationParam,
-    SetLevelRequestParams,
+    ReadResourceRequestParams, ResourceContents, SetLevelRequestParams,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::{Map, Value, json};
@@ -177,7 +177,16 @@ async fn a_cancelled_script_puts_back_the_tabs_dialog_policy() {
     )
     .await;
     site.release("policy");
-    tw.ok("page_click", json!({ "selector": "#ask" })).await;
+    // A dialog the page opens on its own, outside any call, is answered by the tab's
+    // policy (a click's dialog stays open for the agent instead).
+    let opens_later = json!({
+        "expression": "setTimeout(() => document.getElementById('ask').click(), 0); 1"
+    });
+    tw.ok(
+        "cdp_command",
+        json!({ "method": "Runtime.evaluate", "params_json": opens_later.to_string() }),
+    )
+    .await;
     tw.ok("wait_for", json!({ "text": "dismissed" })).await;
 }
 
@@ -252,4 +261,107 @@ async fn progress_counts_seconds_toward_a_limit_given_in_milliseconds() {
     site.release("progress-ms");
     assert_eq!(progress.total, Some(120.0), "{progress:?}");
     assert!(progress.progress < 120.0, "{progress:?}");
+}
+
+/// BrowserTap's two guides are resources at its URIs, markdown, written for tabwire; the
+/// instructions carry the rules an agent needs before its first call. The chrome face
+/// serves neither resources nor prompts.
+#[tokio::test]
+async fn the_btap_face_serves_its_guides_as_resources_and_its_rules_as_instructions() {
+    let tw = Tabwire::managed("guides").await;
+    let info = tw.client.peer_info().expect("initialize result");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    for rule in [
+        "session_id",
+        "open_new_tab",
+        "owner_id",
+        "close_tabs",
+        r#"{"ref": "e12"}"#,
+        r#"{"ref": "ref_12"}"#,
+        "\"frame\": [...]",
+        "retry_safe",
+        "delivery_state=undelivered",
+        "get_execute_js_result(operation_id)",
+        "dialog_policy",
+        "handle_dialog",
+        "result_file",
+        "browsertap://agent/workflow",
+        "browsertap://agent/recovery",
+    ] {
+        assert!(
+            instructions.contains(rule),
+            "instructions lack {rule}: {instructions}"
+        );
+    }
+    assert!(info.capabilities.resources.is_some() && info.capabilities.prompts.is_some());
+
+    let resources = tw
+        .client
+        .list_all_resources()
+        .await
+        .expect("resources/list");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        ["browsertap://agent/workflow", "browsertap://agent/recovery"]
+    );
+    for (resource, says) in resources.iter().zip([
+        [
+            "owner_id",
+            "continuation.cursor",
+            "frame",
+            "dialog_policy",
+            "result_file",
+        ],
+        [
+            "retry_safe",
+            "undelivered",
+            "get_execute_js_result",
+            "target_busy",
+            "action",
+        ],
+    ]) {
+        assert_eq!(resource.mime_type.as_deref(), Some("text/markdown"));
+        let read = tw
+            .client
+            .read_resource(ReadResourceRequestParams::new(resource.uri.clone()))
+            .await
+            .expect("resources/read");
+        let [
+            ResourceContents::TextResourceContents {
+                text,
+                mime_type,
+                uri,
+                ..
+            },
+        ] = read.contents.as_slice()
+        else {
+            panic!("one text content: {read:?}");
+        };
+        assert_eq!(
+            (uri.as_str(), mime_type.as_deref()),
+            (resource.uri.as_str(), Some("text/markdown"))
+        );
+        assert!(text.starts_with("# "), "{text}");
+        for word in says {
+            assert!(text.contains(word), "{} lacks {word}", resource.uri);
+        }
+    }
+    let missing = tw
+        .client
+        .read_resource(ReadResourceRequestParams::new("browsertap://agent/nothing"))
+        .await;
+    assert!(missing.is_err(), "{missing:?}");
+    assert!(
+        tw.client
+            .list_all_prompts()
+            .await
+            .expect("prompts/list")
+            .is_empty()
+    );
+
+    let chrome = Tabwire::stdio_with("guides-chrome", &["--face", "chrome"]).await;
+    let info = chrome.client.peer_info().expect("initialize result");
+    assert!(info.capabilities.resources.is_none() && info.capabilities.prompts.is_none());
+    assert!(chrome.client.list_all_resources().await.is_err());
 }

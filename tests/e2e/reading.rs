@@ -69,19 +69,25 @@ async fn scan_reports_targets_with_locators_that_act_on_the_same_element() {
     tw.ok("open_url", json!({ "url": site.url("form.html") }))
         .await;
     let scan = tw.ok("scan_page", json!({})).await;
-    assert_eq!(scan["render_state"], "ready");
+    assert_eq!(scan["render_state"], "content");
+    assert_eq!(scan["content_ready"], true);
+    assert_eq!(scan["render"]["state"], "content", "{}", scan["render"]);
+    assert_eq!(scan["status"], "success");
     let targets = scan["observation"]["targets"].as_array().unwrap();
     let name_field = targets
         .iter()
         .find(|t| named(t, "Full name"))
         .expect("Full name target");
     assert_eq!(name_field["recommended_tool"], "page_type");
+    assert_eq!(name_field["reason"], "editable_text");
     assert_eq!(name_field["editable"], true);
+    // A native select is chosen from, not typed into or clicked: no tool, as BrowserTap.
     let select = targets
         .iter()
         .find(|t| named(t, "Plan"))
         .expect("Plan target");
-    assert_eq!(select["recommended_tool"], "select_existing_option");
+    assert!(select["recommended_tool"].is_null(), "{select}");
+    assert_eq!(select["reason"], "select_existing_option");
     // The locator, passed back unchanged, types into that field.
     tw.ok(
         "page_type",
@@ -106,7 +112,9 @@ async fn waits_follow_content_that_appears_and_disappears() {
     let appeared = tw
         .ok("wait_for", json!({ "text": "Data arrived", "timeout": 30 }))
         .await;
-    assert_eq!(appeared["matched"], true);
+    assert_eq!(appeared["status"], "success", "{appeared}");
+    assert_eq!(appeared["condition"], "text", "{appeared}");
+    assert!(appeared["waited_ms"].is_u64(), "{appeared}");
     tw.ok("wait_for", json!({ "selector": "#spinner", "gone": true }))
         .await;
     tw.ok(
@@ -118,6 +126,13 @@ async fn waits_follow_content_that_appears_and_disappears() {
         .call("wait_for", json!({ "selector": "#never", "timeout": 0.3 }))
         .await;
     assert_eq!(never.error_code(), "timeout", "{}", never.envelope);
+    // As BrowserTap, a wait that timed out reports where the page is.
+    let never = never.reported();
+    assert_eq!(never["condition"], "selector", "{never}");
+    assert!(
+        never["url"].as_str().unwrap().ends_with("delayed.html"),
+        "{never}"
+    );
     let bad = tw
         .call("wait_for", json!({ "selector": "p[[", "timeout": 5 }))
         .await;
@@ -161,9 +176,9 @@ async fn scroll_page_moves_and_reports_the_position() {
     assert_eq!(scrolled["js_return"], 500);
 }
 
-/// A target's control name: in its role locator, or beside a CSS locator.
+/// A target's control name.
 fn named(target: &serde_json::Value, name: &str) -> bool {
-    target["locator"]["name"] == name || target["name"] == name
+    target["name"] == name
 }
 
 #[tokio::test]
@@ -288,11 +303,7 @@ async fn a_truncated_scan_names_a_cursor_that_reads_on_to_the_end() {
         pages += 1;
         content.push_str(scan["content"].as_str().unwrap());
         for target in scan["observation"]["targets"].as_array().unwrap() {
-            let name = target["locator"]["name"]
-                .as_str()
-                .or(target["name"].as_str())
-                .unwrap_or_default();
-            names.insert(name.to_owned());
+            names.insert(target["name"].as_str().unwrap_or_default().to_owned());
         }
         match scan["continuation"]["cursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
@@ -364,13 +375,32 @@ async fn a_lean_scan_and_click_keep_every_fact_an_agent_acts_on() {
     assert!(envelope["target"].get("url").is_none(), "{envelope}");
 
     let targets = observation["targets"].as_array().unwrap();
+    // Every target says all BrowserTap says of it (the role as the page wrote it), and the
+    // role Chromium computes.
+    for target in targets {
+        for key in [
+            "locator",
+            "tag",
+            "type",
+            "name",
+            "role",
+            "visible",
+            "editable",
+            "disabled",
+            "readonly",
+            "inert",
+            "rect",
+            "hit_test",
+            "recommended_tool",
+            "reason",
+        ] {
+            assert!(target.get(key).is_some(), "{key} missing in {target}");
+        }
+    }
     let named = |role: &str, name: &str| {
         targets
             .iter()
-            .find(|t| {
-                let l = &t["locator"];
-                (l["role"] == role && l["name"] == name) || (t["role"] == role && t["name"] == name)
-            })
+            .find(|t| t["computed_role"] == role && t["name"] == name)
             .unwrap_or_else(|| panic!("no {role} {name:?} in {targets:?}"))
             .clone()
     };
@@ -382,7 +412,9 @@ async fn a_lean_scan_and_click_keep_every_fact_an_agent_acts_on() {
     assert!(locked["recommended_tool"].is_null(), "{locked}");
     let terms = named("checkbox", "I agree");
     let submit = named("button", "Create account");
-    assert_eq!(submit["rect"].as_array().unwrap().len(), 4);
+    for side in ["x", "y", "width", "height"] {
+        assert!(submit["rect"][side].is_number(), "{submit}");
+    }
 
     // The locators act on those very elements, and the replies say so.
     let typed = tw
@@ -391,7 +423,8 @@ async fn a_lean_scan_and_click_keep_every_fact_an_agent_acts_on() {
             json!({ "selector": field["locator"], "text": "Ada" }),
         )
         .await;
-    assert_eq!(typed["status"], "typed", "{typed}");
+    assert_eq!(typed["status"], "success", "{typed}");
+    assert_eq!(typed["target_kind"], "element", "{typed}");
     assert_eq!(typed["focus_confirmed"], true, "{typed}");
     assert_eq!(typed["typed_chars"], 3, "{typed}");
     assert_eq!(typed["active_element"]["label"], "Full name", "{typed}");
@@ -417,4 +450,129 @@ async fn a_lean_scan_and_click_keep_every_fact_an_agent_acts_on() {
 
 async fn js_value(tw: &Tabwire, script: &str) -> Value {
     tw.ok("execute_js", json!({ "script": script })).await["js_return"].clone()
+}
+
+/// A scan observes as BrowserTap's does: the observation's own facts and the page's
+/// readiness; frames with the paths that scan them; a framed scan's locators and refs
+/// carrying that path, so either, passed back unchanged, acts in the frame; a hidden file
+/// input listed for upload_files; and what `max_targets: 0` and `extra_js` say.
+#[tokio::test]
+async fn a_scan_observes_as_browsertap_does_frames_included() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("scan-observation").await;
+    tw.ok("open_url", json!({ "url": site.url("frames.html") }))
+        .await;
+    tw.ok(
+        "wait_for",
+        json!({ "selector": { "frame": ["#cross"], "css": "#inner" } }),
+    )
+    .await;
+    let reply = tw.call("scan_page", json!({})).await;
+    let tab = reply.envelope["target"]["session_id"].clone();
+    let top = reply.ok();
+    assert_eq!(top["status"], "success");
+    assert_eq!(top["active_session_id"], tab);
+    assert!(
+        top["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["session_id"] == tab),
+        "{}",
+        top["tabs"]
+    );
+    assert_eq!(top["render_state"], "content");
+    assert_eq!(top["content_ready"], true);
+    assert_eq!(top["render"]["has_body"], true, "{}", top["render"]);
+    let observation = &top["observation"];
+    assert_eq!(observation["status"], "success");
+    assert_eq!(observation["limit"], 80);
+    assert_eq!(observation["coordinate_space"], "viewport_css");
+    assert_eq!(observation["frame"], json!([]));
+    let frames = observation["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    for frame in frames {
+        assert_eq!(frame["frame"], json!([frame["locator"]]), "{frame}");
+        assert_eq!(frame["inspected"], false, "{frame}");
+    }
+    let cross = frames
+        .iter()
+        .find(|f| f["url"].as_str().unwrap().contains("://localhost:"))
+        .expect("the cross-site frame");
+
+    // The frame's scan: its targets' locators and refs carry the frame path.
+    let inner = tw.ok("scan_page", json!({ "frame": cross["frame"] })).await;
+    assert_eq!(inner["observation"]["frame"], cross["frame"]);
+    assert!(inner.get("render_state").is_none(), "{inner}");
+    let targets = inner["observation"]["targets"].as_array().unwrap();
+    let field = targets
+        .iter()
+        .find(|t| named(t, "Inner field"))
+        .expect("the inner field");
+    let button = targets
+        .iter()
+        .find(|t| named(t, "Inner button"))
+        .expect("the inner button");
+    assert_eq!(field["locator"]["frame"], cross["frame"], "{field}");
+    tw.ok(
+        "page_type",
+        json!({ "selector": field["locator"], "text": "by locator" }),
+    )
+    .await;
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "ref": button["ref"] } }),
+    )
+    .await;
+    // A path written as CSS strings is answered as locator objects.
+    let read = tw
+        .ok(
+            "scan_page",
+            json!({ "frame": ["#cross"], "text_only": true }),
+        )
+        .await;
+    assert_eq!(read["observation"]["frame"], json!([{ "css": "#cross" }]));
+    assert!(
+        read["content"]
+            .as_str()
+            .unwrap()
+            .contains("inner clicked: by locator"),
+        "{}",
+        read["content"]
+    );
+
+    let none = tw.ok("scan_page", json!({ "max_targets": 0 })).await;
+    assert_eq!(none["observation"]["status"], "disabled");
+    assert_eq!(none["observation"]["targets"], json!([]));
+    let scripted = tw.ok("scan_page", json!({ "extra_js": "return 1" })).await;
+    assert_eq!(scripted["observation"]["status"], "unavailable");
+    assert_eq!(
+        scripted["observation"]["reason"],
+        "extra_js_preserves_legacy_execution"
+    );
+    assert!(
+        scripted["observation"].get("targets").is_none(),
+        "{scripted}"
+    );
+
+    // A file input upload_files can fill, however it is hidden.
+    tw.ok("open_url", json!({ "url": site.url("upload.html") }))
+        .await;
+    tw.ok(
+        "execute_js",
+        json!({ "script": "document.getElementById('file').style.display = 'none'; 0" }),
+    )
+    .await;
+    let upload = tw.ok("scan_page", json!({})).await;
+    let file = upload["observation"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "file")
+        .cloned()
+        .expect("the hidden file input");
+    assert_eq!(file["visible"], false, "{file}");
+    assert_eq!(file["recommended_tool"], "upload_files", "{file}");
+    assert_eq!(file["reason"], "file_input", "{file}");
+    assert_eq!(file["locator"], json!({ "css": "#file" }), "{file}");
 }

@@ -121,9 +121,14 @@ async fn alert_confirm_and_prompt_follow_the_dialog_policy() {
         .reported();
     assert_eq!(paused["status"], "blocked_by_dialog", "{paused}");
     let operation = paused["operation_id"].as_str().unwrap().to_owned();
-    let seen = tw.ok("handle_dialog", json!({ "action": "manual" })).await;
-    assert_eq!(seen["status"], "dialog_open", "{seen}");
+    // manual only reports: the dialog is open and the tab blocked, a reported failure.
+    let seen = tw
+        .call("handle_dialog", json!({ "action": "manual" }))
+        .await
+        .reported();
+    assert_eq!(seen["status"], "blocked_by_dialog", "{seen}");
     assert_eq!(seen["dialog"]["message"], "Your name?");
+    assert_eq!(seen["dialog"]["defaultPrompt"], "anon");
     tw.ok(
         "handle_dialog",
         json!({ "action": "accept", "prompt_text": "Grace" }),
@@ -139,10 +144,20 @@ async fn alert_confirm_and_prompt_follow_the_dialog_policy() {
     let none = tw.ok("handle_dialog", json!({ "action": "manual" })).await;
     assert_eq!(none["status"], "no_dialog");
 
-    // A click that opens an alert is not left hanging: it is dismissed and reported.
+    // A click that opens an alert leaves it open for the agent and says so; until it is
+    // answered, a call that needs the page says what blocks it at once.
     let clicked = tw.ok("page_click", json!({ "selector": "#alert" })).await;
+    assert_eq!(clicked["dialog_open"], true, "{clicked}");
+    assert_eq!(clicked["dialog"]["type"], "alert", "{clicked}");
+    let blocked = tw.call("scan_page", json!({})).await;
+    assert_eq!(
+        blocked.error_code(),
+        "blocked_by_dialog",
+        "{}",
+        blocked.envelope
+    );
+    tw.ok("handle_dialog", json!({ "action": "dismiss" })).await;
     tw.ok("wait_for", json!({ "text": "alert closed" })).await;
-    let _ = clicked;
 }
 
 #[tokio::test]
@@ -250,7 +265,14 @@ async fn a_timed_out_script_is_collected_later_exactly_once() {
             json!({ "operation_id": "op-nope" }),
         )
         .await;
-    assert_eq!(unknown.reason(), "unknown_operation");
+    assert_eq!(
+        unknown.error_code(),
+        "operation_not_found",
+        "{}",
+        unknown.envelope
+    );
+    assert_eq!(unknown.envelope["operation_id"], "op-nope");
+    assert_eq!(unknown.envelope["retry_safe"], false);
 }
 
 #[tokio::test]
@@ -335,10 +357,10 @@ async fn a_leave_prompt_is_resolved_through_the_protocol() {
     let tw = Tabwire::stdio("leave").await;
     tw.ok("open_url", json!({ "url": site.url("leave.html") }))
         .await;
-    assert_eq!(
-        tw.ok("resolve_leave_dialog", json!({})).await["status"],
-        "no_dialog"
-    );
+    // With no prompt open, BrowserTap reports the accept the browser refused.
+    let none = tw.call("resolve_leave_dialog", json!({})).await;
+    assert_eq!(none.error_code(), "operation_failed", "{}", none.envelope);
+    assert_eq!(none.reported()["status"], "no_dialog");
     // A real click gives the page the user activation a leave prompt needs.
     tw.ok("page_click", json!({ "selector": "#draft" })).await;
     let target = site.url("echo?left=1");
@@ -347,11 +369,14 @@ async fn a_leave_prompt_is_resolved_through_the_protocol() {
         .await;
     // handle_dialog waits (up to its timeout) for the prompt to open.
     let seen = tw
-        .ok("handle_dialog", json!({ "action": "manual", "timeout": 3 }))
-        .await;
+        .call("handle_dialog", json!({ "action": "manual", "timeout": 3 }))
+        .await
+        .reported();
+    assert_eq!(seen["status"], "blocked_by_dialog", "{seen}");
     assert_eq!(seen["dialog"]["type"], "beforeunload", "{seen}");
     let resolved = tw.ok("resolve_leave_dialog", json!({})).await;
-    assert_eq!(resolved["status"], "resolved");
+    assert_eq!(resolved["status"], "ok");
+    assert_eq!(resolved["resolution"], "protocol");
     assert_eq!(resolved["physical_input"], false);
     // The script's receipt settles once the navigation it started has landed.
     let done = tw

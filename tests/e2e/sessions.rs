@@ -133,7 +133,8 @@ async fn isolated_sessions_keep_cookies_storage_tabs_and_files_apart() {
     )
     .await
     .ok();
-    assert_eq!(close["closed"], 0, "B closed A's tab: {close}");
+    assert_eq!(close["closed"], json!([]), "B closed A's tab: {close}");
+    assert_eq!(close["closed_count"], 0, "{close}");
     let read = call_on(
         &b,
         "execute_js",

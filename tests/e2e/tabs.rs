@@ -20,9 +20,14 @@ async fn agents_own_the_tabs_they_open_and_cannot_close_others() {
             json!({ "url": site.url("fold.html"), "owner_id": "task-1" }),
         )
         .await;
+    assert_eq!(opened["status"], "ok");
     assert_eq!(opened["owned"], true);
+    assert_eq!(opened["opener"], "agent");
     assert_eq!(opened["owner_id"], "task-1");
     assert_eq!(opened["load_status"], "complete");
+    assert!(opened["generation"].is_string(), "{opened}");
+    assert_eq!(opened["result"]["data"]["operation_status"], "completed");
+    assert_eq!(opened["result"]["data"]["id"], opened["tab_id"]);
     let tab = opened["session_id"].as_str().unwrap().to_owned();
     let scan = tw
         .ok("scan_page", json!({ "session_id": tab, "text_only": true }))
@@ -39,8 +44,12 @@ async fn agents_own_the_tabs_they_open_and_cannot_close_others() {
             json!({ "url": site.url("fold.html"), "operation_id": opened["operation_id"] }),
         )
         .await;
-    assert_eq!(recovered["status"], "recovered");
+    // BrowserTap's answer for a completed creation, read again: the same tab.
+    assert_eq!(recovered["status"], "ok");
+    assert_eq!(recovered["recovered"], true);
+    assert_eq!(recovered["replayed"], false);
     assert_eq!(recovered["session_id"], tab);
+    assert_eq!(recovered["generation"], opened["generation"]);
     assert_eq!(
         tw.ok("list_tabs", json!({})).await["count"]
             .as_u64()
@@ -55,18 +64,49 @@ async fn agents_own_the_tabs_they_open_and_cannot_close_others() {
             json!({ "tab_id": user_tab, "owner_id": "task-1" }),
         )
         .await;
+    assert_eq!(refused.error_code(), "permission_denied");
     assert_eq!(refused.reason(), "not_owned", "{}", refused.envelope);
     let wrong_owner = tw
         .call("close_tabs", json!({ "tab_id": tab, "owner_id": "task-2" }))
         .await;
     assert_eq!(wrong_owner.reason(), "not_owned");
+    // Without the owner_id open_new_tab handed out, nothing is closed.
+    let no_owner = tw.call("close_tabs", json!({ "tab_id": tab })).await;
+    assert_eq!(
+        no_owner.error_code(),
+        "permission_denied",
+        "{}",
+        no_owner.envelope
+    );
+    assert_eq!(no_owner.reason(), "owner_required");
+    // A request naming one tab that is not this owner's closes none of them.
+    let mixed = tw
+        .call(
+            "close_tabs",
+            json!({ "tab_id": [tab, user_tab], "owner_id": "task-1" }),
+        )
+        .await;
+    assert_eq!(mixed.reason(), "not_owned", "{}", mixed.envelope);
+    assert!(
+        tw.ok("list_tabs", json!({}))
+            .await
+            .to_string()
+            .contains(&tab)
+    );
     let closed = tw
         .ok("close_tabs", json!({ "tab_id": tab, "owner_id": "task-1" }))
         .await;
+    // BrowserTap's words: the tab id named, closed by the agent.
+    assert_eq!(closed["status"], "ok");
+    assert_eq!(closed["closed"], opened["tab_id"]);
+    assert_eq!(closed["requested"], opened["tab_id"]);
+    assert_eq!(closed["closed_by"], "agent");
     assert_eq!(closed["results"][0]["closed_by"], "agent");
     let again = tw
         .ok("close_tabs", json!({ "tab_id": tab, "owner_id": "task-1" }))
         .await;
+    assert_eq!(again["status"], "already_gone");
+    assert_eq!(again["already_gone"], opened["tab_id"]);
     assert_eq!(again["results"][0]["status"], "already_gone");
     let tabs = tw.ok("list_tabs", json!({})).await;
     assert!(
@@ -92,10 +132,54 @@ async fn switch_tab_changes_only_this_sessions_default() {
         .ok("execute_js", json!({ "script": "document.title" }))
         .await;
     assert_eq!(title["js_return"], "Below the fold");
+    // A pattern is the caller's to fix: several tabs are a bad request naming them, none
+    // is not_found; both raised, as BrowserTap raises them.
     let ambiguous = tw
         .call("switch_tab", json!({ "url_pattern": "127.0.0.1" }))
         .await;
-    assert_eq!(ambiguous.error_code(), "ambiguous");
+    assert_eq!(ambiguous.error_code(), "invalid_request");
+    assert_eq!(ambiguous.reason(), "ambiguous");
+    assert_eq!(
+        ambiguous.envelope["diagnostics"]["candidates"]
+            .as_array()
+            .map(Vec::len),
+        Some(2),
+        "{}",
+        ambiguous.envelope
+    );
+    let none = tw
+        .call("switch_tab", json!({ "url_pattern": "no-such-page" }))
+        .await;
+    assert_eq!(none.error_code(), "not_found");
+    assert!(none.envelope.get("legacy").is_none(), "{}", none.envelope);
+    // The switch lists the tabs as list_tabs does, and the page says its own title.
+    let tabs = switched["tabs"].as_array().expect("tabs");
+    let row = tabs
+        .iter()
+        .find(|t| t["id"] == opened["session_id"])
+        .expect("the switched-to tab");
+    assert_eq!(row["title"], "Below the fold", "{row}");
+    assert_eq!(row["browser"], "chrome");
+    assert!(
+        row["generation"].is_string() && row["tab_identity"].is_string(),
+        "{row}"
+    );
+    let activated = tw
+        .ok(
+            "activate_tab",
+            json!({ "session_id": opened["session_id"] }),
+        )
+        .await;
+    assert_eq!(activated["status"], "ok");
+    assert_eq!(activated["activated_session_id"], opened["session_id"]);
+    assert_eq!(activated["on_screen"], true, "{activated}");
+    assert!(activated["window_state"].is_string(), "{activated}");
+    // A handle of a browser that is not linked: nothing was sent, and it may link later.
+    let unlinked = tw
+        .call("activate_tab", json!({ "session_id": "nobody:404" }))
+        .await;
+    assert_eq!(unlinked.error_code(), "extension_not_connected");
+    assert_eq!(unlinked.envelope["delivery_state"], "undelivered");
 }
 
 #[tokio::test]

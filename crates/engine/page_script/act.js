@@ -51,6 +51,15 @@ function redacted(el) {
   const label = accessibleName(el);
   if (label) d.label = clip(label, 80);
   d.editable = isTextField(el) || isValueField(el);
+  // The attributes as written, for clients that read them rather than the computed role
+  // and name (BrowserTap's focus report); the field's content is never among them.
+  const attributes = {};
+  for (const attr of ['name', 'type', 'role', 'aria-label', 'class', 'placeholder']) {
+    const value = el.getAttribute(attr);
+    if (value !== null) attributes[attr] = clip(value, 80);
+  }
+  d.attributes = attributes;
+  d.content_editable = !!el.isContentEditable;
   return d;
 }
 
@@ -146,10 +155,28 @@ TW.click_guard = function (args) {
       clearTimeout(selfDisarm);
       disarm();
       if (!seen.reached && !seen.stopped) seen.point_empty = !deepElementFromPoint(a.x, a.y);
+      seen.challenge = challengeMarker(el.ownerDocument);
       return seen;
     },
   };
 };
+
+// Whether the document is a bot check (an interstitial or a captcha widget) that a
+// click alone will not get past; its kind, or null. An agent is told so it can hand the
+// tab to a person instead of clicking on.
+function challengeMarker(doc) {
+  if (/^just a moment/i.test(doc.title || '')) return 'interstitial';
+  const kinds = [
+    ['#challenge-form, #challenge-running, #cf-challenge-running, [id^="cf-chl"]', 'interstitial'],
+    ['iframe[src*="challenges.cloudflare.com"]', 'turnstile'],
+    ['iframe[src*="hcaptcha.com"]', 'hcaptcha'],
+    ['iframe[src*="/recaptcha/"], .g-recaptcha', 'recaptcha'],
+  ];
+  for (const [selector, kind] of kinds) {
+    if (doc.querySelector(selector)) return kind;
+  }
+  return null;
+}
 
 // Scrolls the element into view and waits for the frame that shows it. The browser
 // routes input by the compositor's hit-test data, which follows a scroll only once a
@@ -286,7 +313,13 @@ function focusReport(status, el, extra) {
 }
 
 TW.focus_for_typing = function (args) {
-  const a = args || {};
+  const before = deepActive();
+  const report = focusForTyping(args || {});
+  report.previous_active_element = before ? redacted(before) : null;
+  return report;
+};
+
+function focusForTyping(a) {
   let el;
   if (a.locator != null) {
     const r = resolveLocator(a.locator);
@@ -315,7 +348,7 @@ TW.focus_for_typing = function (args) {
   }
   const selected = a.clear === true && confirmed && isTextField(el) && selectContents(el);
   return focusReport('ok', el, { editable: isTextField(el), selected_existing: !!selected });
-};
+}
 
 // Sets a date, time, colour or range input to `value` as a whole, as picking it in the
 // browser's own picker would: the page gets input and change. A value the input does not
@@ -407,15 +440,17 @@ TW.scroll = function (args) {
   let to = args && args.to != null ? args.to : 'bottom';
   if (typeof to === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(to)) to = Number(to);
   const s = mainScroller();
+  const from = scrollState(s).scroll_y;
+  const moved = out => Object.assign(out, { scrolled_from: from, moved: out.scroll_y !== from });
   if (to === 'top' || to === 'bottom' || typeof to === 'number') {
     const y = to === 'top' ? 0 : to === 'bottom' ? s.scrollHeight : to;
     s.scrollTo({ top: y, left: s.scrollLeft, behavior: 'instant' });
-    return scrollState(s);
+    return moved(scrollState(s));
   }
   const r = resolveLocator(to);
-  if (!r.el) return r;
+  if (!r.el) return Object.assign(r, { selector: to });
   r.el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
-  const out = scrollState(s);
+  const out = moved(scrollState(s));
   out.element = describe(r.el);
   return out;
 };
@@ -449,14 +484,12 @@ TW.probe = function (args) {
     return { status: 'ok', matched: q.els.length > 0 };
   }
   if (a.text != null) return { status: 'ok', matched: pageHasText(String(a.text)) };
+  // A pattern is a JavaScript regex or a plain substring, both tried (a pasted URL has
+  // '?' and '.' in it); one that is no regex is a substring alone.
   const href = location.href, pat = String(a.url_pattern);
   let re = null;
-  try { re = new RegExp(pat); } catch (e) {
-    // An invalid regex may still be a literal URL fragment.
-    if (href.includes(pat)) return { status: 'ok', matched: true };
-    return { status: 'invalid_pattern', message: 'invalid URL pattern: ' + e.message };
-  }
-  return { status: 'ok', matched: re.test(href) || href.includes(pat) };
+  try { re = new RegExp(pat); } catch (e) { re = null; }
+  return { status: 'ok', matched: (re !== null && re.test(href)) || href.includes(pat) };
 };
 
 TW.readiness = function () {

@@ -16,6 +16,13 @@ const DROP_IF_EMPTY = words('p ul ol li form table thead tbody tfoot tr nav main
 const STATE_ATTRS = ['aria-checked', 'aria-selected', 'aria-expanded', 'aria-pressed', 'aria-disabled'];
 const BORING_ROLES = words('presentation none generic');
 const CUT_MIN = 12, CUT_SHOWN = 3;
+// Per tag, the attributes (as written) whose values are facts a caller reads.
+const FACT_ATTRS = {
+  form: ['action', 'method', 'target'], a: ['target'], label: ['for'], td: ['colspan', 'rowspan'],
+  th: ['colspan', 'rowspan'],
+};
+// What ends a content cut short; continuation.cursor (and chars_remaining) say the rest.
+const CUT_MARK = '\n[… truncated: continuation.cursor reads on]';
 // Longest href written inline; longer ones become refs listed in `links`.
 const LINK_INLINE_MAX = 30;
 
@@ -213,7 +220,8 @@ function renderContent(html, cutOn, only) {
       flush();
       const src = el.getAttribute('src') ? el.src : '';
       const name = el.getAttribute('name') || '';
-      lines.push(html ? '<iframe' + (src ? attr('src', src, 300) : '') + (name ? attr('name', name) : '') + '></iframe>'
+      const named = ['id', 'title'].map(n => el.getAttribute(n) ? attr(n, el.getAttribute(n)) : '').join('');
+      lines.push(html ? '<iframe' + (src ? attr('src', src, 300) : '') + (name ? attr('name', name) : '') + named + '></iframe>'
         : '[iframe' + (name ? ' ' + name : '') + (src ? ' ' + src : '') + ']');
       emitted++;
       return '';
@@ -234,6 +242,8 @@ function renderContent(html, cutOn, only) {
     const tag = el.localName, type = el.type;
     let s = '';
     if (tag === 'input' && type !== 'text') s += ' type=' + type;
+    // A button submits its form unless it says otherwise.
+    if (tag === 'button' && type !== 'submit') s += ' type=' + type;
     if (el.id) s += attr('id', el.id);
     if (el.name) s += attr('name', el.name);
     if (tag === 'input' && type !== 'checkbox' && type !== 'radio' && el.value) {
@@ -243,6 +253,7 @@ function renderContent(html, cutOn, only) {
     const ph = el.getAttribute('placeholder');
     if (ph) s += attr('placeholder', ph);
     if (el.checked) s += ' checked';
+    if (el.required) s += ' required';
     if (el.disabled) s += ' disabled';
     if (el.readOnly) s += ' readonly';
     if (el.multiple) s += ' multiple';
@@ -255,9 +266,12 @@ function renderContent(html, cutOn, only) {
     let s = !ref ? '' : ref.ref ? ' #' + ref.ref : attr('href', ref.href);
     if (tag === 'select' || tag === 'button') s += inputAttrs(el);
     else {
+      // An id is the shortest selector a caller can write back (wait_for, page_click).
+      if (el.id) s += attr('id', el.id);
       const al = el.getAttribute('aria-label');
       if (al) s += attr('aria-label', al);
     }
+    s += factAttrs(el, tag);
     if (role) s += attr('role', role);
     if (ce !== null && ce !== 'false') s += ' contenteditable';
     if (tag === 'option') s += (el.selected ? ' selected' : '') + (el.disabled ? ' disabled' : '');
@@ -266,6 +280,21 @@ function renderContent(html, cutOn, only) {
       const v = el.getAttribute(a);
       if (v) s += attr(a, v);
     }
+    return s;
+  }
+
+  // Attributes that say what acting on an element does or which control a text names:
+  // where a form goes and how, a link or form opening another window, a label's field,
+  // a tooltip, a cell's span.
+  function factAttrs(el, tag) {
+    let s = '';
+    const kept = FACT_ATTRS[tag] || [];
+    for (const name of kept) {
+      const v = el.getAttribute(name);
+      if (v && !((name === 'colspan' || name === 'rowspan') && v === '1')) s += attr(name, v);
+    }
+    const title = el.getAttribute('title');
+    if (title && (tag === 'a' || tag === 'button' || tag === 'abbr')) s += attr('title', title);
     return s;
   }
 
@@ -315,15 +344,40 @@ function renderState() {
   return seen(body) ? 'ready' : 'shell';
 }
 
+// What BrowserTap's render probe reports about the top document: whether it has a body,
+// how far it has loaded, how much text and markup it holds, whether it says it is still
+// loading, and the verdict drawn from those (`state`, `content_ready`).
+function renderProbe() {
+  const body = document.body;
+  const text = body ? String(body.innerText || '').trim() : '';
+  const htmlChars = body ? body.innerHTML.length : 0;
+  const loading = !!document.querySelector('[aria-busy="true"], [data-loading="true"], [data-testid*="loading" i]');
+  const readyState = String(document.readyState || '').toLowerCase();
+  let state = 'content';
+  if (!body) state = 'no_body';
+  else if (readyState !== 'complete') state = 'loading';
+  else if (loading) state = 'hydrating';
+  // A framework's shell: a large tree and (almost) no text yet.
+  else if (htmlChars >= 10000 && text.length <= 16) state = 'shell_only';
+  return {
+    state, content_ready: state === 'content', ready_state: readyState || null, has_body: !!body,
+    text_chars: text.length, html_chars: htmlChars, loading,
+    fonts: document.fonts ? document.fonts.status : null,
+  };
+}
+
 // ---------- observation: interactive targets and frames ----------
 
-const TARGET_SEL = 'a[href], area[href], ' + CLICK_HANDLER_ATTRIBUTES.map(name => 'a[' + name + '], ').join('') +
-  'button, input:not([type=hidden]), select, textarea, summary, canvas, ' +
-  'iframe, frame, [contenteditable]:not([contenteditable=false]), select[multiple] > option, ' +
-  'select[multiple] > optgroup > option, select[size] > option, select[size] > optgroup > option, ' +
-  ['button', 'link', 'checkbox', 'radio', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option',
-    'switch', 'textbox', 'searchbox', 'combobox', 'listbox', 'slider', 'spinbutton', 'treeitem']
-    .map(r => '[role=' + r + ']').join(', ');
+// What may be a target: every element BrowserTap considers (any role, tabindex or onclick,
+// links, form controls, canvases, frames), plus what Chromium's accessibility tree also
+// makes a control (area links, anchors with click handlers, summaries, list-box options).
+const TARGET_SEL = 'input, textarea, select, button, a[href], [contenteditable], [role], [tabindex], [onclick], ' +
+  'canvas, iframe, frame, area[href], summary, ' + CLICK_HANDLER_ATTRIBUTES.map(name => 'a[' + name + ']').join(', ') +
+  ', select[multiple] > option, select[multiple] > optgroup > option, select[size] > option, ' +
+  'select[size] > optgroup > option';
+
+// Longest name a target carries (as BrowserTap clips it).
+const TARGET_NAME_MAX = 160;
 
 // Options of a <select> shown as a list box can be clicked; those of a
 // drop-down select are chosen through the select itself.
@@ -333,6 +387,13 @@ function dropdownOption(el) {
   return !sel || !(sel.multiple || sel.size > 1);
 }
 
+// Whether an element is listed: shown (a transparent control still takes clicks), or a
+// file input, which upload_files fills however it is hidden.
+function listable(el) {
+  if (!el.matches(TARGET_SEL) || dropdownOption(el)) return false;
+  return isVisible(el) || (el.localName === 'input' && el.type === 'file');
+}
+
 function cssLocator(el) {
   const loc = { css: uniqueSelector(el) };
   const path = hostPath(el);
@@ -340,55 +401,79 @@ function cssLocator(el) {
   return loc;
 }
 
-// How many accessible elements have each wanted role + exact name: a
-// {role, name, exact} locator is only offered when its count is 1. Names are
-// compared before the (dearer) accessibility check.
-function roleNameCounts(wanted) {
-  const roles = new Set([...wanted].map(k => k.split('\u0000')[0]));
-  const counts = new Map();
-  walkDeep(document, el => {
-    const role = computeRole(el);
-    if (!roles.has(role)) return;
-    const key = role + '\u0000' + accessibleName(el);
-    if (wanted.has(key) && isAccessible(el)) counts.set(key, (counts.get(key) || 0) + 1);
-  });
-  return counts;
-}
-
-// What the agent should do with a target, and why; tool null = leave it alone.
-function recommend(el, tag, role, rect, state) {
-  if (state.disabled) return [null, 'disabled'];
-  if (state.inert) return [null, 'inert: outside an open modal or inside [inert]'];
-  if (state.readonly) return [null, 'read-only'];
-  if (tag === 'input' && el.type === 'file') {
-    return el.getRootNode() === document ? ['upload_files', 'file input'] : ['unsupported', 'file input inside shadow DOM'];
+// Disabled itself, or inside something marked aria-disabled.
+function disabledState(el) {
+  if (isDisabled(el)) return true;
+  for (let n = parentDeep(el); n; n = parentDeep(n)) {
+    if (n.getAttribute('aria-disabled') === 'true') return true;
   }
-  if (tag === 'canvas') return ['verify_coordinate_target', 'canvas: its contents cannot be located'];
-  if (!rect.width || !rect.height) return ['verify_coordinate_target', 'zero-size element'];
-  if (tag === 'select') return ['select_existing_option', 'native select'];
-  if (isValueField(el)) return ['page_type', el.type + ' field: type its value whole, as ' + VALUE_FORMATS[el.type]];
-  if (state.editable) return ['page_type', 'editable text field'];
-  return ['page_click', role || tag];
+  return false;
 }
 
-function frameInfo(el, box, inView) {
+// Takes typed text, as BrowserTap's page_type counts it.
+function typesText(el) {
+  const tag = el.localName;
+  return tag === 'textarea' || el.isContentEditable || (tag === 'input' && TEXT_INPUT_TYPES.has(el.type));
+}
+
+// What the agent should do with a target, and why (BrowserTap's words); tool null = leave
+// it alone or use another way.
+function recommend(el, tag, rect, s) {
+  if (s.disabled) return [null, 'disabled'];
+  if (s.inert) return [null, 'inert'];
+  if (s.readonly) return [null, 'readonly'];
+  if (tag === 'input' && el.type === 'file') {
+    return el.getRootNode() === document ? ['upload_files', 'file_input'] : [null, 'file_input_shadow_unsupported'];
+  }
+  if (!s.visible) return [null, 'not_visible'];
+  if (tag === 'canvas' || rect.width <= 0 || rect.height <= 0) return ['capture_page_screenshot', 'verify_coordinate_target'];
+  if (s.editable) return ['page_type', 'editable_text'];
+  if (tag === 'select') return [null, 'select_existing_option'];
+  return ['page_click', 'dom_target'];
+}
+
+// One control as BrowserTap describes it, with tabwire's additions: a ref naming the very
+// element, the role Chromium computes, whether it is in view, and for a date, time, colour
+// or range input the format page_type takes its value in.
+function describeTarget(el, refBase, vp) {
+  const tag = el.localName;
+  const r = el.getBoundingClientRect();
+  const s = { visible: isVisible(el), disabled: disabledState(el), inert: isInert(el), readonly: isReadOnly(el) };
+  s.editable = typesText(el) && s.visible && !s.disabled && !s.inert && !s.readonly;
+  const [tool, reason] = recommend(el, tag, r, s);
+  const t = {
+    locator: cssLocator(el), tag, type: tag === 'input' ? el.type : '',
+    name: clip(accessibleName(el), TARGET_NAME_MAX), role: el.getAttribute('role') || '',
+    visible: s.visible, editable: s.editable, disabled: s.disabled, readonly: s.readonly, inert: s.inert,
+    rect: roundRect(r), hit_test: 'not_checked', recommended_tool: tool, reason,
+    ref: refFor(el, refBase),
+  };
+  const computed = computeRole(el);
+  if (computed) t.computed_role = computed;
+  if (!(r.right >= 0 && r.bottom >= 0 && r.left <= vp.w && r.top <= vp.h)) t.in_viewport = false;
+  // tabwire's page_type sets these whole (act.js), where BrowserTap's only clicks.
+  if (isValueField(el) && tool === 'page_click') {
+    t.tabwire_tool = 'page_type';
+    t.value_format = VALUE_FORMATS[el.type];
+  }
+  // Date and time inputs: the engine adds the sub-fields Chromium's tree names.
+  if (tag === 'input' && SUBFIELD_TYPES.has(el.type)) t.sub = true;
+  return t;
+}
+
+// An iframe as BrowserTap lists it (its locator, the frame path that scans it, its name
+// and address), with its box and whether script here can reach into it.
+function describeFrame(el, vp) {
+  const r = el.getBoundingClientRect();
   let same = false;
   try { same = !!el.contentDocument; } catch (e) { same = false; }
-  return {
-    frame: [cssLocator(el)],
-    src: el.getAttribute('src') ? el.src : '',
-    name: el.getAttribute('name') || '',
-    title: el.getAttribute('title') || '',
-    rect: box,
-    in_viewport: inView,
-    same_origin: same,
+  const locator = cssLocator(el);
+  const f = {
+    locator, frame: [locator], name: clip(collapse(el.getAttribute('title') || el.getAttribute('name')), TARGET_NAME_MAX),
+    url: el.getAttribute('src') ? el.src : '', inspected: false, rect: roundRect(r), same_origin: same,
   };
-}
-
-// Whether an element sits inside an item the cut list collapsed.
-function insideCollapsed(el, collapsed) {
-  for (let n = el; n; n = n.parentElement) if (collapsed.has(n)) return true;
-  return false;
+  if (!(r.right >= 0 && r.bottom >= 0 && r.left <= vp.w && r.top <= vp.h)) f.in_viewport = false;
+  return f;
 }
 
 // The part of a link table that a piece of content names (`#r12`): a reply that shows
@@ -402,69 +487,25 @@ function linksNamed(links, content) {
   return shown;
 }
 
-// The controls and frames of the page in document order, from the `skip`th on, at most
-// `max`; `truncated` when more remain (the next call starts at skip + max). Controls
-// inside `collapsed` items are left out, or, with `within`, only those are listed.
-function observe(max, collapsed, skip, refBase, within) {
-  const out = { targets: [], frames: [], truncated: false };
-  if (!(max > 0)) return out;
+// The controls and frames of the page in document order (open shadow roots after their
+// host), from the `skip`th on, at most `limit` of both together; `truncated` when more
+// remain (the next call starts at skip + limit).
+function observe(limit, skip, refBase) {
+  const out = { status: limit > 0 ? 'success' : 'disabled', targets: [], frames: [], truncated: false, limit };
+  if (!(limit > 0) || !document.body) return out;
   const picked = [];
   let seen = 0;
   walkDeep(document, el => {
-    if (!el.matches(TARGET_SEL) || dropdownOption(el) || !isVisible(el)) return;
-    if (within ? !insideCollapsed(el, collapsed) : collapsed.size && insideCollapsed(el, collapsed)) return;
-    if (seen++ < skip) return;
-    if (picked.length === max) { out.truncated = true; return false; }
+    if (!listable(el) || seen++ < skip) return;
+    if (picked.length === limit) { out.truncated = true; return false; }
     picked.push(el);
   });
   const vp = viewportSize();
-  // Role + name of each target that could get a role locator.
-  const keys = picked.map(el => {
-    const role = computeRole(el), name = accessibleName(el);
-    return role && name && name.length <= 80 && isAccessible(el) ? role + '\u0000' + name : null;
-  });
-  const wanted = new Set(keys.filter(Boolean));
-  const counts = wanted.size ? roleNameCounts(wanted) : new Map();
-  picked.forEach((el, i) => {
-    const tag = el.localName;
-    const r = el.getBoundingClientRect();
-    const box = roundRect(r);
-    const inView = r.right >= 0 && r.bottom >= 0 && r.left <= vp.w && r.top <= vp.h;
-    if (tag === 'iframe' || tag === 'frame') return out.frames.push(frameInfo(el, box, inView));
-    const role = computeRole(el);
-    const name = accessibleName(el);
-    let locator = null;
-    if (keys[i] && counts.get(keys[i]) === 1) locator = { role, name, exact: true };
-    const state = {
-      disabled: isDisabled(el),
-      readonly: isReadOnly(el),
-      inert: isInert(el),
-      editable: isTextField(el) || isValueField(el),
-    };
-    const [tool, reason] = recommend(el, tag, role, box, state);
-    // Compact on purpose: every target costs the agent tokens. A role locator already
-    // carries the role and name; otherwise a ref (refs.js) names the element, shorter than
-    // any CSS path and as exact; a file input keeps its CSS (upload_files takes CSS).
-    // Defaults (editable false, in view) are left out.
-    if (!locator) locator = tag === 'input' && el.type === 'file' ? cssLocator(el) : { ref: refFor(el, refBase) };
-    const t = { locator };
-    if (!locator.role) {
-      if (role) t.role = role; else t.tag = tag;
-      if (name) t.name = clip(name, TREE_NAME_MAX);
-    }
-    if (tag === 'input' && el.type !== 'text') t.type = el.type;
-    // Date and time inputs: the engine adds the sub-fields Chromium's tree names.
-    if (tag === 'input' && SUBFIELD_TYPES.has(el.type)) t.sub = true;
-    if (state.editable && !state.disabled && !state.readonly) t.editable = true;
-    if (state.disabled) t.disabled = true;
-    if (state.readonly) t.readonly = true;
-    t.rect = [box.x, box.y, box.width, box.height];
-    if (!inView) t.in_viewport = false;
-    t.recommended_tool = tool;
-    // The obvious reasons (a button is clicked, a text field typed into) go unsaid.
-    if ((tool !== 'page_click' && tool !== 'page_type') || isValueField(el)) t.reason = reason;
-    out.targets.push(t);
-  });
+  for (const el of picked) {
+    const frame = el.localName === 'iframe' || el.localName === 'frame';
+    if (frame) out.frames.push(describeFrame(el, vp));
+    else out.targets.push(describeTarget(el, refBase, vp));
+  }
   return out;
 }
 
@@ -472,7 +513,7 @@ TW.scan = function (args) {
   const a = args || {};
   const html = a.text_only !== true;
   const cutOn = a.cutlist !== false;
-  const maxchars = a.maxchars > 0 ? Math.floor(a.maxchars) : 35000;
+  const maxchars = a.maxchars >= 0 ? Math.floor(a.maxchars) : 35000;
   const maxTargets = a.max_targets == null ? 80 : Math.max(0, Math.floor(a.max_targets));
   // The second phase of a collapsing read: the items the cut list left out, read through
   // the same cursor, so nothing a reply collapses is out of reach.
@@ -483,54 +524,68 @@ TW.scan = function (args) {
   const total = r.content.length;
   // A continuation (the cursor a truncated reply names) starts where the last one ended.
   const start = Math.min(a.content_offset > 0 ? Math.floor(a.content_offset) : 0, total);
-  let end = Math.min(start + maxchars, total);
-  // End at a line break when there is one in the last half, so no tag is cut in two.
-  if (end < total) {
-    const lineEnd = r.content.lastIndexOf('\n', end);
-    if (lineEnd > start + maxchars / 2) end = lineEnd + 1;
+  let end = total;
+  if (total - start > maxchars) {
+    // maxchars caps the content with its truncation mark (as BrowserTap's does), but
+    // a reply always reads on by at least one character.
+    const budget = Math.max(maxchars > 0 ? 1 : 0, maxchars - CUT_MARK.length);
+    end = start + budget;
+    // End at a line break when there is one in the last half, so no tag is cut in two.
+    const lineEnd = r.content.lastIndexOf('\n', end - 1);
+    if (lineEnd > start + budget / 2) end = lineEnd + 1;
   }
   const truncated = end < total;
   const skip = a.targets_offset > 0 ? Math.floor(a.targets_offset) : 0;
   let content = r.content.slice(start, end);
-  if (truncated) {
-    content += '\n[… truncated: ' + (total - end) + ' more chars; pass the continuation cursor to read on]';
-  }
-  const render = renderState();
+  if (truncated && maxchars > 0) content += CUT_MARK;
   const se = document.scrollingElement || document.documentElement;
-  // BrowserTap's shape: every small scalar here is repeated at the envelope's top, so only
-  // what carries news is said; the empty and the default are left out.
+  // BrowserTap's shape; of tabwire's own additions only what carries news is said.
   const out = { content };
   const links = linksNamed(r.links, content);
   if (Object.keys(links).length) out.links = links;
   if (truncated) out.truncated = true;
-  if (r.offscreen && !phase) {
-    out.offscreen = r.offscreen;
-    out.hint = r.offscreen + ' elements are outside the viewport; use scroll_page or their locators';
+  const hints = [];
+  // The top document's readiness, as BrowserTap probes it (a frame's scan has none).
+  if (a.render === true) {
+    out.render = renderProbe();
+    out.render_state = out.render.state;
+    out.content_ready = out.render.content_ready;
+    if (!out.content_ready) {
+      hints.push('The page reports render_state=' + out.render_state + ' (content not confirmed ready); ' +
+        'retry scan_page or wait_for before acting on an empty or shell response.');
+    }
   }
+  if (r.offscreen && !phase) {
+    out.outside_viewport = r.offscreen;
+    hints.push(r.offscreen + ' elements are outside the viewport; use scroll_page or their locators');
+  }
+  if (hints.length) out.hint = hints.join(' ');
   if (r.cuts.length) out.cutlist = r.cuts;
   if (phase) out.collapsed_items = folded.size;
-  out.render_state = render;
-  out.content_ready = render === 'ready';
-  out.observation = phase
-    ? observe(maxTargets, folded, skip, a.ref_base > 0 ? a.ref_base : 1, true)
-    : observe(maxTargets, r.collapsed, skip, a.ref_base > 0 ? a.ref_base : 1);
+  const observation = observe(maxTargets, skip, a.ref_base > 0 ? a.ref_base : 1);
   const viewport = { width: window.innerWidth, height: window.innerHeight, device_pixel_ratio: window.devicePixelRatio };
   if (window.scrollX) viewport.scroll_x = Math.round(window.scrollX);
   if (window.scrollY) viewport.scroll_y = Math.round(window.scrollY);
   if (se && se.scrollHeight > window.innerHeight) viewport.scroll_height = se.scrollHeight;
-  Object.assign(out.observation, { url: location.href, title: document.title, ready_state: document.readyState, viewport });
+  out.observation = {
+    status: observation.status, url: location.href, title: document.title, ready_state: document.readyState,
+    targets: observation.targets, frames: observation.frames, truncated: observation.truncated,
+    limit: observation.limit, viewport, coordinate_space: 'viewport_css',
+  };
   out.ref_next = nextRefNumber();
   const prefix = phase ? 'c' : '';
-  if (truncated || out.observation.truncated) {
+  const nextTarget = skip + observation.targets.length + observation.frames.length;
+  if (truncated || observation.truncated) {
     out.continuation = {
-      cursor: prefix + (truncated ? end : total) + ':' + (out.observation.truncated ? skip + maxTargets : skip + out.observation.targets.length + out.observation.frames.length),
+      cursor: prefix + (truncated ? end : total) + ':' + nextTarget,
       content_offset: start,
       chars_remaining: total - end,
-      targets_remaining: out.observation.truncated,
+      targets_remaining: observation.truncated,
     };
   } else if (!phase && folded.size) {
-    // Everything shown is read; what the cut list collapsed comes next.
-    out.continuation = { cursor: 'c0:0', collapsed_items: folded.size };
+    // Everything shown is read; what the cut list collapsed comes next (its controls are
+    // already listed: the targets go on from where they stopped).
+    out.continuation = { cursor: 'c0:' + nextTarget, collapsed_items: folded.size };
   }
   return out;
 };

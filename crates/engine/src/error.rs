@@ -47,6 +47,8 @@ named_enum! {
         Timeout => "timeout",
         TabNotFound => "tab_not_found",
         TargetBusy => "target_busy",
+        // The tab's page waits on a JavaScript dialog left open for the agent.
+        BlockedByDialog => "blocked_by_dialog",
         InvalidInput => "invalid_input",
         Io => "io_error",
         Unsupported => "unsupported",
@@ -78,7 +80,6 @@ named_enum! {
         RequestFailed => "request_failed",
         ClickNotConfirmed => "click_not_confirmed",
         ClickNotDelivered => "click_not_delivered",
-        CookieRejected => "cookie_rejected",
         BrowserApiError => "browser_api_error",
         DownloadNotStarted => "download_not_started",
         RemoveUnconfirmed => "remove_unconfirmed",

@@ -272,8 +272,15 @@ fn readable_file(roots: &[PathBuf], path: &str) -> Result<String> {
             "no upload root is configured, so no file can be read".into(),
         ));
     }
-    let canonical = std::fs::canonicalize(path)
-        .map_err(|e| EngineError::invalid(Input::Files, format!("'{path}': {e}")))?;
+    let canonical = std::fs::canonicalize(path).map_err(|e| match e.kind() {
+        // A file that is not there is named as such, apart from a path that is wrong.
+        std::io::ErrorKind::NotFound => EngineError::refused_input(
+            ErrorCode::NotFound,
+            Input::Files,
+            format!("'{path}' does not exist"),
+        ),
+        _ => EngineError::invalid(Input::Files, format!("'{path}': {e}")),
+    })?;
     if !canonical.is_file() {
         return Err(EngineError::invalid(
             Input::Files,

@@ -28,7 +28,7 @@ mod layering;
 
 // The names faces use most, at the top.
 pub use agents::{
-    AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
+    Activated, AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
     ScriptRequest, TabEmulation, TabList, Window, WindowTab, WindowTarget, outcome_reply,
 };
 pub use browser::emulation::{
@@ -40,7 +40,7 @@ pub use browser::userscripts::{
 };
 pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
-    Tab, TabInfo, parse_tab_handle, tab_handle,
+    Tab, TabInfo, link_secret_path, parse_tab_handle, tab_handle,
 };
 pub use cdp::lock;
 pub use cdp::without_query;
@@ -53,14 +53,14 @@ pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainCon
 pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
-pub use page::navigation::Navigated;
+pub use page::navigation::{Navigated, Readiness};
 pub use page::pick::{PickRequest, Picked, PickedElement, Picking};
 pub use page::read::ScanRequest;
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
 pub use page::storage::StoragePage;
 pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::uploads::Uploaded;
-pub use page::user_script::INLINE_LIMIT;
+pub use page::user_script::{INLINE_LIMIT, PageChanges};
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
 pub use recordings::gif::{
     GifMode, GifOptions, GifSaved, GifStatus, MAX_FRAMES, Mark, Overlay, Rendering,

@@ -248,15 +248,23 @@ pub struct SessionSettings {
     pub allow_blocked_cdp: bool,
     /// How this session's replies are written.
     pub replies: Replies,
+    /// The session is served through a broker other MCP clients share.
+    pub brokered: bool,
 }
 
 impl SessionSettings {
-    pub fn new(floor: Profile, allow_blocked_cdp: bool, replies: Replies) -> SessionSettings {
+    pub fn new(
+        floor: Profile,
+        allow_blocked_cdp: bool,
+        replies: Replies,
+        brokered: bool,
+    ) -> SessionSettings {
         SessionSettings {
             floor,
             profile: std::sync::Mutex::new(floor),
             allow_blocked_cdp,
             replies,
+            brokered,
         }
     }
 
@@ -292,11 +300,24 @@ impl SessionSettings {
     }
 }
 
+/// A guide a face serves as an MCP resource (markdown), for an agent to read before it
+/// works: how the tools go together, and what to do when one fails.
+pub struct Guide {
+    pub uri: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub text: &'static str,
+}
+
 /// A face: its tools and how its replies look.
 pub struct Face {
     pub name: &'static str,
     pub tools: &'static [ToolDef],
     pub instructions: &'static str,
+    /// Its guides, served as resources (`resources/list`, `resources/read`).
+    pub guides: &'static [Guide],
+    /// Whether it answers `prompts/list` (with none), as its original's server does.
+    pub lists_prompts: bool,
     /// Turns a call's outcome into the MCP result the original would send.
     pub render: fn(&ToolDef, Result<Reply, ToolError>, &Rendered) -> CallToolResult,
     /// The output schema of a tool (None: it declares none).

@@ -31,7 +31,18 @@ const SILENT: &[&str] = &[
     "success",
     "input_mode",
     "foreground_changed",
+    // BrowserTap's account of every input: which tab (the header says), the CDP replies,
+    // the bot-check bookkeeping.
+    "session_id",
+    "active_session_id",
+    "result",
+    "input_commands_dispatched",
+    "challenge_check",
+    "attempts",
 ];
+
+/// Flags that are news only when they are set.
+const SAID_WHEN_TRUE: &[&str] = &["challenge_detected", "input_dispatched", "manual_blocked"];
 
 /// Diagnostics worth a lean line (the rest is bookkeeping).
 const SAID_DIAGNOSTICS: &[&str] = &[
@@ -138,7 +149,10 @@ fn failure_line(code: Option<&str>, retryable: Option<bool>, facts: &Value) -> S
         let rest: Vec<String> = map
             .iter()
             .filter(|(k, v)| {
-                !said.contains(&k.as_str()) && !SILENT.contains(&k.as_str()) && !is_empty(v)
+                !said.contains(&k.as_str())
+                    && !SILENT.contains(&k.as_str())
+                    && !is_empty(v)
+                    && !(SAID_WHEN_TRUE.contains(&k.as_str()) && **v == Value::Bool(false))
             })
             .map(|(k, v)| format!("{k}={}", inline(v)))
             .collect();

@@ -9,6 +9,7 @@ mod error;
 mod face;
 pub mod faces;
 mod http;
+mod identity;
 mod lean;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577; clients still use it.
 pub mod logging;
@@ -20,6 +21,6 @@ mod server;
 mod stream;
 
 pub use face::OVERRIDE_ENV;
-pub use face::{Face, Profile, Replies, ToolDef};
+pub use face::{Face, Guide, Profile, Replies, ToolDef};
 pub use http::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
 pub use server::{ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream};

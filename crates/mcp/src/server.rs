@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -18,7 +20,7 @@ use serde_json::{Value, json};
 use engine::{AgentSession, Engine, lock};
 
 use crate::face::{
-    Call, Face, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef, ToolError,
+    Call, Face, Guide, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef, ToolError,
 };
 use crate::logging;
 use crate::params;
@@ -48,11 +50,16 @@ pub struct SessionOptions {
     pub allow_blocked_cdp: bool,
     /// How replies are written (exact by default).
     pub replies: Replies,
+    /// Sessions reach this server through a broker that other MCP clients share (the
+    /// browser is held by another process than the client started).
+    pub brokered: bool,
 }
 
 impl SessionOptions {
     /// What sessions served this way share, built once (the catalogue and its schemas).
     pub fn shared(&self) -> SharedSession {
+        // Serving starts here: this is the executable a status report compares with.
+        crate::identity::note_start();
         let catalogue: Vec<(&'static Face, &'static ToolDef)> = self
             .faces
             .iter()
@@ -76,6 +83,7 @@ impl SessionOptions {
             profile: self.profile,
             allow_blocked_cdp: self.allow_blocked_cdp,
             replies: self.replies,
+            brokered: self.brokered,
         }
     }
 }
@@ -89,6 +97,7 @@ pub struct SharedSession {
     profile: Profile,
     allow_blocked_cdp: bool,
     replies: Replies,
+    brokered: bool,
 }
 
 /// One MCP session's handler.
@@ -181,6 +190,7 @@ impl TabwireServer {
                 shared.profile,
                 shared.allow_blocked_cdp,
                 shared.replies,
+                shared.brokered,
             )),
             catalogue: shared.catalogue.clone(),
             listed: shared.listed.clone(),
@@ -226,16 +236,83 @@ fn describe(face: &Face, tool: &ToolDef, replies: Replies) -> Tool {
     described
 }
 
+impl TabwireServer {
+    /// The faces this session serves, each once.
+    fn faces(&self) -> Vec<&'static Face> {
+        let mut faces: Vec<&'static Face> = Vec::new();
+        for (face, _) in self.catalogue.iter() {
+            if !faces.iter().any(|f| std::ptr::eq(*f, *face)) {
+                faces.push(face);
+            }
+        }
+        faces
+    }
+
+    /// Every guide the served faces offer.
+    fn guides(&self) -> impl Iterator<Item = &'static Guide> {
+        self.faces().into_iter().flat_map(|face| face.guides.iter())
+    }
+}
+
+/// How a guide is listed as a resource.
+fn listed_guide(guide: &Guide) -> Resource {
+    Resource::new(guide.uri, guide.name)
+        .with_description(guide.description)
+        .with_mime_type(GUIDE_MIME)
+}
+
+/// Guides are markdown.
+const GUIDE_MIME: &str = "text/markdown";
+
 impl ServerHandler for TabwireServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
-        .with_instructions(self.instructions.to_string())
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        // Resources and prompts are declared only where a face serves them.
+        if self.guides().next().is_some() {
+            capabilities.resources = Some(ResourcesCapability::default());
+        }
+        if self.faces().iter().any(|face| face.lists_prompts) {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("tabwire", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions.to_string())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        if self.guides().next().is_none() {
+            return Err(ErrorData::method_not_found::<ListResourcesRequestMethod>());
+        }
+        Ok(ListResourcesResult::with_all_items(
+            self.guides().map(listed_guide).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(guide) = self.guides().find(|guide| guide.uri == request.uri) else {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource '{}'", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        };
+        let contents = ResourceContents::TextResourceContents {
+            uri: guide.uri.to_owned(),
+            mime_type: Some(GUIDE_MIME.to_owned()),
+            text: guide.text.to_owned(),
+            meta: None,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn list_tools(
@@ -418,14 +495,16 @@ impl TabwireServer {
             ignored,
             facts,
         };
+        // A failure the tool reports in its own result is a failure too.
+        let ok = outcome.as_ref().is_ok_and(|reply| reply.failure.is_none());
         self.log(
-            if outcome.is_ok() {
+            if ok {
                 LoggingLevel::Info
             } else {
                 LoggingLevel::Warning
             },
             json!({
-                "call": tool.name, "state": "finished", "ok": outcome.is_ok(),
+                "call": tool.name, "state": "finished", "ok": ok,
                 "elapsed_ms": rendered.elapsed_ms,
                 "error": outcome.as_ref().err().map(ToString::to_string),
             }),

@@ -219,6 +219,7 @@ fn session_for(preamble: &Preamble, settings: &Value) -> anyhow::Result<mcp::Ses
         profile,
         allow_blocked_cdp: preamble.allow_blocked_cdp,
         replies: mcp::Replies::parse(&preamble.replies).map_err(anyhow::Error::msg)?,
+        brokered: true,
     })
 }
 

@@ -511,6 +511,8 @@ impl ServeArgs {
             },
             allow_blocked_cdp: std::env::var(mcp::OVERRIDE_ENV).is_ok_and(|v| v == "1"),
             replies: mcp::Replies::parse(&self.replies).map_err(anyhow::Error::msg)?,
+            // Sessions a broker relays get theirs from the broker (broker.rs).
+            brokered: false,
         })
     }
 

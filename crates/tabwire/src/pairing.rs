@@ -19,10 +19,9 @@ use anyhow::{Context, bail};
 /// 32 random bytes, hex.
 const SECRET_CHARS: usize = 64;
 
-/// `link-secret` in the config dir (`~/.config/tabwire` on Linux, `%APPDATA%\tabwire`
-/// on Windows).
+/// Where the engine's link looks for it (`engine::link_secret_path`).
 pub fn path() -> PathBuf {
-    platform::dirs::config_dir().join("link-secret")
+    engine::link_secret_path()
 }
 
 /// The secret, created if there is none yet.

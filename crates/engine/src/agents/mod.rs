@@ -28,7 +28,7 @@ use crate::recordings::Recordings;
 pub use emulation::TabEmulation;
 pub use receipts::{Completer, MAX_COMPLETED, Outcome, RETENTION, ReceiptState, Receipts};
 pub use scripts::{ScriptRequest, outcome_reply};
-pub use tabs::{CloseResult, CloseScope, OpenTabRequest, Opened, TabList};
+pub use tabs::{Activated, CloseResult, CloseScope, OpenTabRequest, Opened, TabList};
 pub use windows::{Window, WindowTab, WindowTarget};
 
 pub struct Engine {
@@ -433,8 +433,22 @@ impl AgentSession {
 
     /// Reserves a tab for one page operation. A tab another call holds answers
     /// `target_busy` at once; calls are never queued behind each other.
+    ///
+    /// A tab whose page waits on a dialog left open for the agent answers
+    /// `blocked_by_dialog` at once: its page runs nothing until the dialog is answered,
+    /// so the call could only wait out its time.
     pub async fn page(&self, handle: Option<&str>) -> Result<Page> {
         let (browser, tab) = self.resolve_tab(handle).await?;
+        if let Some(dialog) = &tab.open_dialog {
+            return Err(EngineError::page(
+                ErrorCode::BlockedByDialog,
+                format!(
+                    "a {} dialog is open in this tab ({:?}) and its page waits on it: answer the dialog first",
+                    dialog.kind, dialog.message
+                ),
+                serde_json::json!({ "dialog": dialog }),
+            ));
+        }
         Page::reserve(browser, tab, self.config.clone()).await
     }
 

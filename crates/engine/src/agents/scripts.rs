@@ -33,6 +33,8 @@ pub struct ScriptRequest {
     /// At the deadline, stop the script (its receipt says `timeout`) instead of letting
     /// it finish in the background.
     pub stop_at_deadline: bool,
+    /// Watch what the script changes in the page (the reply's `page_changes`).
+    pub watch: bool,
 }
 
 impl AgentSession {
@@ -57,6 +59,7 @@ impl AgentSession {
             wait,
             cancelled,
             stop_at_deadline,
+            watch,
         } = request;
         let result_name = operation_id.clone();
         let stop = Arc::new(Stop::linked(&cancelled));
@@ -68,13 +71,20 @@ impl AgentSession {
         let holder_id = operation_id.clone();
         // The script's commands count as this call's (`AgentSession::run_call`).
         tokio::spawn(cdp::Ledger::carry(async move {
+            let ran_in = page.info();
             let outcome = tokio::select! {
-                outcome = run_script(&page, &script, dialog_policy, &result_name) => outcome,
+                outcome = run_script(&page, &script, dialog_policy, &result_name, watch) => outcome,
                 why = stopper.asked() => {
                     let terminated = page.terminate_script().await;
                     Err(stopped(why, terminated))
                 }
             };
+            // A result collected later names the tab it came from.
+            let outcome = outcome.map(|mut value| {
+                value["tab_handle"] = json!(ran_in.handle);
+                value["tab_id"] = json!(ran_in.tab_id);
+                value
+            });
             // The tab is let go before the holder is cleared: a call that finds the tab
             // still locked then sees the holder (asked to stop) and waits the moment it
             // takes, instead of answering target_busy in between the two.

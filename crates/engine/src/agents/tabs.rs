@@ -97,6 +97,16 @@ pub struct TabList {
     pub lost: Option<crate::browser::Loss>,
 }
 
+/// What `activate_tab` found once the tab was in front.
+#[derive(Debug, Clone, Serialize)]
+pub struct Activated {
+    /// The page says it is visible.
+    pub on_screen: bool,
+    /// Its window's state (normal, minimized, maximized, fullscreen), where the browser
+    /// says.
+    pub window_state: Option<String>,
+}
+
 /// What became of an `open_new_tab`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -147,10 +157,6 @@ pub enum CloseResult {
     NotFound {
         handle: String,
     },
-    /// Not this owner's tab.
-    NotOwned {
-        tab_id: u64,
-    },
 }
 
 /// Which tabs a close may touch.
@@ -165,10 +171,27 @@ pub enum CloseScope<'a> {
 impl AgentSession {
     /// Tabs an agent can drive (`all` adds chrome-extension:// and other internal pages).
     pub async fn list_tabs(&self, all: bool) -> Result<TabList> {
+        // Every linked browser (the extension link can have several profiles at once).
+        let browsers = self.engine.browsers.all_of(self.id).await?;
+        let mut list = self.tabs_of(browsers, all).await;
+        list.lost = self.unreported_loss();
+        Ok(list)
+    }
+
+    /// The tabs of the browsers connected now, starting or linking none (a status report
+    /// must not launch a browser); a lost browser is left for `list_tabs` to report.
+    pub async fn list_tabs_connected(&self) -> TabList {
+        let browsers = self.engine.browsers.connected_of(self.id);
+        self.tabs_of(browsers, false).await
+    }
+
+    async fn tabs_of(&self, browsers: Vec<Arc<Browser>>, all: bool) -> TabList {
         let mut tabs = Vec::new();
         let mut default_handle = None;
-        // Every linked browser (the extension link can have several profiles at once).
-        for browser in self.engine.browsers.all_of(self.id).await? {
+        for browser in browsers {
+            // Titles change as pages load, and the browser does not say so by event;
+            // read them fresh (a browser that cannot answer keeps what the table knows).
+            let _ = browser.resync().await;
             let default = self.default_in(&browser);
             for tab in browser.tabs() {
                 if !self.sees(&browser, &tab) {
@@ -182,11 +205,11 @@ impl AgentSession {
                 }
             }
         }
-        Ok(TabList {
+        TabList {
             tabs,
             default: default_handle,
-            lost: self.unreported_loss(),
-        })
+            lost: None,
+        }
     }
 
     /// Makes a tab this session's default; `url_pattern` must match exactly one tab of
@@ -249,8 +272,9 @@ impl AgentSession {
         }
     }
 
-    /// Brings a tab to the front and reports whether the page now says it is visible.
-    pub async fn activate_tab(&self, handle: Option<&str>) -> Result<bool> {
+    /// Brings a tab to the front and reports whether the page now says it is visible,
+    /// and the state of its window.
+    pub async fn activate_tab(&self, handle: Option<&str>) -> Result<Activated> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         browser.activate(&tab).await?;
         let page = self.page(Some(&browser.handle(&tab))).await?;
@@ -263,7 +287,12 @@ impl AgentSession {
             .await
             .ok()
             .and_then(|r| r["result"]["value"].as_str().map(|s| s == "visible"));
-        Ok(visible.unwrap_or(false))
+        // A browser that cannot say where its tab is shown still activated it.
+        let window_state = browser.place_of(&tab).await.ok().and_then(|p| p.state);
+        Ok(Activated {
+            on_screen: visible.unwrap_or(false),
+            window_state,
+        })
     }
 
     /// Opens a tab exactly once per operation id.
@@ -367,66 +396,84 @@ impl AgentSession {
         })
     }
 
-    /// Closes tabs, each in whichever linked browser its handle names. Under
-    /// `OwnedBy`, a tab of another owner is not touched.
+    /// Closes tabs, each in whichever linked browser its handle names. Under `OwnedBy`
+    /// the request is closed whole or not at all: one tab that is not this owner's (or
+    /// that nobody here knows) refuses it before any tab closes.
     pub async fn close_tabs(
         &self,
         handles: &[String],
         scope: CloseScope<'_>,
     ) -> Result<Vec<CloseResult>> {
-        let mut results = Vec::new();
+        let mut found = Vec::with_capacity(handles.len());
         for handle in handles {
-            let browser = match handle.split_once(':') {
-                Some(_) => match self.find_tab(handle).await {
-                    Ok((browser, _)) => browser,
-                    Err(EngineError::NoSuchTab(_)) => {
-                        results.push(self.closed_or_unknown(handle).await?);
-                        continue;
-                    }
-                    Err(other) => return Err(other),
+            found.push(self.close_target(handle).await?);
+        }
+        if let CloseScope::OwnedBy(owner) = scope
+            && let Some(stranger) = found.iter().find(|t| !t.owned_by(owner))
+        {
+            return Err(EngineError::refused(
+                ErrorCode::NotOwned,
+                format!(
+                    "close_tabs refused: {} is not owned by owner_id '{owner}'; nothing was closed",
+                    stranger.handle()
+                ),
+            ));
+        }
+        let by_owner = matches!(scope, CloseScope::OwnedBy(_));
+        let mut results = Vec::with_capacity(found.len());
+        for target in found {
+            results.push(match target {
+                CloseTarget::Live { browser, tab } => match browser.close_tab(&tab).await? {
+                    true => CloseResult::Closed {
+                        tab_id: tab.tab_id,
+                        by_owner,
+                    },
+                    false => CloseResult::AlreadyGone { tab_id: tab.tab_id },
                 },
-                None => self.engine.browsers.browser_of(self.id).await?,
-            };
-            let tab_id = parse_tab_handle(handle, &browser.client_id)?;
-            // Another session's tab, under isolation, is not there for this one.
-            let Some(tab) = browser
-                .tab_by_id(tab_id)
-                .filter(|tab| self.sees(&browser, tab))
-            else {
-                results.push(CloseResult::NotFound {
-                    handle: handle.to_owned(),
-                });
-                continue;
-            };
-            let owned = match scope {
-                CloseScope::OwnedBy(owner) => tab.owner_id.as_deref() == Some(owner),
-                CloseScope::Any => false,
-            };
-            if matches!(scope, CloseScope::OwnedBy(_)) && !owned {
-                results.push(CloseResult::NotOwned { tab_id });
-                continue;
-            }
-            results.push(match browser.close_tab(&tab).await? {
-                true => CloseResult::Closed {
-                    tab_id,
-                    by_owner: owned,
-                },
-                false => CloseResult::AlreadyGone { tab_id },
+                CloseTarget::Gone { tab_id, .. } => CloseResult::AlreadyGone { tab_id },
+                CloseTarget::Unknown { handle } => CloseResult::NotFound { handle },
             });
         }
         Ok(results)
     }
 
+    /// What a handle names for a close: an open tab, one that has closed, or nothing
+    /// known.
+    async fn close_target(&self, handle: &str) -> Result<CloseTarget> {
+        let browser = match handle.split_once(':') {
+            Some(_) => match self.find_tab(handle).await {
+                Ok((browser, _)) => browser,
+                Err(EngineError::NoSuchTab(_)) => return Ok(self.closed_or_unknown(handle)),
+                Err(other) => return Err(other),
+            },
+            None => self.engine.browsers.browser_of(self.id).await?,
+        };
+        let tab_id = parse_tab_handle(handle, &browser.client_id)?;
+        // Another session's tab, under isolation, is not there for this one.
+        Ok(
+            match browser
+                .tab_by_id(tab_id)
+                .filter(|tab| self.sees(&browser, tab))
+            {
+                Some(tab) => CloseTarget::Live {
+                    browser,
+                    tab: Box::new(tab),
+                },
+                None => gone_or_unknown(&browser, tab_id, handle),
+            },
+        )
+    }
+
     /// A handle of a browser not linked now (or of a tab that closed with it).
-    async fn closed_or_unknown(&self, handle: &str) -> Result<CloseResult> {
+    fn closed_or_unknown(&self, handle: &str) -> CloseTarget {
         for browser in self.engine.browsers.connected_of(self.id) {
             if let Ok(tab_id) = parse_tab_handle(handle, &browser.client_id) {
-                return Ok(gone_or_unknown(&browser, tab_id, handle));
+                return gone_or_unknown(&browser, tab_id, handle);
             }
         }
-        Ok(CloseResult::NotFound {
+        CloseTarget::Unknown {
             handle: handle.to_owned(),
-        })
+        }
     }
 
     /// Reports or answers a dialog left open on a tab. Does not reserve the tab: the call
@@ -455,12 +502,50 @@ impl AgentSession {
     }
 }
 
-/// A tab id the browser no longer has: `already_gone` if the registry remembers it
-/// closing, else `not_found`.
-fn gone_or_unknown(browser: &Browser, tab_id: u64, handle: &str) -> CloseResult {
+/// What a close request names.
+enum CloseTarget {
+    Live {
+        browser: Arc<Browser>,
+        tab: Box<Tab>,
+    },
+    /// Closed already; the registry remembers whose it was.
+    Gone {
+        handle: String,
+        tab_id: u64,
+        owner: Option<String>,
+    },
+    Unknown {
+        handle: String,
+    },
+}
+
+impl CloseTarget {
+    fn owned_by(&self, owner: &str) -> bool {
+        match self {
+            CloseTarget::Live { tab, .. } => tab.owner_id.as_deref() == Some(owner),
+            CloseTarget::Gone { owner: was, .. } => was.as_deref() == Some(owner),
+            CloseTarget::Unknown { .. } => false,
+        }
+    }
+
+    fn handle(&self) -> String {
+        match self {
+            CloseTarget::Live { browser, tab } => browser.handle(tab),
+            CloseTarget::Gone { handle, .. } | CloseTarget::Unknown { handle } => handle.clone(),
+        }
+    }
+}
+
+/// A tab id the browser no longer has: gone if the registry remembers it closing, else
+/// unknown.
+fn gone_or_unknown(browser: &Browser, tab_id: u64, handle: &str) -> CloseTarget {
     match browser.registry().closed(&browser.client_id, tab_id) {
-        Some(_) => CloseResult::AlreadyGone { tab_id },
-        None => CloseResult::NotFound {
+        Some(closed) => CloseTarget::Gone {
+            handle: handle.to_owned(),
+            tab_id,
+            owner: closed.owner,
+        },
+        None => CloseTarget::Unknown {
             handle: handle.to_owned(),
         },
     }

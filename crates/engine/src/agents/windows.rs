@@ -32,6 +32,12 @@ pub struct WindowTab {
 impl AgentSession {
     /// Every window of every connected browser with the tabs an agent can drive.
     pub async fn windows(&self) -> Result<Vec<Window>> {
+        self.windows_listing(false).await
+    }
+
+    /// Every window with its tabs; `all` adds chrome-extension:// and other internal
+    /// pages.
+    pub async fn windows_listing(&self, all: bool) -> Result<Vec<Window>> {
         let mut windows: Vec<Window> = Vec::new();
         let mut unknown = Vec::new();
         for browser in self.engine.browsers.all_of(self.id).await? {
@@ -39,7 +45,8 @@ impl AgentSession {
             let _ = browser.resync().await;
             let default = self.default_in(&browser);
             for tab in browser.tabs() {
-                if tab.url.starts_with("chrome-extension://") || !self.sees(&browser, &tab) {
+                let internal = tab.url.starts_with("chrome-extension://");
+                if (internal && !all) || !self.sees(&browser, &tab) {
                     continue;
                 }
                 let Ok((window_id, active)) = browser.window_of(&tab).await else {

@@ -64,6 +64,12 @@ pub struct LinkHello {
     pub pairing: String,
 }
 
+/// Where the pairing secret a linked browser's hello must carry is kept (`link-secret`
+/// in the config dir: `~/.config/tabwire` on Linux, `%APPDATA%\tabwire` on Windows).
+pub fn link_secret_path() -> std::path::PathBuf {
+    platform::dirs::config_dir().join("link-secret")
+}
+
 impl Browsers {
     /// Takes one linked browser's connection: reads its hello, checks its pairing secret,
     /// then serves CDP over it until it closes. Returns the client id once the browser is

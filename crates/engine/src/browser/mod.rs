@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::error::{EngineError, Result};
 pub use connector::{Browsers, Loss, OnConnect};
 pub use dialogs::{DialogAnswer, DialogOutcome};
-pub use link::{LINK_WAIT, LinkHello};
+pub use link::{LINK_WAIT, LinkHello, link_secret_path};
 pub use tabs::{
     ClosedTab, Dialog, DialogPolicy, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle,
     tab_handle,
@@ -68,6 +68,18 @@ pub struct DebugTarget {
     pub context: Option<String>,
     /// The tab handle, for a page target tabwire tracks.
     pub tab: Option<String>,
+    /// That tab's number (the `N` of `client:N`).
+    pub tab_id: Option<u64>,
+}
+
+/// Where a tab is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowPlace {
+    pub window_id: u64,
+    /// Whether it is its window's selected tab (None: the link cannot tell).
+    pub active: Option<bool>,
+    /// normal, minimized, maximized or fullscreen, as the browser says.
+    pub state: Option<String>,
 }
 
 /// One connected browser: its CDP connection and the tabs we know in it.
@@ -218,7 +230,25 @@ impl Browser {
 
     /// One of this browser's tabs as an agent sees it.
     pub fn info(&self, tab: &Tab, default: Option<u64>) -> TabInfo {
-        TabInfo::of(&self.client_id, tab, default)
+        TabInfo::of(&self.client_id, self.kind(), tab, default)
+    }
+
+    /// Which browser this is, as a word (chrome, edge, opera): what a linked extension's
+    /// user agent or a launched browser's product says. Chromium and other Chrome builds
+    /// are `chrome`.
+    pub fn kind(&self) -> &'static str {
+        let linked = lock(&self.link_info)["browser"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let said = format!("{linked} {}", lock(&self.product));
+        if said.contains("Edg/") || said.contains("Edge/") {
+            "edge"
+        } else if said.contains("OPR/") || said.contains("Opera") {
+            "opera"
+        } else {
+            "chrome"
+        }
     }
 
     /// The handle (`client:N`) of one of this browser's tabs.
@@ -395,6 +425,13 @@ impl Browser {
     /// The window a tab is in, and whether it is that window's selected tab when the
     /// link knows (the extension does; CDP does not: None).
     pub async fn window_of(&self, tab: &Tab) -> Result<(u64, Option<bool>)> {
+        let place = self.place_of(tab).await?;
+        Ok((place.window_id, place.active))
+    }
+
+    /// Where a tab is: its window, whether it is the window's selected tab (where the
+    /// link knows), and the window's state.
+    pub async fn place_of(&self, tab: &Tab) -> Result<WindowPlace> {
         let reply = self
             .conn
             .call(
@@ -404,10 +441,11 @@ impl Browser {
                 HOUSEKEEPING,
             )
             .await?;
-        Ok((
-            reply["windowId"].as_u64().unwrap_or_default(),
-            reply["active"].as_bool(),
-        ))
+        Ok(WindowPlace {
+            window_id: reply["windowId"].as_u64().unwrap_or_default(),
+            active: reply["active"].as_bool(),
+            state: reply["bounds"]["windowState"].as_str().map(str::to_owned),
+        })
     }
 
     /// Resizes the window a tab is in (CSS px).
@@ -476,16 +514,18 @@ impl Browser {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|t| DebugTarget {
-                target_id: field(t, "targetId"),
-                kind: field(t, "type"),
-                url: field(t, "url"),
-                title: field(t, "title"),
-                attached: t["attached"].as_bool().unwrap_or(false),
-                context: t["browserContextId"].as_str().map(str::to_owned),
-                tab: self
-                    .tab_by_target(&field(t, "targetId"))
-                    .map(|tab| self.handle(&tab)),
+            .map(|t| {
+                let tab = self.tab_by_target(&field(t, "targetId"));
+                DebugTarget {
+                    target_id: field(t, "targetId"),
+                    kind: field(t, "type"),
+                    url: field(t, "url"),
+                    title: field(t, "title"),
+                    attached: t["attached"].as_bool().unwrap_or(false),
+                    context: t["browserContextId"].as_str().map(str::to_owned),
+                    tab: tab.as_ref().map(|tab| self.handle(tab)),
+                    tab_id: tab.map(|tab| tab.tab_id),
+                }
             })
             .collect())
     }

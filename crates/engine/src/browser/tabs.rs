@@ -448,11 +448,15 @@ pub struct TabInfo {
     pub owner_id: Option<String>,
     /// Whether it is the calling session's default tab.
     pub default: bool,
+    /// Which browser it is in: chrome, edge, opera (see [`super::Browser::kind`]).
+    pub browser: &'static str,
+    /// What names this tab for its whole life, across navigations: its target id.
+    pub identity: String,
 }
 
 impl TabInfo {
     /// `default`: the calling session's default tab id.
-    pub fn of(client_id: &str, tab: &Tab, default: Option<u64>) -> TabInfo {
+    pub fn of(client_id: &str, browser: &'static str, tab: &Tab, default: Option<u64>) -> TabInfo {
         TabInfo {
             handle: tab_handle(client_id, tab.tab_id),
             client_id: client_id.to_owned(),
@@ -462,6 +466,8 @@ impl TabInfo {
             generation: tab.generation,
             owner_id: tab.owner_id.clone(),
             default: default == Some(tab.tab_id),
+            browser,
+            identity: tab.target_id.clone(),
         }
     }
 }
@@ -514,6 +520,8 @@ pub struct Dialog {
     pub default_prompt: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<&'static str>,
+    /// When it opened, in milliseconds since the Unix epoch.
+    pub opened_at_ms: u64,
 }
 
 impl Dialog {
@@ -523,8 +531,16 @@ impl Dialog {
             message: params["message"].as_str().unwrap_or_default().to_owned(),
             default_prompt: params["defaultPrompt"].as_str().map(str::to_owned),
             action: None,
+            opened_at_ms: epoch_ms(),
         }
     }
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|since| since.as_millis() as u64)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -607,6 +623,7 @@ mod tests {
                 message: n.to_string(),
                 default_prompt: None,
                 action: Some("dismissed"),
+                opened_at_ms: 0,
             };
             table.push_answered("A", dialog);
         }

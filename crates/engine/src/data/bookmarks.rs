@@ -21,6 +21,8 @@ pub const BACKUP_AGE_MAX: Duration = Duration::from_secs(30 * 24 * 3600);
 pub struct Removed {
     pub count: usize,
     pub backup: files::Written,
+    /// When the backup was taken (ms since the epoch); it is kept `BACKUP_AGE_MAX`.
+    pub backed_up_ms: u64,
 }
 
 pub async fn tree(browser: &Browser) -> Result<Value> {
@@ -231,7 +233,14 @@ pub async fn remove(
     id: &str,
     recursive: bool,
 ) -> Result<Removed> {
-    let node = subtree(browser, id).await?;
+    // A bookmark the browser cannot find cannot be backed up: nothing is removed.
+    let node = subtree(browser, id).await.map_err(|e| match e.code() {
+        ErrorCode::BrowserApiError | ErrorCode::NotFound => EngineError::refused(
+            ErrorCode::BackupFailed,
+            format!("nothing was removed: '{id}' is not in the bookmark tree to back up ({e})"),
+        ),
+        _ => e,
+    })?;
     let children = node["children"].as_array().map_or(0, Vec::len);
     if children > 0 && !recursive {
         return Err(EngineError::invalid(
@@ -241,6 +250,7 @@ pub async fn remove(
             ),
         ));
     }
+    let backed_up_ms = crate::ids::now_ms();
     let backup = save_backup(backup_dir.to_path_buf(), id, node.clone())
         .await
         .map_err(|e| {
@@ -271,6 +281,7 @@ pub async fn remove(
     Ok(Removed {
         count: count(&node),
         backup,
+        backed_up_ms,
     })
 }
 

@@ -165,10 +165,16 @@ pub async fn download(
     };
     match progress.state.as_str() {
         "completed" => {}
-        "canceled" => return Ok(failed(json!(guid), "interrupted", &request.url)),
+        "canceled" => {
+            return Ok(
+                failed(local_id(), "interrupted", &request.url).with_field("guid", json!(guid))
+            );
+        }
         _ => {
-            let pending = unfinished(&request, json!(guid), json!(progress.received));
-            return Ok(pending.with_field("staging_path", json!(staging.join(&guid))));
+            let pending = unfinished(&request, local_id(), json!(progress.received));
+            return Ok(pending
+                .with_field("staging_path", json!(staging.join(&guid)))
+                .with_field("guid", json!(guid)));
         }
     }
     let name = request
@@ -178,12 +184,10 @@ pub async fn download(
         .unwrap_or_else(|| "download".into());
     let target = request.directory.file(&sanitize(&name), Input::Filename)?;
     let written = files::move_into(staging.join(&guid), target, request.overwrite).await?;
-    Ok(completed(
-        &written,
-        json!(guid),
-        &request.url,
-        progress.mime.as_deref(),
-    ))
+    Ok(
+        completed(&written, local_id(), &request.url, progress.mime.as_deref())
+            .with_field("guid", json!(guid)),
+    )
 }
 
 /// A browser reached at a CDP endpoint may not share our file system (another machine, a
@@ -325,7 +329,7 @@ async fn save_held_body(
     }
     let written = files::move_into(staged, target, request.overwrite).await?;
     let mime = header("content-type").map(|t| t.split(';').next().unwrap_or(t).trim());
-    Ok(completed(&written, Value::Null, &request.url, mime).with_field("streamed", json!(true)))
+    Ok(completed(&written, local_id(), &request.url, mime).with_field("streamed", json!(true)))
 }
 
 /// The file name a `Content-Disposition` header gives (`filename*=UTF-8''…` or
@@ -693,13 +697,30 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         .await?;
     let frame = &tree["frameTree"]["frame"];
     let mime = frame["mimeType"].as_str().unwrap_or_default();
-    let content = page
+    let cached = page
         .cdp(
             "Page.getResourceContent",
             json!({ "frameId": frame["id"], "url": frame["url"] }),
             request.timeout,
         )
-        .await?;
+        .await;
+    let content = match cached {
+        Ok(content) => content,
+        // A response the browser may not cache (`Cache-Control: no-store`) is not in the
+        // resource cache, but the network domain (enabled before the navigation) kept its
+        // body; the document's request id is its loader id.
+        Err(EngineError::Cdp(cdp::CdpError::Protocol { .. })) => {
+            let body = page
+                .cdp(
+                    "Network.getResponseBody",
+                    json!({ "requestId": frame["loaderId"] }),
+                    request.timeout,
+                )
+                .await?;
+            json!({ "content": body["body"], "base64Encoded": body["base64Encoded"] })
+        }
+        Err(other) => return Err(other),
+    };
     let text = content["content"].as_str().unwrap_or_default();
     let bytes = if content["base64Encoded"] == true {
         use base64::Engine as _;
@@ -725,7 +746,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         ));
     }
     let written = files::write_atomic(target, bytes).await?;
-    Ok(completed(&written, Value::Null, &request.url, Some(mime))
+    Ok(completed(&written, local_id(), &request.url, Some(mime))
         .with_field("shown_by_browser", json!(true)))
 }
 
@@ -774,6 +795,14 @@ fn completed(written: &files::Written, id: Value, url: &str, mime: Option<&str>)
         "sha256": written.sha256, "url": url,
         "content_type": mime.filter(|m| !m.is_empty()),
     }))
+}
+
+/// A download's number where the browser gives none (a CDP download has a guid, kept
+/// beside it; a file saved from a tab or streamed has nothing): counted per process, as
+/// chrome.downloads counts its ids.
+fn local_id() -> Value {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    json!(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 /// A download that ended without its file.

@@ -366,8 +366,17 @@ impl Leases {
             .filter(|l| of_this_browser(l) && matching(l))
             .cloned()
             .collect();
+        let remaining = || {
+            lock(&self.active)
+                .iter()
+                .filter(|l| of_this_browser(l))
+                .count()
+        };
         if selected.is_empty() {
-            return Ok(json!({ "status": "nothing_to_reset", "restored": [] }));
+            return Ok(json!({
+                "status": "nothing_to_reset", "restored": [], "manual_recovery": [],
+                "remaining": remaining(),
+            }));
         }
         let mut restored = Vec::new();
         let mut manual = Vec::new();
@@ -417,14 +426,14 @@ impl Leases {
                     for l in lock(&self.active).iter_mut().filter(|l| l.id == lease.id) {
                         l.manual_recovery = Some(guidance.clone());
                     }
-                    manual.push(json!({ "origin": lease.origin, "permission": lease.permission, "prior": lease.prior, "manual_recovery": guidance }));
+                    manual.push(json!({ "id": lease.id, "origin": lease.origin, "permission": lease.permission, "prior": lease.prior, "manual_recovery": guidance }));
                 }
             }
         }
         self.save().await;
         Ok(json!({
             "status": if manual.is_empty() { "restored" } else { "manual_recovery" },
-            "restored": restored, "manual_recovery": manual,
+            "restored": restored, "manual_recovery": manual, "remaining": remaining(),
         }))
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Page;
-use crate::error::{EngineError, ErrorCode, Input, Result};
+use crate::error::{EngineError, Input, Result};
 
 impl Page {
     /// Cookies the page's URL would send (and those of its frames).
@@ -23,7 +23,9 @@ impl Page {
         Ok(json!({ "url": url, "count": cookies.len(), "cookies": cookies }))
     }
 
-    /// Sets cookies; those with neither url nor domain are scoped to the current page.
+    /// Sets cookies; those with neither url nor domain are scoped to the current page
+    /// (their result says `scoped_to`). Each cookie is set on its own and its result says
+    /// whether the browser took it; a cookie it refused does not fail the others.
     pub async fn set_cookies(&self, cookies: Vec<Value>, timeout: Duration) -> Result<Value> {
         let (url, _) = self.current_url().await?;
         let mut prepared = Vec::with_capacity(cookies.len());
@@ -31,28 +33,27 @@ impl Page {
             prepared.push(prepare_cookie(cookie, &url, index)?);
         }
         let mut results = Vec::with_capacity(prepared.len());
-        for cookie in prepared {
-            let name = cookie["name"].clone();
+        for (cookie, scoped) in prepared {
+            let mut result = json!({ "name": cookie["name"].clone() });
+            if scoped {
+                result["scoped_to"] = json!(url);
+            }
             // One at a time, so a cookie the browser rejects is named.
             match self.cdp("Network.setCookie", cookie, timeout).await {
                 Ok(reply) if reply["success"] == false => {
-                    results.push(json!({ "name": name, "set": false, "error": "the browser rejected the cookie" }))
+                    result["set"] = json!(false);
+                    result["error"] = json!("the browser rejected the cookie");
                 }
-                Ok(_) => results.push(json!({ "name": name, "set": true })),
+                Ok(_) => result["set"] = json!(true),
                 Err(EngineError::Cdp(cdp::CdpError::Protocol { message, .. })) => {
-                    results.push(json!({ "name": name, "set": false, "error": message }))
+                    result["set"] = json!(false);
+                    result["error"] = json!(message);
                 }
                 Err(other) => return Err(other),
             }
+            results.push(result);
         }
         let failed = results.iter().filter(|r| r["set"] == false).count();
-        if failed == results.len() {
-            return Err(EngineError::page(
-                ErrorCode::CookieRejected,
-                "no cookie was set",
-                json!({ "results": results }),
-            ));
-        }
         Ok(json!({ "results": results, "set": results.len() - failed, "failed": failed }))
     }
 
@@ -64,19 +65,29 @@ impl Page {
         url: Option<&str>,
         timeout: Duration,
     ) -> Result<Value> {
-        let mut params = json!({ "name": name });
-        match (url, domain) {
-            (Some(url), _) => params["url"] = json!(url),
-            (None, Some(domain)) => params["domain"] = json!(domain),
-            (None, None) => params["url"] = json!(self.current_url().await?.0),
+        // The scope: what was named, else the page's URL.
+        let mut scope = serde_json::Map::new();
+        if let Some(url) = url {
+            scope.insert("url".into(), json!(url));
+        }
+        if let Some(domain) = domain {
+            scope.insert("domain".into(), json!(domain));
+        }
+        if scope.is_empty() {
+            scope.insert("url".into(), json!(self.current_url().await?.0));
         }
         if let Some(path) = path {
-            params["path"] = json!(path);
+            scope.insert("path".into(), json!(path));
         }
+        let mut params = Value::Object(scope.clone());
+        params["name"] = json!(name);
         let before = self.matching_cookies(name, timeout).await?;
         self.cdp("Network.deleteCookies", params, timeout).await?;
         let after = self.matching_cookies(name, timeout).await?;
-        Ok(json!({ "name": name, "deleted": before.saturating_sub(after), "remaining": after }))
+        Ok(json!({
+            "name": name, "scope": scope,
+            "deleted": before.saturating_sub(after), "remaining": after,
+        }))
     }
 
     async fn matching_cookies(&self, name: &str, timeout: Duration) -> Result<usize> {
@@ -90,7 +101,8 @@ impl Page {
 }
 
 /// Maps the seed's cookie fields to Network.setCookie's; `expires` is Unix seconds.
-fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<Value> {
+/// Also says whether the cookie was scoped to the page (it named neither url nor domain).
+fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<(Value, bool)> {
     let Value::Object(fields) = cookie else {
         return Err(EngineError::invalid(
             Input::Cookies,
@@ -100,10 +112,23 @@ fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<Value> 
     let mut out = serde_json::Map::new();
     for (key, value) in fields {
         let key = match key.as_str() {
-            "name" | "value" | "url" | "domain" | "path" | "expires" | "secure" | "sameSite"
-            | "priority" => key,
-            "httpOnly" | "http_only" => "httpOnly".to_owned(),
-            "same_site" => "sameSite".to_owned(),
+            "name" | "value" | "url" | "domain" | "path" | "expires" | "secure" | "priority"
+            | "partitionKey" => key,
+            "httpOnly" | "httponly" | "http_only" => "httpOnly".to_owned(),
+            "sameSite" | "same_site" => {
+                let same_site = same_site(&value, index)?;
+                if !same_site.is_null() {
+                    out.insert("sameSite".into(), same_site);
+                }
+                continue;
+            }
+            // chrome.cookies' name for the expiry, so a cookie read with get_cookies can
+            // be written back as it is.
+            "expirationDate" => "expires".to_owned(),
+            // What the browser decides itself (get_cookies reports them).
+            "hostOnly" | "session" | "storeId" | "size" | "sourceScheme" | "sourcePort" => {
+                continue;
+            }
             other => {
                 return Err(EngineError::invalid(
                     Input::Cookies,
@@ -113,6 +138,13 @@ fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<Value> 
         };
         out.insert(key, value);
     }
+    // Without Secure the browser drops a SameSite=None cookie silently.
+    if out.get("sameSite").is_some_and(|s| s == "None") && out.get("secure") != Some(&json!(true)) {
+        return Err(EngineError::invalid(
+            Input::Cookies,
+            format!("cookie {index}: sameSite None needs secure: true, or the browser drops it"),
+        ));
+    }
     if !out.get("name").is_some_and(Value::is_string) {
         return Err(EngineError::invalid(
             Input::Cookies,
@@ -120,8 +152,76 @@ fn prepare_cookie(cookie: Value, page_url: &str, index: usize) -> Result<Value> 
         ));
     }
     out.entry("value").or_insert(json!(""));
-    if !out.contains_key("url") && !out.contains_key("domain") {
+    let scoped = !out.contains_key("url") && !out.contains_key("domain");
+    if scoped {
         out.insert("url".into(), json!(page_url));
     }
-    Ok(Value::Object(out))
+    Ok((Value::Object(out), scoped))
+}
+
+/// A cookie's SameSite in CDP's words (`Strict`, `Lax`, `None`), from either CDP's or
+/// chrome.cookies' spelling, any case; `unspecified` leaves it to the browser (null).
+fn same_site(value: &Value, index: usize) -> Result<Value> {
+    let text = value
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    Ok(match text.as_str() {
+        "strict" => json!("Strict"),
+        "lax" => json!("Lax"),
+        "none" | "no_restriction" => json!("None"),
+        "unspecified" | "" => Value::Null,
+        _ => {
+            return Err(EngineError::invalid(
+                Input::Cookies,
+                format!("cookie {index}: sameSite must be Strict, Lax or None, not {value}"),
+            ));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cookie_read_with_get_cookies_can_be_written_back() {
+        // chrome.cookies' own fields: its names are mapped, what the browser decides is
+        // left to it.
+        let read = json!({
+            "name": "k", "value": "v", "domain": ".example.com", "hostOnly": false,
+            "path": "/", "secure": true, "httpOnly": true, "sameSite": "no_restriction",
+            "session": false, "storeId": "0", "expirationDate": 1.9e9,
+        });
+        let (cookie, scoped) = prepare_cookie(read, "https://example.com/", 0).unwrap();
+        assert!(!scoped);
+        assert_eq!(cookie["sameSite"], "None");
+        assert_eq!(cookie["expires"], 1.9e9);
+        assert!(cookie.get("hostOnly").is_none() && cookie.get("storeId").is_none());
+    }
+
+    #[test]
+    fn a_cookie_without_url_or_domain_is_scoped_to_the_page() {
+        let (cookie, scoped) = prepare_cookie(
+            json!({ "name": "k", "sameSite": "lax" }),
+            "https://a.test/x",
+            0,
+        )
+        .unwrap();
+        assert!(scoped);
+        assert_eq!(cookie["url"], "https://a.test/x");
+        assert_eq!(cookie["sameSite"], "Lax");
+        assert_eq!(cookie["value"], "");
+    }
+
+    #[test]
+    fn bad_cookies_are_refused_before_anything_is_sent() {
+        let refused = |cookie: Value| prepare_cookie(cookie, "https://a.test/", 0).is_err();
+        assert!(refused(json!({ "value": "no name" })));
+        assert!(refused(json!({ "name": "k", "vaule": "typo" })));
+        assert!(refused(json!({ "name": "k", "sameSite": "sometimes" })));
+        // The browser drops SameSite=None without Secure silently.
+        assert!(refused(json!({ "name": "k", "sameSite": "None" })));
+    }
 }

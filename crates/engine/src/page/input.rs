@@ -67,6 +67,7 @@ impl Page {
             ClickTarget::Point { x, y, frame } => {
                 let ctx = self.frame_context(&frame, timeout).await?;
                 let (x, y) = (x + ctx.offset.0, y + ctx.offset.1);
+                *lock(&self.last_aim) = Some(Clicked::at(x, y));
                 self.mouse_click(x, y, button, clicks, timeout).await?;
                 Clicked::at(x, y)
             }
@@ -120,6 +121,14 @@ impl Page {
                 self.check_frames_unobscured(aim.frame, &aimed, timeout)
                     .await?;
             }
+            // A disabled control ignores the press; sending it would only look like success.
+            if aimed["disabled"] == true {
+                return Err(EngineError::page(
+                    ErrorCode::NotInteractable,
+                    "the element is disabled: it takes no clicks until the page enables it",
+                    json!({ "disabled": true, "element": aimed["element"] }),
+                ));
+            }
             let x = aimed["x"].as_f64().unwrap_or_default() + ctx.offset.0;
             let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
             // The guard outlives the press by at most the call's own deadline.
@@ -131,10 +140,6 @@ impl Page {
             let Some(guard) = self.arm_click_guard(&ctx, &guard_at, timeout).await? else {
                 continue;
             };
-            let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
-            // Read (and remove) the guard whatever became of the press.
-            let seen = self.click_guard_seen(&ctx, guard, timeout).await;
-            pressed?;
             let clicked = Clicked {
                 x,
                 y,
@@ -142,14 +147,22 @@ impl Page {
                 scrolled_into_view: aimed["scrolled_into_view"].as_bool(),
                 attempts: (attempt > 0).then_some(attempt as u32 + 1),
                 element: aimed.get_mut("element").map(Value::take),
-                disabled: aimed["disabled"] == true,
+                challenge: None,
             };
+            *lock(&self.last_aim) = Some(clicked.clone());
+            let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
+            // Read (and remove) the guard whatever became of the press.
+            let seen = self.click_guard_seen(&ctx, guard, timeout).await;
+            pressed?;
             let Some(seen) = seen else {
                 // The document went away with the click (it navigated): it was delivered.
                 return Ok(clicked);
             };
             if seen["reached"] == true {
-                return Ok(clicked);
+                return Ok(Clicked {
+                    challenge: seen["challenge"].as_str().map(str::to_owned),
+                    ..clicked
+                });
             }
             // Sending it again is safe only if the page saw none of it: the guard stopped
             // it, or nothing at all is at the point (it fell outside the window). Anything
@@ -432,6 +445,10 @@ impl Page {
                 .get_mut("active_element")
                 .map(Value::take)
                 .filter(|e| !e.is_null()),
+            previous_active_element: report
+                .get_mut("previous_active_element")
+                .map(Value::take)
+                .filter(|e| !e.is_null()),
             editable: report["editable"] == true,
             selected_existing: report["selected_existing"] == true,
             value: None,
@@ -662,9 +679,17 @@ pub struct Clicked {
     /// The element clicked, as the page describes it (tag, id, role, name, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub element: Option<Value>,
-    /// The element is disabled: it got the press, and a disabled control ignores it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub disabled: bool,
+    /// The page after the click is a bot check (its kind: `interstitial`, `turnstile`,
+    /// `hcaptcha`, `recaptcha`); None when it is not, or when the click left the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<String>,
+}
+
+impl Page {
+    /// Where the last click of this reservation was aimed (None: it made none).
+    pub fn last_aim(&self) -> Option<Clicked> {
+        lock(&self.last_aim).clone()
+    }
 }
 
 impl Clicked {
@@ -677,7 +702,7 @@ impl Clicked {
             scrolled_into_view: None,
             attempts: None,
             element: None,
-            disabled: false,
+            challenge: None,
         }
     }
 }
@@ -689,6 +714,8 @@ pub struct Typed {
     pub focus_confirmed: bool,
     /// What has focus now, described without its content (None: nothing does).
     pub active_element: Option<Value>,
+    /// What had focus before the call focused the field.
+    pub previous_active_element: Option<Value>,
     /// Whether the focused element takes typed text.
     pub editable: bool,
     /// Whether the field's text was selected first, so the typing replaced it.

@@ -60,6 +60,9 @@ pub struct Page {
     modifiers: std::sync::atomic::AtomicU32,
     /// Keys and mouse buttons the operation holds down now (see `input::Held`).
     held: std::sync::Mutex<Vec<input::Held>>,
+    /// Where the last click was aimed, set before its press: a click that a dialog
+    /// interrupted still says where it landed.
+    last_aim: std::sync::Mutex<Option<input::Clicked>>,
 }
 
 impl Drop for Page {
@@ -212,6 +215,7 @@ impl Page {
             _reservation: reservation,
             config,
             modifiers: std::sync::atomic::AtomicU32::new(0),
+            last_aim: std::sync::Mutex::new(None),
             held: std::sync::Mutex::default(),
         })
     }
@@ -768,14 +772,21 @@ fn frame_error(error: EngineError, depth: usize) -> EngineError {
         EngineError::Page {
             code,
             message,
-            details,
+            mut details,
             delivery,
-        } => EngineError::Page {
-            code,
-            message: format!("frame path step {depth}: {message}"),
-            details,
-            delivery,
-        },
+        } => {
+            // Which step of the path failed: the frame, not the element inside it.
+            if let Value::Object(facts) = &mut details {
+                facts.insert("stage".into(), json!("frame"));
+                facts.insert("frame_step".into(), json!(depth));
+            }
+            EngineError::Page {
+                code,
+                message: format!("frame path step {depth}: {message}"),
+                details,
+                delivery,
+            }
+        }
         other => other,
     }
 }

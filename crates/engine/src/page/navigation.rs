@@ -216,6 +216,24 @@ impl Page {
         ))
     }
 
+    /// Where the top document is and how far it has loaded.
+    pub async fn readiness(&self) -> Result<Readiness> {
+        let state = self
+            .run(
+                &self.top(),
+                "readiness",
+                json!({}),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await?;
+        let text = |key: &str| state[key].as_str().unwrap_or_default().to_owned();
+        Ok(Readiness {
+            url: text("url"),
+            title: text("title"),
+            ready_state: text("ready_state"),
+        })
+    }
+
     /// Waits up to `patience` for the top document to finish loading; whether it did.
     pub async fn wait_ready(&self, patience: Duration) -> bool {
         let top = self.top();
@@ -329,6 +347,14 @@ impl Page {
         waited["ready_state"] = state["ready_state"].clone();
         Ok(waited)
     }
+}
+
+/// Where a document is and how far it has loaded (`document.readyState`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Readiness {
+    pub url: String,
+    pub title: String,
+    pub ready_state: String,
 }
 
 /// Re-checks `check` until it says true or the deadline passes. A check that fails

@@ -50,6 +50,8 @@ impl Page {
                     "targets_offset": request.targets_offset,
                     "collapsed_phase": request.collapsed_phase,
                     "ref_base": self.next_ref(),
+                    // Readiness is the top document's (a frame's scan has none).
+                    "render": request.frame.is_empty(),
                 }),
                 timeout,
             )
@@ -73,10 +75,29 @@ impl Page {
         if request.extra_js.is_some() {
             result["extra_js_result"] = extra;
         }
-        if !request.frame.is_empty() {
-            result["frame"] = json!(request.frame);
-        }
+        self.place_in_frame(&mut result["observation"], &request.frame);
         Ok(result)
+    }
+
+    /// Makes a framed scan's locators act from the top document: each target's locator
+    /// and each inner frame's path start with the frame path scanned (`observation.frame`),
+    /// and each target's ref is remembered with it, so any of them, passed back unchanged,
+    /// reaches the very element.
+    fn place_in_frame(&self, observation: &mut Value, path: &[Value]) {
+        observation["frame"] = json!(path);
+        if path.is_empty() {
+            return;
+        }
+        for target in observation["targets"].as_array_mut().into_iter().flatten() {
+            target["locator"]["frame"] = json!(path);
+            if let Some(reference) = target["ref"].as_str() {
+                self.remember_ref_frame(reference, path.to_vec());
+            }
+        }
+        for frame in observation["frames"].as_array_mut().into_iter().flatten() {
+            let inner = frame["frame"].as_array().cloned().unwrap_or_default();
+            frame["frame"] = json!([path, inner.as_slice()].concat());
+        }
     }
 
     /// A script a read runs first (`extra_js`), evaluated as execute_js evaluates (its

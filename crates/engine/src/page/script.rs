@@ -22,6 +22,7 @@ const FILES: &[&str] = &[
     include_str!("../../page_script/value.js"),
     include_str!("../../page_script/storage.js"),
     include_str!("../../page_script/pick.js"),
+    include_str!("../../page_script/watch.js"),
 ];
 
 /// What a call into a world without the script returns (instead of running anything).

@@ -11,6 +11,8 @@ use crate::error::{EngineError, ErrorCode, Input, Result};
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Uploaded {
     pub files: Vec<String>,
+    /// The file input's backend node id (None for files dropped onto a point).
+    pub node_id: Option<i64>,
 }
 
 impl Page {
@@ -42,13 +44,23 @@ impl Page {
             ));
         }
         let object_id = object["objectId"].as_str().unwrap_or_default().to_owned();
-        let set = self
-            .cdp(
+        let set = async {
+            let node = self
+                .cdp(
+                    "DOM.describeNode",
+                    json!({ "objectId": object_id }),
+                    timeout,
+                )
+                .await?;
+            self.cdp(
                 "DOM.setFileInputFiles",
                 json!({ "files": files, "objectId": object_id }),
                 timeout,
             )
-            .await;
+            .await?;
+            Ok::<_, EngineError>(node["node"]["backendNodeId"].as_i64())
+        }
+        .await;
         let _ = self
             .cdp(
                 "Runtime.releaseObject",
@@ -56,13 +68,13 @@ impl Page {
                 timeout,
             )
             .await;
-        set.map_err(|e| match e {
+        let node_id = set.map_err(|e| match e {
             EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => {
                 EngineError::invalid(Input::Locator, format!("not a file input: {message}"))
             }
             other => other,
         })?;
-        Ok(Uploaded { files })
+        Ok(Uploaded { files, node_id })
     }
 
     /// Drops files onto a point of the top viewport, as a person dragging them in from
@@ -86,6 +98,9 @@ impl Page {
             )
             .await?;
         }
-        Ok(Uploaded { files })
+        Ok(Uploaded {
+            files,
+            node_id: None,
+        })
     }
 }

@@ -20,15 +20,28 @@ pub const INLINE_LIMIT: usize = 24 * 1024;
 pub const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
 
 /// Runs an agent's script to completion: its value (or a file named `result_name`
-/// holding it), whether it navigated, and the dialogs answered meanwhile.
+/// holding it), whether it navigated, the dialogs answered meanwhile, and with `watch`
+/// what it changed in the page (`page_changes`, a [`PageChanges`]).
 pub async fn run_script(
     page: &Page,
     script: &str,
     policy: DialogPolicy,
     result_name: &str,
+    watch: bool,
 ) -> Result<Value> {
     let scope = page.dialog_policy_for(policy);
     let mut events = page.browser.conn.subscribe();
+    // A page that cannot be watched (no document yet) still runs the script.
+    let watching = watch
+        && page
+            .run(
+                &page.top(),
+                "watch_start",
+                json!({}),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await
+            .is_ok();
     let evaluated = evaluate_user_script(page, script).await;
     let dialogs = scope.finish();
     // A navigation the script started is announced by events sent before its reply;
@@ -49,7 +62,32 @@ pub async fn run_script(
         Err(error) if context_destroyed(&error) => {
             json!({ "status": "navigated", "js_return": null, "value_lost": true })
         }
-        Err(error) => return Err(error),
+        Err(error) => {
+            // What the script changed before it threw is still part of its account.
+            return Err(match (watching, error) {
+                (
+                    true,
+                    EngineError::Page {
+                        code,
+                        message,
+                        mut details,
+                        delivery,
+                    },
+                ) => {
+                    let changes = page_changes(page).await;
+                    if let Value::Object(facts) = &mut details {
+                        facts.insert("page_changes".into(), json!(changes));
+                    }
+                    EngineError::Page {
+                        code,
+                        message,
+                        details,
+                        delivery,
+                    }
+                }
+                (_, error) => error,
+            });
+        }
     };
     if navigation.started || reply["status"] == "navigated" {
         reply["status"] = json!("navigated");
@@ -66,8 +104,40 @@ pub async fn run_script(
     if !dialogs.is_empty() {
         reply["dialogs"] = json!(dialogs);
     }
+    // After a navigation the watched document is gone, and so is what it saw.
+    if watching && reply["status"] != "navigated" {
+        let changes = page_changes(page).await;
+        reply["page_changes"] = json!(changes);
+    }
     spill_large_result(page, &mut reply, result_name).await?;
     Ok(reply)
+}
+
+/// What a script changed in the page while it ran.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct PageChanges {
+    /// Whether the page could be watched at all (None of the rest holds otherwise).
+    pub available: bool,
+    /// Elements added, removed from or changed, counting one inside another once.
+    pub changed: u64,
+    /// The largest changed element's HTML as it is now (clipped).
+    pub largest: Option<String>,
+    /// Text that appeared and was gone again by the end.
+    pub transients: Vec<String>,
+}
+
+async fn page_changes(page: &Page) -> PageChanges {
+    let read = page
+        .run(
+            &page.top(),
+            "watch_read",
+            json!({}),
+            crate::browser::HOUSEKEEPING,
+        )
+        .await;
+    read.ok()
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or_default()
 }
 
 /// Evaluates as a REPL program (top-level await, completion value); a body with a

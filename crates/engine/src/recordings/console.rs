@@ -19,16 +19,19 @@ impl Recordings {
         max_entries: usize,
         timeout: Duration,
     ) -> Result<Value> {
-        if self.check_owner(&page.tab.target_id, Kind::Console, owner)? {
-            return Ok(json!({ "status": "already_running", "target": page.handle() }));
+        if let Some(summary) = self.check_owner(&page.tab.target_id, Kind::Console, owner)? {
+            return Ok(Self::already_running(summary, page.handle()));
         }
         let events = page.browser.connection().subscribe();
         let ring = Ring::new(max_entries);
+        let mut reply = lock(&ring).summary();
         let task = tokio::spawn(collect_console(page.session.clone(), events, ring.clone()));
         // Enabling replays the existing contexts, which the collector is already listening for.
         page.cdp("Runtime.enable", json!({}), timeout).await?;
         self.register(page, Kind::Console, owner, ring, task);
-        Ok(json!({ "status": "capturing", "target": page.handle() }))
+        reply["status"] = json!("capturing");
+        reply["target"] = json!(page.handle());
+        Ok(reply)
     }
 
     /// A page of the console buffer; `clear` empties it afterwards.
@@ -54,12 +57,28 @@ impl Recordings {
             .cloned()
             .collect();
         let next = page.offset + messages.len();
-        let reply = json!({
-            "target": browser.handle(tab), "messages": messages, "total": total, "offset": page.offset,
-            "next_offset": if next < total { json!(next) } else { Value::Null },
-            "dropped": ring.dropped, "cleared": page.clear,
-        });
+        let mut reply = ring.summary();
+        for (key, value) in [
+            ("target", json!(browser.handle(tab))),
+            ("messages", json!(messages)),
+            ("total", json!(total)),
+            ("offset", json!(page.offset)),
+            (
+                "next_offset",
+                if next < total {
+                    json!(next)
+                } else {
+                    Value::Null
+                },
+            ),
+            ("truncated", json!(next < total)),
+            ("filtered", json!(page.user_only)),
+        ] {
+            reply[key] = value;
+        }
         if page.clear {
+            // How many the buffer held, all of them emptied.
+            reply["cleared"] = json!(ring.records.len());
             ring.records.clear();
             ring.first_seq = 0;
         }
@@ -82,6 +101,7 @@ impl Recordings {
                 .await;
         }
         reply["status"] = json!("stopped");
+        reply["stopped_ms"] = json!(crate::ids::now_ms());
         Ok(reply)
     }
 }
@@ -129,10 +149,18 @@ fn record_console_event(ring: &mut Ring, event: &cdp::Event) {
                 .as_i64()
                 .map(|id| ring.main_contexts.contains(&id));
             let frame = &p["stackTrace"]["callFrames"][0];
+            let args: Vec<Value> = p["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(remote_value)
+                .collect();
             ring.push(json!({
                 "kind": "console", "level": p["type"], "text": text.join(" "),
                 "context": if context == Some(false) { "isolated" } else { "main" },
                 "url": frame["url"], "line": frame["lineNumber"], "timestamp": p["timestamp"],
+                "args": args, "execution_context_id": p["executionContextId"],
+                "stack_trace": p["stackTrace"],
             }));
         }
         "Runtime.exceptionThrown" => {
@@ -144,7 +172,8 @@ fn record_console_event(ring: &mut Ring, event: &cdp::Event) {
             ring.push(json!({
                 "kind": "exception", "level": "error", "text": text, "context": "main",
                 "url": details["url"], "line": details["lineNumber"], "column": details["columnNumber"],
-                "timestamp": p["timestamp"],
+                "timestamp": p["timestamp"], "execution_context_id": details["executionContextId"],
+                "stack_trace": details["stackTrace"],
             }));
         }
         _ => {}
@@ -201,6 +230,24 @@ fn newest<'a>(records: impl DoubleEndedIterator<Item = &'a Value>, max: usize) -
     let mut kept: Vec<Value> = records.rev().take(max).cloned().collect();
     kept.reverse();
     kept
+}
+
+/// A console argument as a value: itself when it serialises (a string, a number, a plain
+/// object passed by value), its unserialisable text (`NaN`, `-0`), else how the console
+/// describes it (at most 4096 characters).
+fn remote_value(arg: &Value) -> Value {
+    if let Some(value) = arg.get("value") {
+        return value.clone();
+    }
+    if let Some(text) = arg["unserializableValue"].as_str() {
+        return json!(text);
+    }
+    let described = arg["description"]
+        .as_str()
+        .or(arg["className"].as_str())
+        .or(arg["type"].as_str())
+        .unwrap_or_default();
+    json!(described.chars().take(4096).collect::<String>())
 }
 
 /// A console argument as the DevTools console would print it, briefly.

@@ -82,6 +82,8 @@ struct Ring {
     ended: Option<&'static str>,
     /// When it started (ms since the epoch).
     started_ms: u64,
+    /// What it was started with (its options, as reported back).
+    settings: serde_json::Map<String, Value>,
 }
 
 impl Ring {
@@ -109,6 +111,19 @@ impl Ring {
         self.first_seq + self.records.len() as u64 - 1
     }
 
+    /// The recording as a report gives it: when it started, what it holds and lost, and
+    /// what it was started with.
+    fn summary(&self) -> Value {
+        let mut summary = serde_json::json!({
+            "started_ms": self.started_ms, "records": self.records.len(),
+            "dropped": self.dropped, "events_lost": self.lagged, "max_entries": self.max,
+        });
+        for (key, value) in &self.settings {
+            summary[key] = value.clone();
+        }
+        summary
+    }
+
     fn find(&mut self, request_id: &str) -> Option<&mut Value> {
         let at = *self.open.get(request_id)?;
         self.records.get_mut(at)
@@ -126,9 +141,10 @@ pub struct Recordings {
 }
 
 impl Recordings {
-    /// Whether `owner` already records `kind` on the tab; refuses when another does.
-    /// Recordings whose tab or browser went away are freed first.
-    fn check_owner(&self, target: &str, kind: Kind, owner: Owner) -> Result<bool> {
+    /// The summary of the recording `owner` already runs of `kind` on the tab (None: none
+    /// runs); refuses when another session's runs. Recordings whose tab or browser went
+    /// away are freed first.
+    fn check_owner(&self, target: &str, kind: Kind, owner: Owner) -> Result<Option<Value>> {
         let mut running = lock(&self.running);
         running.retain(|_, capture| capture.alive());
         match running.get(&(target.to_owned(), kind)) {
@@ -139,9 +155,17 @@ impl Recordings {
                     kind.name()
                 ),
             )),
-            Some(_) => Ok(true),
-            None => Ok(false),
+            Some(capture) => Ok(Some(lock(&capture.ring).summary())),
+            None => Ok(None),
         }
+    }
+
+    /// What a start answers when the recording runs already: its summary.
+    fn already_running(summary: Value, handle: String) -> Value {
+        let mut reply = summary;
+        reply["status"] = serde_json::json!("already_running");
+        reply["target"] = serde_json::json!(handle);
+        reply
     }
 
     /// Records a running capture as `owner`'s.
@@ -166,7 +190,7 @@ impl Recordings {
 
     /// The recording's CDP session and ring, if `owner` runs one on the tab.
     fn owned(&self, tab: &Tab, kind: Kind, owner: Owner) -> Result<(String, Arc<Mutex<Ring>>)> {
-        if !self.check_owner(&tab.target_id, kind, owner)? {
+        if self.check_owner(&tab.target_id, kind, owner)?.is_none() {
             return Err(no_capture(kind));
         }
         let running = lock(&self.running);

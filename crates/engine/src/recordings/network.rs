@@ -61,8 +61,8 @@ impl Recordings {
         options: NetworkOptions,
         timeout: Duration,
     ) -> Result<Value> {
-        if self.check_owner(&page.tab.target_id, Kind::Network, owner)? {
-            return Ok(json!({ "status": "already_running", "target": page.handle() }));
+        if let Some(summary) = self.check_owner(&page.tab.target_id, Kind::Network, owner)? {
+            return Ok(Self::already_running(summary, page.handle()));
         }
         let events = page.browser.connection().subscribe();
         page.cdp(
@@ -72,6 +72,13 @@ impl Recordings {
         )
         .await?;
         let ring = Ring::new(options.max_entries);
+        lock(&ring).settings = json!({
+            "include_bodies": options.include_bodies, "max_body_bytes": options.max_body_bytes,
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+        let summary = lock(&ring).summary();
         let task = tokio::spawn(collect_network(
             page.browser.clone(),
             page.session.clone(),
@@ -80,7 +87,10 @@ impl Recordings {
             options,
         ));
         self.register(page, Kind::Network, owner, ring, task);
-        Ok(json!({ "status": "capturing", "target": page.handle() }))
+        let mut reply = summary;
+        reply["status"] = json!("capturing");
+        reply["target"] = json!(page.handle());
+        Ok(reply)
     }
 
     pub async fn stop_network(
@@ -167,20 +177,44 @@ impl Recordings {
                 r
             })
             .collect();
-        let (ended, started_ms) = {
+        let (ended, mut reply) = {
             let ring = lock(&ring);
-            (ring.ended, ring.started_ms)
+            (ring.ended, ring.summary())
         };
-        Ok(json!({
-            "status": "stopped", "target": browser.handle(tab),
-            "total_captured": total, "returned": filtered.len(), "dropped": dropped,
-            "events_lost": lagged, "records": filtered, "ended_by_itself": ended,
-            "started_ms": started_ms, "stopped_ms": crate::ids::now_ms(),
-        }))
+        let body_errors = filtered
+            .iter()
+            .filter(|r| r.get("body_error").is_some())
+            .count();
+        for (key, value) in [
+            ("status", json!("stopped")),
+            ("target", json!(browser.handle(tab))),
+            ("total_captured", json!(total)),
+            ("returned", json!(filtered.len())),
+            ("dropped", json!(dropped)),
+            ("events_lost", json!(lagged)),
+            ("body_errors", json!(body_errors)),
+            ("filtered", json!(filter.narrows())),
+            ("records", json!(filtered)),
+            ("ended_by_itself", json!(ended)),
+            ("stopped_ms", json!(crate::ids::now_ms())),
+        ] {
+            reply[key] = value;
+        }
+        Ok(reply)
     }
 }
 
 impl NetworkFilter {
+    /// Whether the filter can leave anything out (or bodies off).
+    fn narrows(&self) -> bool {
+        self.url_pattern.is_some()
+            || self.resource_type.is_some()
+            || self.status_min.is_some()
+            || self.status_max.is_some()
+            || !self.include_bodies
+            || self.exclude_static
+    }
+
     /// The resource-type and status parts of the filter.
     fn keeps(&self, record: &Value) -> bool {
         let type_ok = self.resource_type.as_ref().is_none_or(|t| {
@@ -290,7 +324,7 @@ fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Opti
                 "request_id": request_id, "url": p["request"]["url"], "method": p["request"]["method"],
                 "resource_type": p["type"], "started": p["wallTime"],
                 "request_headers": p["request"]["headers"], "post_data": p["request"]["postData"],
-                "sent_at": p["timestamp"],
+                "sent_at": p["timestamp"], "document_url": p["documentURL"],
             });
             let seq = ring.push(record);
             let at = (seq - ring.first_seq) as usize;
@@ -308,6 +342,8 @@ fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Opti
                     r["remotePort"]
                 ));
                 record["from_cache"] = r["fromDiskCache"].clone();
+                record["from_service_worker"] = r["fromServiceWorker"].clone();
+                record["protocol"] = r["protocol"].clone();
                 record["response_headers"] = r["headers"].clone();
                 if let (Some(sent), Some(at)) =
                     (record["sent_at"].as_f64(), p["timestamp"].as_f64())
@@ -327,6 +363,7 @@ fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Opti
         "Network.loadingFinished" => {
             if let Some(record) = ring.find(&request_id) {
                 record["encoded_bytes"] = p["encodedDataLength"].clone();
+                record["finished"] = json!(true);
             }
             ring.open.remove(&request_id);
             return Some(request_id);

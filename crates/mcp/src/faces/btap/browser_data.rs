@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use engine::{
-    ConsolePage, DownloadRequest, LeaseRequest, NetworkFilter, NetworkOptions, StoragePage,
+    ConsolePage, DownloadRequest, EngineError, ErrorCode, LeaseRequest, NetworkFilter,
+    NetworkOptions, StoragePage, TabInfo,
 };
 
 use super::args::named;
@@ -127,7 +128,7 @@ tool_params! {
     pub struct ConsoleMessages {
         session_id: Option<TabRef> = Session, nullable, "";
         offset: i64 = Int { min: 0, max: 100_000_000 }, default(0), "";
-        max_items: i64 = Int { min: 1, max: 5000 }, default(200), "";
+        max_items: i64 = Int { min: 1, max: 1000 }, default(200), "";
         clear: bool = Bool, default(false), "empty the buffer after reading";
         filter: String = Choice(&["", "user", "all"]), default(""), "user: page main-world output only";
         timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
@@ -146,12 +147,60 @@ pub async fn get_cookies(call: Call, p: GetCookies) -> Result<Reply, ToolError> 
         .session
         .page(named(&p.session_id, &p.tab_id).as_deref())
         .await?;
-    let data = page.cookies(params::seconds(20.0)).await?;
-    Ok(Reply::data(data).on(page.info()))
+    let read = page.cookies(params::seconds(20.0)).await?;
+    let info = page.info();
+    // BrowserTap reads them with chrome.cookies: its objects, its names.
+    let data = json!({
+        "data": chrome_cookies(&read["cookies"]),
+        "client_id": info.client_id,
+        "url": read["url"],
+        "count": read["count"],
+    });
+    Ok(Reply::data(data).on(info))
+}
+
+/// CDP cookies as chrome.cookies describes them (what BrowserTap's extension reads).
+pub fn chrome_cookies(cdp: &Value) -> Value {
+    cdp.as_array()
+        .into_iter()
+        .flatten()
+        .map(chrome_cookie)
+        .collect()
+}
+
+/// One CDP cookie as a chrome.cookies `Cookie`: a domain cookie's domain starts with a
+/// dot, SameSite is lower case (`no_restriction` for None, `unspecified` when unset),
+/// and a session cookie has no expirationDate. The default profile's store is "0".
+fn chrome_cookie(cookie: &Value) -> Value {
+    let domain = cookie["domain"].as_str().unwrap_or_default();
+    let same_site = match cookie["sameSite"].as_str() {
+        Some("Strict") => "strict",
+        Some("Lax") => "lax",
+        Some("None") => "no_restriction",
+        _ => "unspecified",
+    };
+    let session = cookie["session"].as_bool().unwrap_or(false);
+    let mut out = json!({
+        "name": cookie["name"], "value": cookie["value"], "domain": domain,
+        "hostOnly": !domain.starts_with('.'), "path": cookie["path"],
+        "secure": cookie["secure"].as_bool().unwrap_or(false),
+        "httpOnly": cookie["httpOnly"].as_bool().unwrap_or(false),
+        "sameSite": same_site, "session": session, "storeId": "0",
+    });
+    if !session && let Some(expires) = cookie["expires"].as_f64() {
+        out["expirationDate"] = json!(expires);
+    }
+    if let Some(partition) = cookie.get("partitionKey").filter(|k| k.is_object()) {
+        out["partitionKey"] = partition.clone();
+    }
+    out
 }
 
 pub async fn set_cookies(call: Call, p: SetCookies) -> Result<Reply, ToolError> {
     let cookies = match p.cookies {
+        Value::String(text) if text.trim().is_empty() => {
+            return Err(ToolError::param("cookies", "must not be empty"));
+        }
         Value::String(text) => serde_json::from_str::<Value>(&text)
             .map_err(|e| ToolError::param("cookies", format!("not valid JSON: {e}")))?,
         other => other,
@@ -170,34 +219,81 @@ pub async fn set_cookies(call: Call, p: SetCookies) -> Result<Reply, ToolError> 
         .session
         .page(named(&p.session_id, &p.tab_id).as_deref())
         .await?;
-    let data = page
+    let set = page
         .set_cookies(cookies, params::seconds(p.timeout))
         .await?;
-    Ok(Reply::data(data).on(page.info()))
+    Ok(cookies_set_reply(&set).on(page.info()))
+}
+
+/// BrowserTap's answer to set_cookies: each cookie `ok` or `failed` by its CDP write, and
+/// the call `ok`, `partial` or `failed` (the last two reported as its own failure).
+fn cookies_set_reply(set: &Value) -> Reply {
+    let results: Vec<Value> = set["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let mut out = json!({
+                "name": r["name"], "method": "cdp",
+                "status": if r["set"] == true { "ok" } else { "failed" },
+            });
+            for key in ["scoped_to", "error"] {
+                if let Some(value) = r.get(key) {
+                    out[key] = value.clone();
+                }
+            }
+            out
+        })
+        .collect();
+    let (ok, failed) = (
+        set["set"].as_u64().unwrap_or(0),
+        set["failed"].as_u64().unwrap_or(0),
+    );
+    let status = match (ok, failed) {
+        (_, 0) => "ok",
+        (0, _) => "failed",
+        _ => "partial",
+    };
+    let mut data = json!({ "status": status, "set": ok, "failed": failed, "results": results });
+    if failed == 0 {
+        return Reply::data(data);
+    }
+    let hint = "Some cookies were not written. Read them back with get_cookies and check that domain, secure and sameSite fit the site.";
+    data["hint"] = json!(hint);
+    Reply::data(data).failed(
+        status,
+        format!("{failed} of {} cookies were not set", ok + failed),
+    )
 }
 
 pub async fn delete_cookies(call: Call, p: DeleteCookies) -> Result<Reply, ToolError> {
+    if p.name.trim().is_empty() {
+        return Err(ToolError::param("name", "must not be empty"));
+    }
     let page = call
         .session
         .page(named(&p.session_id, &p.tab_id).as_deref())
         .await?;
-    let data = page
+    let mut data = page
         .delete_cookies(
-            &p.name,
-            p.domain.as_deref(),
-            p.path.as_deref(),
-            p.url.as_deref(),
+            p.name.trim(),
+            p.domain.as_deref().filter(|d| !d.is_empty()),
+            p.path.as_deref().filter(|d| !d.is_empty()),
+            p.url.as_deref().filter(|d| !d.is_empty()),
             params::seconds(p.timeout),
         )
         .await?;
+    data["method"] = json!("cdp");
+    data["status"] = json!("ok");
     Ok(Reply::data(data).on(page.info()))
 }
 
-/// `local`, `session`, `localStorage` or `sessionStorage`, any case.
-fn storage_area(area: &str) -> Result<&'static str, ToolError> {
+/// `local`, `session`, `localStorage` or `sessionStorage`, any case: the engine's area
+/// and the name BrowserTap reports it by.
+fn storage_area(area: &str) -> Result<(&'static str, &'static str), ToolError> {
     match area.trim().to_ascii_lowercase().as_str() {
-        "local" | "localstorage" => Ok("local"),
-        "session" | "sessionstorage" => Ok("session"),
+        "local" | "localstorage" => Ok(("local", "localStorage")),
+        "session" | "sessionstorage" => Ok(("session", "sessionStorage")),
         other => Err(ToolError::param(
             "area",
             format!("'{other}' is not local or session"),
@@ -206,7 +302,7 @@ fn storage_area(area: &str) -> Result<&'static str, ToolError> {
 }
 
 pub async fn storage_get(call: Call, p: StorageGet) -> Result<Reply, ToolError> {
-    let area = storage_area(&p.area)?;
+    let (area, store) = storage_area(&p.area)?;
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
@@ -216,9 +312,24 @@ pub async fn storage_get(call: Call, p: StorageGet) -> Result<Reply, ToolError> 
         max_items: p.max_items as u64,
         max_bytes: p.max_bytes as u64,
     };
-    let data = page
+    let read = page
         .storage_get(area, p.key.as_deref(), paging, params::seconds(p.timeout))
-        .await?;
+        .await;
+    let mut data = match read {
+        Ok(data) => data,
+        Err(error) => return storage_failure(error, store, p.key.as_deref(), &page),
+    };
+    data["status"] = json!("success");
+    data["area"] = json!(store);
+    if data["found"] == false {
+        data["note"] =
+            json!("The key is not there: value is null, which is not a stored empty string.");
+    }
+    if data["truncated"] == true {
+        data["hint"] = json!(
+            "The page of items hit max_items or max_bytes; go on from next_offset, or read one key."
+        );
+    }
     Ok(Reply::data(data).on(page.info()))
 }
 
@@ -226,19 +337,68 @@ pub async fn storage_set(call: Call, p: StorageSet) -> Result<Reply, ToolError> 
     if p.key.is_empty() {
         return Err(ToolError::param("key", "must not be empty"));
     }
-    let area = storage_area(&p.area)?;
-    let value = match p.value {
-        Value::String(text) => text,
-        other => other.to_string(),
+    let (area, store) = storage_area(&p.area)?;
+    let (value, encoded) = match p.value {
+        Value::String(text) => (text, false),
+        other => (other.to_string(), true),
     };
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let data = page
+    let written = page
         .storage_set(area, &p.key, &value, params::seconds(p.timeout))
-        .await?;
+        .await;
+    let mut data = match written {
+        Ok(data) => data,
+        Err(error) => return storage_failure(error, store, Some(&p.key), &page),
+    };
+    data["status"] = json!("success");
+    data["area"] = json!(store);
+    // BrowserTap's `bytes` here is the value's length in characters.
+    data["bytes"] = data["chars"].clone();
+    if encoded {
+        data["note"] = json!("The value was not a string; it was stored as its JSON text.");
+    }
     Ok(Reply::data(data).on(page.info()))
+}
+
+/// A storage call the page could not carry out, reported as BrowserTap reports it: storage
+/// the page cannot reach as `error` (code `storage_unavailable`), a write that did not
+/// land as `failed`. Anything else is raised.
+fn storage_failure(
+    error: EngineError,
+    store: &str,
+    key: Option<&str>,
+    page: &engine::Page,
+) -> Result<Reply, ToolError> {
+    let message = error.bare_message();
+    let (status, hint) = match error.code() {
+        ErrorCode::StorageUnavailable => (
+            "error",
+            "Storage can be out of reach when third-party storage is blocked or the page is sandboxed or a data: URL; use an ordinary http(s) page.",
+        ),
+        ErrorCode::QuotaExceeded | ErrorCode::StorageError | ErrorCode::NotPersisted => (
+            "failed",
+            "Check that this is an ordinary http(s) page with site data allowed; if the quota is full, remove keys no longer needed.",
+        ),
+        _ => return Err(error.into()),
+    };
+    let mut data = json!({
+        "status": status, "area": store, "error": message,
+        "reason": error.code().as_str(), "hint": hint,
+    });
+    if let Some(key) = key {
+        data["key"] = json!(key);
+    }
+    let code = if status == "error" {
+        data["error_code"] = json!("storage_unavailable");
+        data["retryable"] = json!(false);
+        "storage_unavailable"
+    } else {
+        "failed"
+    };
+    Ok(Reply::data(data).failed(code, message).on(page.info()))
 }
 
 pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolError> {
@@ -269,6 +429,7 @@ pub async fn set_site_permission(call: Call, p: SetPermission) -> Result<Reply, 
             "the safe profile needs the user's approval to allow a permission; nothing was changed";
         return Ok(Reply::data(json!({
             "status": "requires_user_action", "changed": false, "message": message,
+            "reason": "elicitation_unsupported",
         }))
         .failed("requires_user_action", message));
     }
@@ -279,25 +440,118 @@ pub async fn set_site_permission(call: Call, p: SetPermission) -> Result<Reply, 
         origin,
         duration: std::time::Duration::from_secs(p.duration_seconds as u64),
     };
-    let data = call
+    let set = call
         .session
         .set_site_permission(named(&p.session_id, &None).as_deref(), request)
         .await?;
+    let lease = &set["lease"];
+    let data = json!({
+        "ok": true, "status": "ok",
+        "lease_id": lease["id"], "origin": lease["origin"],
+        "permission": content_setting(lease["permission"].as_str().unwrap_or_default()),
+        "expires_at": lease["expires_at"].as_u64().map(|s| s * 1000),
+        "duration_seconds": set["duration_seconds"],
+        "lease": lease,
+    });
     Ok(Reply::data(data))
+}
+
+/// The browser's content-setting name of a permission, as BrowserTap reports it
+/// (geolocation is `location`).
+fn content_setting(permission: &str) -> &str {
+    match permission {
+        "geolocation" => "location",
+        other => other,
+    }
 }
 
 pub async fn reset_site_permissions(call: Call, p: ResetPermissions) -> Result<Reply, ToolError> {
     let given = |s: &str| Some(s.to_owned()).filter(|s| !s.is_empty());
     let (origin, permission) = (given(&p.origin), given(&p.permission));
     let handle = p.session_id.map(|t| t.0);
-    let data = call
+    let reset = call
         .session
         .reset_site_permissions(handle.as_deref(), origin.as_deref(), permission.as_deref())
         .await?;
-    Ok(Reply::data(data))
+    let failures: Vec<Value> = reset["manual_recovery"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            json!({
+                "id": m["id"], "origin": m["origin"],
+                "permission": content_setting(m["permission"].as_str().unwrap_or_default()),
+                "previous_setting": m["prior"], "error": m["manual_recovery"],
+                "unsupported": true, "manual_recovery_required": true,
+                "recovery_instruction": m["manual_recovery"],
+            })
+        })
+        .collect();
+    let restored = reset["restored"].as_array().map_or(0, Vec::len);
+    let mut data = json!({
+        "ok": failures.is_empty(), "status": "ok", "restored": restored,
+        "failures": failures, "remaining": reset["remaining"],
+        "origin": origin.as_deref().map_or("", |o| o.trim_end_matches('/')),
+        "restored_leases": reset["restored"],
+    });
+    if let Some(permission) = &permission {
+        data["permission"] = json!(content_setting(permission));
+    }
+    if failures.is_empty() {
+        return Ok(Reply::data(data));
+    }
+    // Some could not be put back: they stay on record for a person to restore.
+    let message =
+        "some permissions could not be restored; failures says how to restore them by hand";
+    data["status"] = json!("error");
+    data["manual_recovery_required"] = json!(true);
+    data["message"] = json!(message);
+    Ok(Reply::data(data).failed("operation_failed", message))
+}
+
+/// The tab a capture call names, resolved once so the reply can say which it was.
+async fn capture_tab(call: &Call, session: &Option<TabRef>) -> Result<TabInfo, ToolError> {
+    let (browser, tab) = call
+        .session
+        .resolve_tab(named(session, &None).as_deref())
+        .await?;
+    Ok(browser.info(&tab, None))
+}
+
+/// What every capture reply starts with, as BrowserTap's extension reports a capture:
+/// the operation, the tab, and the recording's times and counts (`records` is the
+/// buffer's size: requests or messages).
+fn capture_head(operation: &str, tab: &TabInfo, engine: &Value, count_key: &str) -> Value {
+    let stopped_at = engine.get("stopped_ms").cloned().unwrap_or(Value::Null);
+    json!({
+        "status": engine["status"], "operation": operation,
+        "session_id": tab.handle, "tab_id": tab.tab_id,
+        "started_at": engine["started_ms"], "stopped_at": stopped_at,
+        count_key: engine["records"], "dropped": engine["dropped"],
+        "max_entries": engine["max_entries"], "events_lost": engine["events_lost"],
+    })
+}
+
+/// A capture stop or read where none runs: BrowserTap answers it, it does not fail.
+fn not_running(operation: &str, tab: &TabInfo, list_key: &str) -> Reply {
+    let data = json!({
+        "status": "not_running", "operation": operation,
+        "session_id": tab.handle, "tab_id": tab.tab_id, list_key: [],
+    });
+    Reply::data(data).on(tab.clone())
+}
+
+/// The engine's answer, or None where no capture of that kind runs on the tab.
+fn running<T>(outcome: Result<T, EngineError>) -> Result<Option<T>, ToolError> {
+    match outcome {
+        Ok(value) => Ok(Some(value)),
+        Err(error) if error.code() == ErrorCode::NoCapture => Ok(None),
+        Err(error) => Err(error.into()),
+    }
 }
 
 pub async fn network_capture_start(call: Call, p: NetworkStart) -> Result<Reply, ToolError> {
+    let tab = capture_tab(&call, &p.session_id).await?;
     let options = NetworkOptions {
         include_bodies: p.include_bodies,
         max_entries: p.max_entries as usize,
@@ -307,15 +561,26 @@ pub async fn network_capture_start(call: Call, p: NetworkStart) -> Result<Reply,
         stop_when_idle: None,
         exclude_static: false,
     };
-    let data = call
+    let started = call
         .session
-        .network_capture_start(
-            named(&p.session_id, &None).as_deref(),
-            options,
-            params::seconds(p.timeout),
-        )
+        .network_capture_start(Some(&tab.handle), options, params::seconds(p.timeout))
         .await?;
-    Ok(Reply::data(data))
+    let mut data = network_head("network_capture_start", &tab, &started);
+    if started["status"] == "already_running" {
+        data["status"] = json!("capturing");
+        data["already_running"] = json!(true);
+    }
+    Ok(Reply::data(data).on(tab))
+}
+
+/// A network capture's head: BrowserTap's counts and the options it runs with.
+fn network_head(operation: &str, tab: &TabInfo, engine: &Value) -> Value {
+    let mut data = capture_head(operation, tab, engine, "request_count");
+    data["body_errors"] = json!(engine["body_errors"].as_u64().unwrap_or(0));
+    for key in ["include_bodies", "max_body_bytes"] {
+        data[key] = engine[key].clone();
+    }
+    data
 }
 
 pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, ToolError> {
@@ -327,6 +592,7 @@ pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, T
             "must be at least status_min",
         ));
     }
+    let tab = capture_tab(&call, &p.session_id).await?;
     let given = |s: String| Some(s).filter(|s| !s.is_empty());
     let filter = NetworkFilter {
         url_pattern: given(p.url_pattern),
@@ -336,71 +602,158 @@ pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, T
         include_bodies: p.include_response_bodies,
         exclude_static: false,
     };
-    let mut data = call
+    let stopped = call
         .session
-        .network_capture_stop(
-            named(&p.session_id, &None).as_deref(),
-            filter,
-            params::seconds(p.timeout),
-        )
-        .await?;
-    // BrowserTap's records carry no headers: they would cost an agent more than they
-    // tell it here.
-    if let Some(records) = data["records"].as_array_mut() {
-        for record in records.iter_mut().filter_map(Value::as_object_mut) {
-            for key in [
-                "request_headers",
-                "response_headers",
-                "post_data",
-                "sent_at",
-            ] {
-                record.remove(key);
-            }
+        .network_capture_stop(Some(&tab.handle), filter, params::seconds(p.timeout))
+        .await;
+    let Some(stopped) = running(stopped)? else {
+        return Ok(not_running("network_capture_stop", &tab, "requests"));
+    };
+    let mut data = network_head("network_capture_stop", &tab, &stopped);
+    // The buffer's size before the filter, as BrowserTap counts it.
+    data["request_count"] = stopped["total_captured"].clone();
+    data["returned"] = stopped["returned"].clone();
+    data["filtered"] = stopped["filtered"].clone();
+    data["requests"] = stopped["records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(request_record)
+        .collect();
+    Ok(Reply::data(data).on(tab))
+}
+
+/// One request as BrowserTap's capture records it (its names; its body fields only when
+/// the body was read or failed to be).
+fn request_record(record: &Value) -> Value {
+    let renamed = [
+        ("request_id", "request_id"),
+        ("url", "url"),
+        ("method", "method"),
+        ("resource_type", "type"),
+        ("sent_at", "timestamp"),
+        ("started", "wall_time"),
+        ("document_url", "document_url"),
+        ("request_headers", "request_headers"),
+        ("post_data", "post_data"),
+        ("status", "status"),
+        ("status_text", "status_text"),
+        ("mime_type", "mime_type"),
+        ("protocol", "protocol"),
+        ("response_headers", "response_headers"),
+        ("from_cache", "from_disk_cache"),
+        ("from_service_worker", "from_service_worker"),
+        ("remote_address", "remote_address"),
+        ("response_ms", "response_ms"),
+        ("encoded_bytes", "encoded_data_length"),
+        ("finished", "finished"),
+        ("failed", "failed"),
+        ("error_text", "error_text"),
+        ("canceled", "canceled"),
+        ("body", "body"),
+        ("body_bytes", "body_size"),
+        ("body_truncated", "body_truncated"),
+        ("body_error", "body_error"),
+    ];
+    let mut out = serde_json::Map::new();
+    for (ours, theirs) in renamed {
+        if let Some(value) = record.get(ours).filter(|v| !v.is_null()) {
+            out.insert(theirs.to_owned(), value.clone());
         }
     }
-    if let Some(data) = data.as_object_mut() {
-        for key in ["ended_by_itself", "started_ms", "stopped_ms"] {
-            data.remove(key);
-        }
+    if let Some(encoding) = record["body_encoding"].as_str() {
+        out.insert("base64_encoded".into(), json!(encoding == "base64"));
     }
-    Ok(Reply::data(data))
+    Value::Object(out)
 }
 
 pub async fn console_capture_start(call: Call, p: ConsoleStart) -> Result<Reply, ToolError> {
-    let data = call
+    let tab = capture_tab(&call, &p.session_id).await?;
+    let started = call
         .session
         .console_capture_start(
-            named(&p.session_id, &None).as_deref(),
+            Some(&tab.handle),
             p.max_entries as usize,
             params::seconds(p.timeout),
         )
         .await?;
-    Ok(Reply::data(data))
+    let mut data = capture_head("console_capture_start", &tab, &started, "message_count");
+    if started["status"] == "already_running" {
+        data["status"] = json!("capturing");
+        data["already_running"] = json!(true);
+    }
+    Ok(Reply::data(data).on(tab))
 }
 
 pub async fn get_console_messages(call: Call, p: ConsoleMessages) -> Result<Reply, ToolError> {
     // Reading the buffer waits for nothing: `timeout` is accepted and has nothing to bound.
     let _ = p.timeout;
+    let tab = capture_tab(&call, &p.session_id).await?;
     let page = ConsolePage {
         offset: p.offset as usize,
         max_items: p.max_items as usize,
         clear: p.clear,
         user_only: p.filter == "user",
     };
-    let data = call
-        .session
-        .console_messages(named(&p.session_id, &None).as_deref(), page)
-        .await?;
-    Ok(Reply::data(data))
+    let read = call.session.console_messages(Some(&tab.handle), page);
+    let Some(read) = running(read.await)? else {
+        return Ok(not_running("get_console_messages", &tab, "messages"));
+    };
+    let mut data = capture_head("get_console_messages", &tab, &read, "message_count");
+    data["status"] = json!("capturing");
+    for key in [
+        "offset",
+        "total",
+        "filtered",
+        "next_offset",
+        "truncated",
+        "cleared",
+    ] {
+        if let Some(value) = read.get(key) {
+            data[key] = value.clone();
+        }
+    }
+    data["messages"] = console_records(&read["messages"]);
+    Ok(Reply::data(data).on(tab))
 }
 
 pub async fn console_capture_stop(call: Call, p: ConsoleStop) -> Result<Reply, ToolError> {
     let _ = p.timeout; // as for get_console_messages
-    let data = call
-        .session
-        .console_capture_stop(named(&p.session_id, &None).as_deref())
-        .await?;
-    Ok(Reply::data(data))
+    let tab = capture_tab(&call, &p.session_id).await?;
+    let stopped = call.session.console_capture_stop(Some(&tab.handle));
+    let Some(stopped) = running(stopped.await)? else {
+        return Ok(not_running("console_capture_stop", &tab, "messages"));
+    };
+    let mut data = capture_head("console_capture_stop", &tab, &stopped, "message_count");
+    data["messages"] = console_records(&stopped["messages"]);
+    Ok(Reply::data(data).on(tab))
+}
+
+/// Console messages as BrowserTap's capture records them: `type` is the console call
+/// (`log`, `warning`, …) or `exception`; an exception has its place in the source.
+fn console_records(records: &Value) -> Value {
+    records
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let exception = r["kind"] == "exception";
+            let mut out = json!({
+                "type": if exception { json!("exception") } else { r["level"].clone() },
+                "timestamp": r["timestamp"], "text": r["text"],
+                "execution_context_id": r["execution_context_id"],
+                "stack_trace": r["stack_trace"], "context": r["context"],
+            });
+            if exception {
+                out["url"] = r["url"].clone();
+                out["line_number"] = r["line"].clone();
+                out["column_number"] = r["column"].clone();
+            } else {
+                out["args"] = r["args"].clone();
+            }
+            out
+        })
+        .collect()
 }
 
 /// A JSON object given as text (`params_json`).
@@ -409,5 +762,44 @@ pub fn json_object(name: &str, text: &str) -> Result<Value, ToolError> {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(_) => Err(ToolError::param(name, "must be a JSON object")),
         Err(e) => Err(ToolError::param(name, format!("not valid JSON: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdp_cookies_read_as_chrome_cookies() {
+        let cdp = json!([
+            { "name": "a", "value": "1", "domain": "example.com", "path": "/", "expires": -1,
+              "secure": false, "httpOnly": true, "session": true },
+            { "name": "b", "value": "2", "domain": ".example.com", "path": "/x",
+              "expires": 1.9e9, "secure": true, "httpOnly": false, "session": false,
+              "sameSite": "None" },
+        ]);
+        let chrome = chrome_cookies(&cdp);
+        assert_eq!(chrome[0]["hostOnly"], true);
+        assert_eq!(chrome[0]["sameSite"], "unspecified");
+        assert!(chrome[0].get("expirationDate").is_none());
+        assert_eq!(chrome[1]["hostOnly"], false);
+        assert_eq!(chrome[1]["sameSite"], "no_restriction");
+        assert_eq!(chrome[1]["expirationDate"], 1.9e9);
+        assert_eq!(chrome[1]["storeId"], "0");
+    }
+
+    #[test]
+    fn a_set_that_missed_some_cookies_is_reported_partial() {
+        let set = json!({
+            "set": 1, "failed": 1,
+            "results": [{ "name": "a", "set": true }, { "name": "b", "set": false, "error": "no" }],
+        });
+        let reply = cookies_set_reply(&set);
+        assert_eq!(reply.data["status"], "partial");
+        assert_eq!(reply.data["results"][1]["status"], "failed");
+        assert_eq!(reply.data["results"][0]["method"], "cdp");
+        assert!(reply.failure.is_some());
+        let all = json!({ "set": 1, "failed": 0, "results": [{ "name": "a", "set": true }] });
+        assert!(cookies_set_reply(&all).failure.is_none());
     }
 }

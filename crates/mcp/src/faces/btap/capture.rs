@@ -37,6 +37,10 @@ tool_params! {
     }
 }
 
+/// What a model reading the reply should know about the picture (BrowserTap says the same
+/// in its own words).
+const MODEL_NOTE: &str = "The screenshot is attached as image content. A model that cannot take images has not seen it and must not guess the page's state from this reply: read the page with scan_page or execute_js instead. image_width and image_height are device pixels (CSS pixels times devicePixelRatio), not the CSS pixels page_click and page_drag take: divide a point read off the image by devicePixelRatio (device_pixel_ratio here) first, or click a selector from scan_page, which needs no conversion. A client may also shrink an image before a model sees it: scale a point back to image_width x image_height before anything else.";
+
 /// x, y, width, height and scale, in CSS pixels.
 type Clip = (f64, f64, f64, f64, f64);
 
@@ -100,6 +104,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         "pixel_space": "device",
         "device_pixel_ratio": shot.device_pixel_ratio,
         "image_attached": true,
+        "model_note": MODEL_NOTE,
         "mode": if request.clip.is_some() { "clip" } else if request.full_page { "full_page" } else { "viewport" },
     });
     if shot.dimensions.is_none() {
@@ -134,8 +139,11 @@ pub async fn save_pdf(call: Call, p: SavePdf) -> Result<Reply, ToolError> {
     let written = page
         .save_pdf(&p.save_path, &request, params::seconds(p.timeout))
         .await?;
+    let info = page.info();
     let data = json!({
-        "path": written.path, "bytes": written.bytes, "sha256": written.sha256, "status": "saved",
+        "status": "success", "saved_to": written.path, "size": written.bytes,
+        "session_id": info.handle, "tab_id": info.tab_id, "format": "pdf",
+        "path": written.path, "bytes": written.bytes, "sha256": written.sha256,
     });
-    Ok(Reply::data(data).on(page.info()))
+    Ok(Reply::data(data).on(info))
 }

@@ -100,6 +100,7 @@ const DIAGNOSTIC_KEYS: &[&str] = &[
     "requested_directory",
     "render_state",
     "content_ready",
+    "render",
 ];
 
 /// Delivery facts of a raised failure that are also copied to the top level.
@@ -488,6 +489,10 @@ pub fn param_name(input: Input) -> &'static str {
 
 /// What a page reports as its own failure is a reported failure in BrowserTap: the
 /// payload carries the status. `None`: the error is raised.
+///
+/// BrowserTap's payloads for these say nothing of retrying, so the verdict is
+/// `retryable: false`: the same call again meets the same page (an element still
+/// missing, still covered). Whether anything reached the page is `input_dispatched`.
 fn as_reported(error: &EngineError) -> Option<Reply> {
     let EngineError::Page {
         code,
@@ -498,17 +503,72 @@ fn as_reported(error: &EngineError) -> Option<Reply> {
     else {
         return None;
     };
-    if !REPORTED_CODES.contains(&code.as_str()) {
-        return None;
-    }
+    let status = reported_status(*code)?;
     let mut payload = match details {
         Value::Object(details) => Value::Object(details.clone()),
         _ => json!({}),
     };
-    payload["status"] = json!(code.as_str());
+    payload["status"] = json!(status);
     payload["message"] = json!(message);
-    payload["retry_safe"] = json!(error.delivery() == Delivery::Undelivered);
-    Some(Reply::data(payload).failed(code.as_str(), message.clone()))
+    if error.delivery() == Delivery::MayHaveRun {
+        payload["input_dispatched"] = json!(true);
+        payload["retry_safe"] = json!(false);
+    }
+    // BrowserTap names what covers a point as `tag#id`; the element's facts stay beside it.
+    if let Some(cover) = payload
+        .get("occluded_by")
+        .filter(|c| c.is_object())
+        .cloned()
+    {
+        payload["occluded_by"] = json!(css_name(&cover));
+        payload["occluded_by_element"] = cover;
+        payload["next_action"] = json!(
+            "nothing was sent: another element covers the point; close or move it, then click again"
+        );
+    }
+    if status == "invalid_selector" && payload.get("stage").is_none() {
+        payload["stage"] = json!("selector");
+    }
+    Some(Reply::data(payload).failed(status, message.clone()))
+}
+
+/// The status word BrowserTap reports a page failure with, if it reports it rather
+/// than raising it. A field that takes no typing (read-only, disabled, a `<select>`)
+/// is one BrowserTap cannot interact with.
+fn reported_status(code: ErrorCode) -> Option<&'static str> {
+    match code {
+        ErrorCode::ReadOnly | ErrorCode::NotEditable => Some("not_interactable"),
+        other => REPORTED_CODES
+            .iter()
+            .find(|reported| **reported == other.as_str())
+            .copied(),
+    }
+}
+
+/// `div#cover`, `button.primary`, `span`: an element as a CSS-ish name.
+fn css_name(element: &Value) -> String {
+    let tag = element["tag"].as_str().unwrap_or("element");
+    match element["id"].as_str().filter(|id| !id.is_empty()) {
+        Some(id) => format!("{tag}#{id}"),
+        None => tag.to_owned(),
+    }
+}
+
+/// A tool's own failure as BrowserTap reports it, with what the tool says on every
+/// attempt (`base`: the tab, how input was sent, what was aimed at) under the page's
+/// facts; an error BrowserTap raises is passed on as it is.
+pub fn reported_with(error: ToolError, base: Value) -> Result<Reply, ToolError> {
+    let ToolError::Engine(engine_error) = &error else {
+        return Err(error);
+    };
+    let Some(mut reply) = as_reported(engine_error) else {
+        return Err(error);
+    };
+    if let (Value::Object(mut merged), Value::Object(facts)) = (base, reply.data.take()) {
+        merged.extend(facts);
+        reply.data = Value::Object(merged);
+    }
+    Ok(reply)
 }
 
 /// The output schema every btap tool declares: an object, as BrowserTap declares it (the

@@ -2,10 +2,11 @@
 
 use serde_json::{Value, json};
 
-use engine::{ClickTarget, Clicked, Typed};
+use engine::{Acted, ClickTarget, Clicked, EngineError, ErrorCode, Typed};
 
 use super::args::named;
 use super::args::{LOCATOR_DOC, split_locator};
+use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
@@ -78,62 +79,160 @@ fn given(selector: Value) -> Value {
     }
 }
 
-/// What every input reply says of how the input was sent.
-fn input_reply(mut data: Value, status: &str) -> Value {
-    data["status"] = json!(status);
-    data["input_mode"] = json!("cdp");
-    data["foreground_changed"] = json!(false);
+/// What BrowserTap says of every page input, whatever became of it: the tab, and that
+/// input went through CDP to that tab without bringing it forward.
+fn sent(page: &engine::Page) -> Value {
+    json!({
+        "session_id": page.info().handle,
+        "input_mode": "cdp",
+        "foreground_changed": false,
+    })
+}
+
+/// A successful input: `sent`, `status: success`, one `{}` per CDP input event (what
+/// BrowserTap's `result` lists), and the tool's own facts.
+fn succeeded(page: &engine::Page, events: usize, facts: Value) -> Value {
+    let mut data = sent(page);
+    data["status"] = json!("success");
+    data["result"] = json!(vec![json!({}); events]);
+    data["input_dispatched"] = json!(true);
+    data["input_commands_dispatched"] = json!(events);
+    merge(&mut data, facts);
     data
 }
 
-/// A click's reply in BrowserTap's shape: where it landed goes in `target` (`x`, `y`,
-/// `hit_verified`, `scrolled_into_view`), kept out of the envelope's top level; the
-/// clicked element is described without the selector tabwire made for it; the button
-/// and count the caller chose are not echoed.
-fn click_reply(clicked: Clicked) -> Value {
-    let mut target =
-        json!({ "x": clicked.x, "y": clicked.y, "hit_verified": clicked.hit_verified });
-    if let Some(scrolled) = clicked.scrolled_into_view {
-        target["scrolled_into_view"] = json!(scrolled);
+/// What an input that failed before reaching the page says besides the page's reason.
+fn undispatched(page: &engine::Page, facts: Value) -> Value {
+    let mut data = sent(page);
+    data["input_dispatched"] = json!(false);
+    data["input_commands_dispatched"] = json!(0);
+    merge(&mut data, facts);
+    data
+}
+
+fn merge(data: &mut Value, facts: Value) {
+    if let (Some(data), Value::Object(facts)) = (data.as_object_mut(), facts) {
+        data.extend(facts);
     }
-    let mut data = json!({ "target": target });
-    if let Some(mut element) = clicked.element {
-        if let Some(fields) = element.as_object_mut() {
-            fields.remove("selector");
+}
+
+/// The selector as BrowserTap echoes it back: a frame path's CSS steps as `{css}`
+/// objects, the rest as given.
+fn echoed(selector: &Value) -> Value {
+    let mut echo = selector.clone();
+    if let Some(steps) = echo.get_mut("frame").and_then(Value::as_array_mut) {
+        for step in steps {
+            if let Value::String(css) = step {
+                *step = json!({ "css": css });
+            }
         }
-        data["element"] = element;
+    }
+    echo
+}
+
+/// CDP events of a click: one move, then a press and a release per click.
+fn click_events(clicks: u32) -> usize {
+    1 + 2 * clicks as usize
+}
+
+/// A click's facts in BrowserTap's shape: the selector as given and where the press
+/// landed in `target`, the bot-check verdict, and tabwire's description of the element.
+fn click_facts(clicked: Clicked, selector: &Value, offset: (Option<f64>, Option<f64>)) -> Value {
+    if selector.is_null() {
+        return json!({ "target": { "x": clicked.x, "y": clicked.y, "hit_verified": false } });
+    }
+    let mut facts = json!({
+        "target": {
+            "selector": selector,
+            "x": clicked.x,
+            "y": clicked.y,
+            "offset_x": offset.0,
+            "offset_y": offset.1,
+            "hit_verified": clicked.hit_verified,
+            "scrolled_into_view": clicked.scrolled_into_view.unwrap_or(false),
+        },
+        // The page is checked for a bot check after each click; tabwire does not count
+        // repeated clicks at one, so `attempts` stays 0.
+        "challenge_check": { "enforced": true },
+        "challenge_detected": clicked.challenge.is_some(),
+        "attempts": 0,
+    });
+    if let Some(kind) = clicked.challenge {
+        facts["challenge"] = json!(kind);
     }
     if let Some(attempts) = clicked.attempts {
-        data["attempts"] = json!(attempts);
+        facts["aim_attempts"] = json!(attempts);
     }
-    if clicked.disabled {
-        data["disabled"] = json!(true);
+    if let Some(element) = clicked.element {
+        facts["element"] = element;
     }
-    data
+    facts
 }
 
-/// A typing reply without what only restates the request: `submitted` when no key was
-/// pressed, tabwire's own `editable` and `selected_existing`.
-fn type_reply(typed: Typed) -> Value {
-    let mut data = json!({
+/// The focused element as BrowserTap describes it (`tagName`, attributes as written),
+/// with tabwire's reading of it (`tag`, computed `label`, `editable`) beside.
+fn focus_element(element: &Value) -> Value {
+    if !element.is_object() {
+        return Value::Null;
+    }
+    let attr = |key: &str| json!(element["attributes"][key].as_str().unwrap_or(""));
+    let mut described = json!({
+        "ariaLabel": attr("aria-label"),
+        "className": attr("class"),
+        "contentEditable": element["content_editable"] == true,
+        "id": element["id"].as_str().unwrap_or(""),
+        "name": attr("name"),
+        "placeholder": attr("placeholder"),
+        "role": attr("role"),
+        "tagName": element["tag"].as_str().unwrap_or("").to_uppercase(),
+        "type": attr("type"),
+    });
+    for key in ["tag", "label", "editable"] {
+        if let Some(value) = element.get(key) {
+            described[key] = value.clone();
+        }
+    }
+    if let Some(role) = element.get("role") {
+        described["computed_role"] = role.clone();
+    }
+    described
+}
+
+/// A typing reply's facts: what took the text and what had focus before.
+fn type_facts(typed: Typed, target: Value) -> Value {
+    let mut facts = json!({
+        "target": target,
+        "target_kind": "element",
         "focus_confirmed": typed.focus_confirmed,
-        "active_element": typed.active_element,
+        "active_element": typed.active_element.as_ref().map(focus_element),
+        "previous_active_element": typed.previous_active_element.as_ref().map(focus_element),
         "typed_chars": typed.typed_chars,
     });
     if let Some(key) = typed.submitted {
-        data["submitted"] = json!(key);
+        facts["submitted"] = json!(key);
     }
     if let Some(value) = typed.value {
-        data["value"] = value;
+        facts["value"] = value;
     }
     if typed.clamped {
-        data["clamped"] = json!(true);
+        facts["clamped"] = json!(true);
     }
-    data
+    facts
+}
+
+/// What a typing call aimed at, as BrowserTap echoes it.
+fn type_target(selector: &Value) -> Value {
+    if selector.is_null() {
+        json!({ "focused_element": true })
+    } else {
+        json!({ "selector": selector })
+    }
 }
 
 pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
-    let (locator, frame) = split_locator(Some(&given(p.selector)))?;
+    let selector = given(p.selector.clone());
+    let offset = (p.offset_x, p.offset_y);
+    let (locator, frame) = split_locator(Some(&selector))?;
     // A frame-relative point is {"frame": [...], "x": .., "y": ..} in the selector.
     let framed_point = locator
         .get("x")
@@ -149,7 +248,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         (false, (None, None), _) => ClickTarget::Element {
             locator,
             frame,
-            offset: (p.offset_x, p.offset_y),
+            offset,
         },
         (true, (None, None), _) => {
             return Err(ToolError::param(
@@ -169,7 +268,89 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    // A ref from an outline names its frame too.
+    let aimed_at = match &target {
+        ClickTarget::Point { .. } if selector.get("x").is_none() => Value::Null,
+        _ => echoed(&selector),
+    };
+    let clicked = match click(&page, target, &p).await {
+        Ok(Acted::Done(clicked)) => clicked,
+        Ok(Acted::DialogOpened(dialog)) => {
+            return Ok(opened_dialog(&page, &aimed_at, offset, dialog));
+        }
+        Err(error) => {
+            let base = undispatched(
+                &page,
+                json!({
+                    "target": {
+                        "selector": aimed_at, "offset_x": offset.0, "offset_y": offset.1,
+                        "hit_verified": false, "scrolled_into_view": false,
+                    },
+                    "challenge_detected": false,
+                    "attempts": 0,
+                }),
+            );
+            return envelope::reported_with(error, base).map(|r| r.on(page.info()));
+        }
+    };
+    let point = (clicked.x, clicked.y);
+    let lean_element = clicked.element.clone().unwrap_or(Value::Null);
+    let hit_verified = clicked.hit_verified;
+    let mut data = succeeded(
+        &page,
+        click_events(p.clicks as u32),
+        click_facts(clicked, &aimed_at, offset),
+    );
+    let dialogs = page.take_answered_dialogs();
+    if !dialogs.is_empty() {
+        data["dialogs"] = json!(dialogs);
+    }
+    let lean = crate::lean::clicked(
+        &lean_element,
+        Some(point),
+        hit_verified || aimed_at.is_null(),
+        &data["dialogs"],
+    );
+    Ok(Reply::action(data)
+        .on(page.info())
+        .lean(lean)
+        .at(point.0, point.1))
+}
+
+/// A click whose page opened a dialog: the click reached the page, which waits on the
+/// dialog now; it stays open for `handle_dialog` to answer.
+fn opened_dialog(
+    page: &engine::Page,
+    aimed_at: &Value,
+    offset: (Option<f64>, Option<f64>),
+    dialog: engine::Dialog,
+) -> Reply {
+    let dialog = super::script::btap_dialog(&json!(dialog));
+    let lean = format!(
+        "clicked; a {} dialog is open now: {} (answer it with handle_dialog)",
+        dialog["type"].as_str().unwrap_or("JavaScript"),
+        dialog["message"]
+    );
+    let mut facts = match page.last_aim() {
+        Some(aim) => click_facts(aim, aimed_at, offset),
+        None => json!({ "target": { "selector": aimed_at } }),
+    };
+    facts["dialog"] = dialog;
+    facts["dialog_open"] = json!(true);
+    facts["hint"] = json!(
+        "the page opened a dialog and waits on it: answer it with handle_dialog (accept or dismiss)"
+    );
+    Reply::action(succeeded(page, click_events(1), facts))
+        .on(page.info())
+        .lean(lean)
+}
+
+/// Clicks the target (a ref from an outline placed in its frame first), leaving a dialog
+/// the click opens open for the agent.
+async fn click(
+    page: &engine::Page,
+    target: ClickTarget,
+    p: &PageClick,
+) -> Result<Acted<Clicked>, ToolError> {
     let target = match target {
         ClickTarget::Element {
             locator,
@@ -185,32 +366,14 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         }
         other => other,
     };
-    let clicked = page
-        .click(
+    Ok(page
+        .leaving_dialogs_open(page.click(
             target,
             &p.button,
             p.clicks as u32,
             params::seconds(p.timeout),
-        )
-        .await?;
-    let mut data = input_reply(click_reply(clicked), "clicked");
-    let dialogs = page.take_answered_dialogs();
-    if !dialogs.is_empty() {
-        data["dialogs"] = json!(dialogs);
-    }
-    let hit = &data["target"];
-    let point = hit["x"].as_f64().zip(hit["y"].as_f64());
-    let lean = crate::lean::clicked(
-        &data["element"],
-        point,
-        hit["hit_verified"] != false,
-        &data["dialogs"],
-    );
-    let mut reply = Reply::action(data).on(page.info()).lean(lean);
-    if let Some((x, y)) = point {
-        reply = reply.at(x, y);
-    }
-    Ok(reply)
+        ))
+        .await?)
 }
 
 pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
@@ -218,30 +381,65 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let (locator, frame) = split_locator(Some(&given(p.selector)))?;
+    let selector = given(p.selector.clone());
+    let target = type_target(&echoed(&selector));
+    let typed = match type_into(&page, &selector, &p).await {
+        Ok(typed) => typed,
+        Err(error) => {
+            let kind = match error.engine_error().map(EngineError::code) {
+                Some(ErrorCode::ReadOnly | ErrorCode::NotEditable) => "unusable",
+                _ => "missing",
+            };
+            let base = undispatched(
+                &page,
+                json!({
+                    "target": target, "target_kind": kind, "typed_chars": 0, "retryable": false,
+                }),
+            );
+            return envelope::reported_with(error, base).map(|mut reply| {
+                let focused = focus_element(&reply.data["active_element"]);
+                reply.data["active_element"] = focused;
+                reply.on(page.info())
+            });
+        }
+    };
+    let mut lean = format!(
+        "typed {} chars into {}",
+        typed.typed_chars,
+        crate::lean::element(typed.active_element.as_ref().unwrap_or(&Value::Null))
+    );
+    if typed.submitted.is_some() {
+        lean.push_str(", then submitted");
+    }
+    // Each character is one insertText; a clear is a select-all and a delete first.
+    let events = typed.typed_chars.min(1) + usize::from(p.clear) * 2;
+    let mut data = succeeded(&page, events.max(1), type_facts(typed, target));
+    // BrowserTap's first step re-checks the field has focus before typing; so does ours.
+    if let Some(result) = data["result"].as_array_mut().and_then(|r| r.first_mut()) {
+        *result = json!({ "result": { "type": "boolean", "value": true } });
+    }
+    Ok(Reply::action(data).on(page.info()).lean(lean))
+}
+
+async fn type_into(
+    page: &engine::Page,
+    selector: &Value,
+    p: &PageType,
+) -> Result<Typed, ToolError> {
+    let (locator, frame) = split_locator(Some(selector))?;
     let (locator, frame) = page.placed(locator, frame)?;
     let locator = (!locator.is_null()).then_some(locator);
-    let submit = Some(p.submit_key).filter(|k| !k.trim().is_empty());
-    let data = page
+    let submit = Some(p.submit_key.as_str()).filter(|k| !k.trim().is_empty());
+    Ok(page
         .type_text(
             locator,
             &frame,
             &p.text,
             p.clear,
-            submit.as_deref(),
+            submit,
             params::seconds(p.timeout),
         )
-        .await?;
-    let data = input_reply(type_reply(data), "typed");
-    let mut lean = format!(
-        "typed {} chars into {}",
-        data["typed_chars"],
-        crate::lean::element(&data["active_element"])
-    );
-    if data["submitted"].as_bool() == Some(true) || data["submitted"].is_string() {
-        lean.push_str(", then submitted");
-    }
-    Ok(Reply::action(data).on(page.info()).lean(lean))
+        .await?)
 }
 
 pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
@@ -251,11 +449,12 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
         .await?;
     let pressed = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
     let lean = format!("pressed {}", pressed.keys);
-    Ok(
-        Reply::action(input_reply(json!({ "keys": pressed.keys }), "pressed"))
-            .on(page.info())
-            .lean(lean),
-    )
+    // A chord is a key down and up for each of its keys.
+    let events = 2 * pressed.keys.split('+').count();
+    let facts = json!({ "target": { "keys_csv": p.keys_csv }, "keys": pressed.keys });
+    Ok(Reply::action(succeeded(&page, events, facts))
+        .on(page.info())
+        .lean(lean))
 }
 
 pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
@@ -263,7 +462,7 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let data = page
+    let dragged = page
         .drag(
             (p.x1, p.y1),
             (p.x2, p.y2),
@@ -272,7 +471,13 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
             params::seconds(p.timeout),
         )
         .await?;
-    Ok(Reply::action(input_reply(data, "dragged"))
+    let steps = dragged["steps"].as_u64().unwrap_or(1) as usize;
+    let facts = json!({
+        "target": { "from": [p.x1, p.y1], "to": [p.x2, p.y2] },
+        "steps": steps,
+    });
+    // A press, the moves between, and a release.
+    Ok(Reply::action(succeeded(&page, steps + 2, facts))
         .dragged((p.x1, p.y1), (p.x2, p.y2))
         .on(page.info()))
 }
@@ -288,5 +493,9 @@ pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError
     let uploaded = page
         .upload(&json!(p.selector), &p.paths, params::seconds(p.timeout))
         .await?;
-    Ok(Reply::data(json!({ "status": "set", "files": uploaded.files })).on(page.info()))
+    let data = json!({
+        "status": "ok", "selector": p.selector, "files": uploaded.files,
+        "node_id": uploaded.node_id,
+    });
+    Ok(Reply::data(data).on(page.info()))
 }

@@ -17,8 +17,9 @@ mod recording;
 mod script;
 mod setup;
 mod tabs;
+mod wait;
 
-use crate::face::{Face, Hints, ToolDef};
+use crate::face::{Face, Guide, Hints, ToolDef};
 use crate::tool;
 
 /// BrowserTap's hints, one set a kind of tool.
@@ -62,14 +63,32 @@ use hints::{ACT, LOCAL, READ, RECORD, SETTING, STATUS, TUNE, WRITE};
 pub const FACE: Face = Face {
     name: "btap",
     tools: TOOLS,
-    instructions: "tabwire drives a Chromium browser with BrowserTap's tools. Each MCP session has its own \
-        default tab; parallel agents should pass session_id. Read pages with scan_page, act with \
-        page_click/page_type, wait with wait_for instead of sleeping.",
+    instructions: include_str!("guides/instructions.md"),
+    guides: GUIDES,
+    // BrowserTap's server answers prompts/list, with none.
+    lists_prompts: true,
     render: envelope::render,
     output_schema: envelope::output_schema,
     every_hint: true,
     default_time_limit: std::time::Duration::from_secs(15),
 };
+
+/// BrowserTap's two resources, at its URIs, written for tabwire: how the tools go
+/// together, and what to do when a call fails.
+const GUIDES: &[Guide] = &[
+    Guide {
+        uri: "browsertap://agent/workflow",
+        name: "agent_workflow",
+        description: "How to work with these tools: picking and owning tabs, reading, locators and refs, frames, acting, waiting, dialogs, files, cleanup.",
+        text: include_str!("guides/workflow.md"),
+    },
+    Guide {
+        uri: "browsertap://agent/recovery",
+        name: "agent_recovery",
+        description: "When a call fails: reading retry verdicts and delivery facts, collecting outcomes by operation_id, each error code's next step, browser and link problems.",
+        text: include_str!("guides/recovery.md"),
+    },
+];
 
 pub const TOOLS: &[ToolDef] = &[
     // Setup.
@@ -215,24 +234,24 @@ pub const TOOLS: &[ToolDef] = &[
         "scroll_page",
         "page",
         ACT,
-        read::ScrollPage,
-        read::scroll_page,
+        wait::ScrollPage,
+        wait::scroll_page,
         "Scroll and report the new position."
     ),
     tool!(
         "wait_for",
         "page",
         ACT,
-        read::WaitFor,
-        read::wait_for,
+        wait::WaitFor,
+        wait::wait_for,
         "Wait until exactly one condition holds (or, with gone, stops holding)."
     ),
     tool!(
         "wait_for_url",
         "page",
         READ,
-        read::WaitForUrl,
-        read::wait_for_url,
+        wait::WaitForUrl,
+        wait::wait_for_url,
         "Wait for the URL to match and the document to finish loading."
     ),
     // Input.

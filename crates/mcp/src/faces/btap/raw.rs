@@ -4,10 +4,10 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use engine::{EngineError, Page};
+use engine::{EngineError, ErrorCode, Page};
 
 use super::args::named;
-use super::browser_data::json_object;
+use super::browser_data::{chrome_cookies, json_object};
 use super::tabs::{SessionOnly, tab_json};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -36,12 +36,34 @@ tool_params! {
 const MAX_TIMEOUT_MS: u64 = 120_000;
 const DEFAULT_TIMEOUT_MS: u64 = 20_000;
 
+/// A raw command's failure in BrowserTap's words: a policy refusal is final (retrying
+/// the same call cannot change it), and an error the browser answered a command with is
+/// the page's failure to execute it, not something to retry blindly.
+fn raw_failure(error: EngineError) -> ToolError {
+    match error.code() {
+        ErrorCode::RawCdpBlocked => ToolError::Face {
+            code: "raw_cdp_blocked",
+            message: format!("method: {}", error.bare_message()),
+            details: json!({ "param": "method", "delivery_state": "undelivered", "retry_safe": false }),
+            may_have_run: false,
+        },
+        ErrorCode::CdpError => ToolError::Face {
+            code: "page_execution_failed",
+            message: error.to_string(),
+            details: json!({ "reason": "cdp_error", "retry_safe": false }),
+            may_have_run: false,
+        },
+        _ => error.into(),
+    }
+}
+
 pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> {
     let params = json_object("params_json", &p.params_json)?;
     let command = call
         .session
         .check_raw(&call.settings.raw_policy(), &p.method, params)
-        .await?;
+        .await
+        .map_err(raw_failure)?;
     if p.extension_id.is_some() {
         return Err(EngineError::Unsupported(
             "extension_id: tabwire does not drive other extensions' workers over raw CDP".into(),
@@ -53,7 +75,10 @@ pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> 
         None => named(&p.session_id, &p.tab_id),
     };
     let page = call.session.page(handle.as_deref()).await?;
-    let result = page.raw_cdp(command, params::seconds(p.timeout)).await?;
+    let result = page
+        .raw_cdp(command, params::seconds(p.timeout))
+        .await
+        .map_err(raw_failure)?;
     let info = page.info();
     Ok(Reply::data(json!({
         "status": "ok", "method": p.method, "data": result,
@@ -125,7 +150,8 @@ async fn parse_batch(call: &Call, text: &str) -> Result<Vec<Member>, ToolError> 
                 }
                 call.session
                     .check_raw(&call.settings.raw_policy(), &method, params.clone())
-                    .await?;
+                    .await
+                    .map_err(raw_failure)?;
                 let timeout = command["timeoutMs"].as_u64().or(top_timeout);
                 Member::Cdp {
                     method,
@@ -217,7 +243,8 @@ async fn run_member(
             let command = call
                 .session
                 .check_raw(&call.settings.raw_policy(), &method, params)
-                .await?;
+                .await
+                .map_err(raw_failure)?;
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
             let result = page
                 .raw_cdp(command, std::time::Duration::from_millis(timeout_ms))
@@ -237,11 +264,11 @@ async fn run_member(
         Member::Cookies { tab, url } => {
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
             let timeout = params::seconds(20.0);
-            let cookies = match url {
+            let read = match url {
                 Some(url) => page.cookies_of(&url, timeout).await?,
                 None => page.cookies(timeout).await?,
-            }["cookies"]
-                .clone();
+            };
+            let cookies = chrome_cookies(&read["cookies"]);
             Ok((json!({ "ok": true, "data": cookies }), Some(page.info())))
         }
     }
@@ -315,25 +342,49 @@ fn placeholder(text: &str) -> Option<(usize, &str)> {
 
 pub async fn debugger_targets(call: Call, p: SessionOnly) -> Result<Reply, ToolError> {
     let handle = p.session_id.map(|t| t.0);
-    let targets: Vec<Value> = call
-        .session
-        .debug_targets(handle.as_deref())
-        .await?
+    let browser = call.session.browser_for(handle.as_deref()).await?;
+    let mut targets = call.session.debug_targets(handle.as_deref()).await?;
+    // chrome.debugger lists workers first and pages last, as BrowserTap answers.
+    targets.sort_by_key(|t| debugger_rank(debugger_type(&t.kind)));
+    let listed: Vec<Value> = targets
         .into_iter()
         .map(|t| {
             let mut target = json!({
-                "target_id": t.target_id, "type": t.kind, "url": t.url,
-                "title": t.title, "attached": t.attached,
+                "type": debugger_type(&t.kind), "title": t.title, "url": t.url,
+                "attached": t.attached, "id": t.target_id, "cdp_type": t.kind,
             });
+            if let Some(tab_id) = t.tab_id {
+                target["tabId"] = json!(tab_id);
+            }
             if let Some(tab) = t.tab {
                 target["session_id"] = json!(tab);
             }
             target
         })
         .collect();
-    Ok(Reply::data(
-        json!({ "count": targets.len(), "targets": targets }),
-    ))
+    Ok(Reply::data(json!({
+        "data": listed, "client_id": browser.client_id, "count": listed.len(),
+    })))
+}
+
+/// A CDP target type as chrome.debugger names it: page, background_page, worker or
+/// other.
+fn debugger_type(kind: &str) -> &'static str {
+    match kind {
+        "page" => "page",
+        "background_page" => "background_page",
+        "service_worker" | "shared_worker" | "worker" => "worker",
+        _ => "other",
+    }
+}
+
+fn debugger_rank(kind: &str) -> u8 {
+    match kind {
+        "worker" => 0,
+        "background_page" => 1,
+        "other" => 2,
+        _ => 3,
+    }
 }
 
 #[cfg(test)]

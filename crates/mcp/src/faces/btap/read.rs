@@ -1,10 +1,10 @@
-//! Reading and waiting: the snapshot, scrolling, condition waits.
+//! Reading: the snapshot (`scan_page`), exact and lean.
 
 use serde_json::{Value, json};
 
 use engine::ScanRequest;
 
-use super::args::{LOCATOR_DOC, frame_path, named, split_locator};
+use super::args::{frame_path, named};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
@@ -14,42 +14,13 @@ tool_params! {
         session_id: Option<TabRef> = Session, nullable, "tab handle; default: this session's tab";
         text_only: bool = Bool, default(false), "plain text instead of simplified HTML";
         cutlist: bool = Bool, default(true), "collapse long repeated lists";
-        maxchars: i64 = Int { min: 100, max: 5_000_000 }, default(35_000), "budget of content characters";
+        maxchars: i64 = Int { min: 0, max: 5_000_000 }, default(35_000), "budget of content characters";
         instruction: String = Str, default(""), "what you are looking for (echoed)";
         extra_js: String = Str, default(""), "script run before the scan; may change the page";
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
-        frame: Option<Value> = List, nullable, "iframe locator path to scan inside (tabwire)";
-        max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls listed in observation.targets (tabwire)";
+        frame: Option<Value> = List, nullable, "iframe locator path to scan inside (an observation.frames entry's frame)";
+        max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls and frames listed in observation (0: none)";
         cursor: String = Str, default(""), "read on from a truncated reply: its continuation.cursor (tabwire)";
-    }
-}
-
-tool_params! {
-    pub struct ScrollPage {
-        to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector";
-        session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
-    }
-}
-
-tool_params! {
-    pub struct WaitFor {
-        selector: Option<Value> = Locator, nullable, LOCATOR_DOC;
-        text: Option<String> = Str, nullable, "substring of the body text";
-        url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";
-        js: Option<String> = Str, nullable, "expression to become truthy (may have side effects)";
-        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
-        gone: bool = Bool, default(false), "wait for the condition to stop holding";
-        session_id: Option<TabRef> = Session, nullable, "";
-    }
-}
-
-tool_params! {
-    pub struct WaitForUrl {
-        url_pattern: String = Str, required, "regex or substring";
-        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
-        session_id: Option<TabRef> = Session, nullable, "";
-        wait_ready: bool = Bool, default(true), "also require readyState complete";
     }
 }
 
@@ -70,22 +41,84 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         "" => (0, 0),
         cursor => parse_cursor(cursor)?,
     };
+    let frame = frame_steps(frame_path(p.frame.as_ref())?);
+    let extra_js = Some(p.extra_js).filter(|js| !js.trim().is_empty());
     let request = ScanRequest {
         text_only: p.text_only,
         cutlist: p.cutlist,
         maxchars: p.maxchars as u64,
-        max_targets: p.max_targets as u64,
-        frame: frame_path(p.frame.as_ref())?,
-        extra_js: Some(p.extra_js).filter(|js| !js.is_empty()),
+        // A script run first may change the page: as BrowserTap, no targets are listed.
+        max_targets: if extra_js.is_some() {
+            0
+        } else {
+            p.max_targets as u64
+        },
+        frame,
+        extra_js,
         content_offset,
         targets_offset,
         collapsed_phase,
     };
     let mut data = page.scan(&request, params::seconds(p.timeout)).await?;
+    if request.extra_js.is_some() {
+        unobserved(&mut data["observation"]);
+    }
+    if !request.frame.is_empty() {
+        no_upload_in_frames(&mut data["observation"]);
+    }
+    let info = page.info();
+    let tabs = call.session.list_tabs(false).await?;
+    data["status"] = json!("success");
+    data["active_session_id"] = json!(info.handle);
+    data["tabs"] = tabs.tabs.iter().map(super::tabs::tab_json).collect();
     if !p.instruction.is_empty() {
         data["instruction"] = json!(p.instruction);
     }
-    Ok(Reply::data(data).on(page.info()))
+    Ok(Reply::data(data).on(info))
+}
+
+/// A frame path as BrowserTap spells it back: each step a locator object (a CSS string
+/// becomes `{css}`), so a target's locator and an inner frame's path are written the
+/// same way whatever the caller wrote.
+fn frame_steps(path: Vec<Value>) -> Vec<Value> {
+    path.into_iter()
+        .map(|step| match step {
+            Value::String(css) => json!({ "css": css }),
+            other => other,
+        })
+        .collect()
+}
+
+/// A scan after `extra_js` says, as BrowserTap does, that it lists no targets: the page
+/// may have changed under the script. Where the page is (URL, title, viewport) stays.
+fn unobserved(observation: &mut Value) {
+    if let Some(map) = observation.as_object_mut() {
+        for key in [
+            "targets",
+            "frames",
+            "truncated",
+            "limit",
+            "coordinate_space",
+        ] {
+            map.remove(key);
+        }
+        map.insert("status".into(), json!("unavailable"));
+        map.insert(
+            "reason".into(),
+            json!("extra_js_preserves_legacy_execution"),
+        );
+    }
+}
+
+/// upload_files takes a top-document CSS selector: a file input inside a frame is listed
+/// with no tool, as BrowserTap lists it.
+fn no_upload_in_frames(observation: &mut Value) {
+    for target in observation["targets"].as_array_mut().into_iter().flatten() {
+        if target["recommended_tool"] == "upload_files" {
+            target["recommended_tool"] = Value::Null;
+            target["reason"] = json!("file_input_frame_unsupported");
+        }
+    }
 }
 
 /// A lean scan: the whole page as the outline (its controls, with their state and ref,
@@ -139,85 +172,4 @@ fn parse_cursor(cursor: &str) -> Result<(u64, u64), ToolError> {
             "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\" or \"c0:0\"",
         )
     })
-}
-
-pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> {
-    let page = call
-        .session
-        .page(named(&p.session_id, &None).as_deref())
-        .await?;
-    // "1200" is a pixel offset, not a CSS selector; "end" and "start" are BrowserTap's
-    // names for bottom and top.
-    let to = match p.to.trim() {
-        "end" => json!("bottom"),
-        "start" => json!("top"),
-        other => match other.parse::<f64>() {
-            Ok(pixels) => json!(pixels),
-            Err(_) => json!(other),
-        },
-    };
-    let data = page.scroll(to, params::seconds(p.timeout)).await?;
-    Ok(Reply::data(data).on(page.info()))
-}
-
-pub async fn wait_for(call: Call, p: WaitFor) -> Result<Reply, ToolError> {
-    let given: Vec<&str> = [
-        ("selector", p.selector.is_some()),
-        ("text", p.text.is_some()),
-        ("url_pattern", p.url_pattern.is_some()),
-        ("js", p.js.is_some()),
-    ]
-    .into_iter()
-    .filter_map(|(name, set)| set.then_some(name))
-    .collect();
-    if given.len() != 1 {
-        return Err(ToolError::param(
-            "selector",
-            format!(
-                "give exactly one of selector, text, url_pattern, js (got {})",
-                if given.is_empty() {
-                    "none".into()
-                } else {
-                    given.join(", ")
-                }
-            ),
-        ));
-    }
-    let page = call
-        .session
-        .page(named(&p.session_id, &None).as_deref())
-        .await?;
-    let timeout = params::seconds(p.timeout);
-    let mut data = if let Some(js) = &p.js {
-        page.wait_js(js, p.gone, timeout).await?
-    } else {
-        let (ctx, probe) = match (&p.selector, &p.text, &p.url_pattern) {
-            (Some(selector), _, _) => {
-                let (locator, frame) = split_locator(Some(selector))?;
-                let (locator, frame) = page.placed(locator, frame)?;
-                (
-                    page.frame_context(&frame, timeout).await?,
-                    json!({ "selector": locator }),
-                )
-            }
-            (_, Some(text), _) => (page.top(), json!({ "text": text })),
-            (_, _, url) => (page.top(), json!({ "url_pattern": url })),
-        };
-        page.wait_until(&ctx, probe, p.gone, timeout).await?
-    };
-    data["condition"] = json!(given[0]);
-    data["status"] = json!("ok");
-    Ok(Reply::data(data).on(page.info()))
-}
-
-pub async fn wait_for_url(call: Call, p: WaitForUrl) -> Result<Reply, ToolError> {
-    let page = call
-        .session
-        .page(named(&p.session_id, &None).as_deref())
-        .await?;
-    let mut data = page
-        .wait_for_url(&p.url_pattern, p.wait_ready, params::seconds(p.timeout))
-        .await?;
-    data["status"] = json!("ok");
-    Ok(Reply::data(data).on(page.info()))
 }

@@ -3,7 +3,10 @@
 
 use serde_json::{Value, json};
 
-use engine::{DialogAnswer, DialogOutcome, DialogPolicy, ReceiptState, ScriptRequest};
+use engine::{
+    DialogAnswer, DialogOutcome, DialogPolicy, EngineError, ErrorCode, PageChanges, ReceiptState,
+    ScriptRequest, TabInfo,
+};
 
 use super::args::named;
 use super::tabs::SessionOnly;
@@ -15,7 +18,7 @@ tool_params! {
     pub struct ExecuteJs {
         script: String = Str, required, "expression or body; use return or an async IIFE";
         session_id: Option<TabRef> = Session, nullable, "";
-        no_monitor: bool = Bool, default(false), "accepted for compatibility";
+        no_monitor: bool = Bool, default(false), "skip watching what the script changes (no diff, transients)";
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "end-to-end deadline, seconds";
         dialog_policy: String = Choice(&["dismiss", "accept", "manual"]), default("dismiss"), "";
         wait: bool = Bool, default(true), "false: return an operation_id at once";
@@ -55,14 +58,85 @@ fn pending_facts(mut data: Value) -> Value {
     data
 }
 
+/// A dialog as BrowserTap reports it (camelCase, the policy that answered it, when it
+/// opened); tabwire's `action` (what was done) beside.
+pub fn btap_dialog(dialog: &Value) -> Value {
+    let policy = match dialog["action"].as_str() {
+        Some("accepted") => "accept",
+        Some("dismissed") => "dismiss",
+        _ => "manual",
+    };
+    let opened_at = dialog["opened_at_ms"].as_u64().unwrap_or_default();
+    let kind = dialog["type"].as_str().unwrap_or("alert");
+    json!({
+        "type": kind,
+        "message": dialog["message"],
+        "defaultPrompt": dialog["default_prompt"].as_str().unwrap_or(""),
+        "openedAt": opened_at,
+        "policy": policy,
+        "token": format!("{opened_at}-{kind}"),
+        "action": dialog["action"],
+    })
+}
+
+/// An execute_js payload in BrowserTap's words: the tab it ran in, its dialogs, and
+/// what it changed in the page (`diff`, `transients`, a `suggestion` when nothing).
+fn script_facts(mut data: Value, tab: &TabInfo) -> Value {
+    let blocked = data["status"] == "blocked_by_dialog";
+    let Some(fields) = data.as_object_mut() else {
+        return data;
+    };
+    fields.remove("tab_handle");
+    fields.insert("tab_id".into(), json!(tab.tab_id));
+    if fields.get("status").and_then(Value::as_str) == Some("in_progress") {
+        fields.insert("executed_tab_id".into(), json!(tab.tab_id));
+        fields.insert("session_id".into(), json!(tab.handle));
+        fields.insert("monitoring".into(), json!(false));
+        return data;
+    }
+    fields.insert("manual_blocked".into(), json!(blocked));
+    if let Some(dialogs) = data["dialogs"].as_array().filter(|d| !d.is_empty()) {
+        let dialogs: Vec<Value> = dialogs.iter().map(btap_dialog).collect();
+        data["dialog"] = dialogs.last().cloned().unwrap_or_default();
+        data["dialogs"] = json!(dialogs);
+        // BrowserTap says `ok` rather than `success` when dialogs were answered.
+        if data["status"] == "success" {
+            data["status"] = json!("ok");
+        }
+    }
+    if let Some(changes) = data.as_object_mut().and_then(|f| f.remove("page_changes")) {
+        describe_changes(&mut data, changes);
+    }
+    data
+}
+
+fn describe_changes(data: &mut Value, changes: Value) {
+    let Ok(changes) = serde_json::from_value::<PageChanges>(changes) else {
+        return;
+    };
+    data["transients_available"] = json!(changes.available);
+    data["transients"] = json!(changes.transients);
+    if !changes.available {
+        data["diff"] = json!("Page changes could not be watched on this page.");
+        return;
+    }
+    let mut diff = format!("DOM changes: {}", changes.changed);
+    if let Some(largest) = &changes.largest {
+        diff.push_str(&format!("\nMost significant change:\n{largest}"));
+    }
+    if changes.changed == 0 && changes.transients.is_empty() {
+        diff.push_str(" (no page changes)");
+        data["suggestion"] = json!("No visible page changes were detected.");
+    }
+    data["diff"] = json!(diff);
+}
+
 pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
     let dialog_policy = match p.dialog_policy.as_str() {
         "accept" => DialogPolicy::Accept,
         "manual" => DialogPolicy::Manual,
         _ => DialogPolicy::Dismiss,
     };
-    // Every script is monitored here (its navigations and dialogs are always reported).
-    let _ = p.no_monitor;
     let request = ScriptRequest {
         script: p.script,
         dialog_policy,
@@ -70,23 +144,72 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         wait: p.wait,
         cancelled: call.cancelled.clone(),
         stop_at_deadline: false,
+        watch: !p.no_monitor,
     };
-    let (tab, mut ran) = call
-        .session
-        .execute_js(named(&p.session_id, &None).as_deref(), request)
-        .await?;
-    ran.data = pending_facts(ran.data);
+    let handle = named(&p.session_id, &None);
+    let (tab, mut ran) = match call.session.execute_js(handle.as_deref(), request).await {
+        Ok(ran) => ran,
+        Err(error) if error.code() == ErrorCode::ScriptError => {
+            return script_failed(&call, handle.as_deref(), error).await;
+        }
+        Err(error) => return Err(error.into()),
+    };
+    ran.data = script_facts(pending_facts(ran.data), &tab);
     Ok(Reply::reported(ran).on(tab))
+}
+
+/// A script that threw: BrowserTap reports it in the payload (`status: failed`), with the
+/// page's error and nothing to retry.
+async fn script_failed(
+    call: &Call,
+    handle: Option<&str>,
+    error: EngineError,
+) -> Result<Reply, ToolError> {
+    let (browser, tab) = call.session.resolve_tab(handle).await?;
+    let tab = browser.info(&tab, None);
+    let mut data = json!({
+        "status": "failed",
+        "js_return": null,
+        "tab_id": tab.tab_id,
+        "error_code": "page_execution_failed",
+        "error": error.bare_message(),
+        "retryable": false,
+        "retry_safe": false,
+        "diagnostics": { "retry_safe": false },
+        "transients_available": false,
+        "transients": [],
+    });
+    if let Value::Object(mut details) = error.details() {
+        if let Some(changes) = details.remove("page_changes") {
+            describe_changes(&mut data, changes);
+        }
+        for (key, value) in details {
+            data[key] = value;
+        }
+    }
+    let message = error.bare_message();
+    Ok(Reply::data(data)
+        .failed("page_execution_failed", message)
+        .on(tab))
 }
 
 pub async fn get_execute_js_result(call: Call, p: GetResult) -> Result<Reply, ToolError> {
     let wait = params::seconds(p.timeout);
     let id = p.operation_id;
-    let state = call
-        .engine()
-        .receipts
-        .get(call.session.id, &id, wait)
-        .await?;
+    let state = match call.engine().receipts.get(call.session.id, &id, wait).await {
+        Ok(state) => state,
+        Err(error) if error.code() == ErrorCode::UnknownOperation => {
+            return Err(ToolError::Face {
+                code: "operation_not_found",
+                message: error.bare_message(),
+                details: json!({
+                    "operation_id": id, "delivery_state": "undelivered", "retry_safe": false,
+                }),
+                may_have_run: false,
+            });
+        }
+        Err(error) => return Err(error.into()),
+    };
     let data = match state {
         ReceiptState::Pending { kind, age } => pending_facts(json!({
             "status": "pending", "operation_id": id, "operation_status": "pending", "kind": kind,
@@ -94,14 +217,30 @@ pub async fn get_execute_js_result(call: Call, p: GetResult) -> Result<Reply, To
         })),
         ReceiptState::Done { kind, outcome } => {
             let mut result = engine::outcome_reply(&outcome)?;
+            result["session_id"] = result["tab_handle"].take();
+            if let Some(fields) = result.as_object_mut() {
+                fields.remove("tab_handle");
+            }
             result["operation_id"] = json!(id);
             result["operation_status"] = json!("completed");
             result["kind"] = json!(kind);
             result["replayed"] = json!(false);
+            result["acknowledged"] = json!(true);
+            result["reservation_held"] = json!(false);
+            result["manual_blocked"] = json!(false);
             result
         }
     };
-    Ok(Reply::data(data))
+    // The tab the script ran in, if it is still open.
+    let ran_in = match data["session_id"].as_str() {
+        Some(handle) => call.session.resolve_tab(Some(handle)).await.ok(),
+        None => None,
+    };
+    let reply = Reply::data(data);
+    Ok(match ran_in {
+        Some((browser, tab)) => reply.on(browser.info(&tab, None)),
+        None => reply,
+    })
 }
 
 pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolError> {
@@ -112,43 +251,98 @@ pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolErr
     };
     let prompt = Some(p.prompt_text).filter(|t| !t.is_empty());
     let handle = named(&p.session_id, &None);
+    let (browser, tab) = call.session.resolve_tab(handle.as_deref()).await?;
+    let tab = browser.info(&tab, None);
     let outcome = call
         .session
         .answer_dialog(
-            handle.as_deref(),
+            Some(&tab.handle),
             answer,
             prompt.as_deref(),
             params::seconds(p.timeout.clamp(0.5, 3.0)),
         )
         .await?;
-    let data = match outcome {
-        DialogOutcome::Dismissed { dialog } => {
-            json!({ "status": "dismissed", "dialog": dialog, "prompt_text": prompt })
+    let mut data = json!({ "active_session_id": tab.handle });
+    let reply = match outcome {
+        // Asked to answer a dialog that is not there: BrowserTap's extension fails the
+        // call, and nothing was answered.
+        DialogOutcome::NoDialog if answer != DialogAnswer::Report => {
+            return Err(ToolError::Face {
+                code: "page_execution_failed",
+                message: "no dialog is showing in this tab".into(),
+                details: json!({ "retry_safe": false }),
+                may_have_run: false,
+            });
         }
-        // Only a report was asked for: the dialog is open, which is not a failure.
+        DialogOutcome::NoDialog => {
+            data["status"] = json!("no_dialog");
+            data["handled"] = json!(false);
+            data["dialog"] = Value::Null;
+            data["url"] = json!(tab.url);
+            Reply::data(data)
+        }
+        // Only a report was asked for: the dialog is still open, and the tab is blocked.
         DialogOutcome::BlockedByDialog { dialog } => {
-            json!({ "status": "dialog_open", "dialog": dialog })
+            data["status"] = json!("blocked_by_dialog");
+            data["handled"] = json!(false);
+            data["dialog"] = btap_dialog(&json!(dialog));
+            data["hint"] = json!(
+                "the dialog is still open: answer it with handle_dialog accept or dismiss (resolve_leave_dialog for a leave prompt)"
+            );
+            Reply::data(data).failed("blocked_by_dialog", "a dialog is open in this tab")
         }
-        other => serde_json::to_value(other).unwrap_or_default(),
+        DialogOutcome::Accepted {
+            dialog,
+            prompt_text,
+        } => {
+            data["status"] = json!("ok");
+            data["handled"] = json!(true);
+            data["dialog"] = btap_dialog(&json!(dialog));
+            data["prompt_text"] = json!(prompt_text);
+            Reply::data(data)
+        }
+        DialogOutcome::Dismissed { dialog } => {
+            data["status"] = json!("ok");
+            data["handled"] = json!(true);
+            data["dialog"] = btap_dialog(&json!(dialog));
+            Reply::data(data)
+        }
     };
-    Ok(Reply::data(data))
+    Ok(reply.on(tab))
 }
 
 pub async fn resolve_leave_dialog(call: Call, p: SessionOnly) -> Result<Reply, ToolError> {
     let handle = p.session_id.map(|t| t.0);
-    let data = match call.session.accept_leave_prompt(handle.as_deref()).await? {
-        None => json!({ "status": "no_dialog" }),
-        Some((dialog, attempts, true)) => json!({
-            "status": "resolved", "dialog": dialog, "attempts": attempts, "physical_input": false,
-        }),
+    let (browser, tab) = call.session.resolve_tab(handle.as_deref()).await?;
+    let tab = browser.info(&tab, None);
+    let reply = match call.session.accept_leave_prompt(Some(&tab.handle)).await? {
+        // BrowserTap reports the accept it tried and the browser's refusal of it.
+        None => {
+            let message = "no dialog is showing in this tab";
+            let attempt = json!({
+                "status": "no_dialog", "error": message, "handled": false, "dialog": null,
+            });
+            let mut data = attempt.clone();
+            data["resolution"] = json!("none");
+            data["session_id"] = json!(tab.handle);
+            data["attempts"] = json!([attempt]);
+            Reply::data(data).failed("operation_failed", message)
+        }
+        Some((dialog, attempts, true)) => Reply::data(json!({
+            "status": "ok", "resolution": "protocol", "session_id": tab.handle,
+            "dialog": btap_dialog(&json!(dialog)), "protocol_attempts": attempts,
+            "attempts": [{ "status": "ok", "handled": true }],
+            "physical_input": false,
+        })),
         Some((dialog, attempts, false)) => {
             let message = "two protocol accepts did not close the prompt; tabwire sends no OS-level keys, so the user must answer it";
-            return Ok(Reply::data(json!({
-                "status": "requires_user_action", "dialog": dialog, "attempts": attempts,
-                "physical_input": false, "message": message,
+            Reply::data(json!({
+                "status": "requires_user_action", "session_id": tab.handle,
+                "dialog": btap_dialog(&json!(dialog)), "protocol_attempts": attempts,
+                "attempts": [], "physical_input": false, "hint": message,
             }))
-            .failed("requires_user_action", message));
+            .failed("requires_user_action", message)
         }
     };
-    Ok(Reply::data(data))
+    Ok(reply.on(tab))
 }

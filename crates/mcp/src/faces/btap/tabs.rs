@@ -2,9 +2,11 @@
 
 use serde_json::{Value, json};
 
-use engine::{CloseResult, CloseScope, DialogPolicy, OpenTabRequest, Opened, TabInfo};
+use engine::{
+    CloseResult, CloseScope, DialogPolicy, EngineError, ErrorCode, OpenTabRequest, Opened, TabInfo,
+};
 
-use crate::face::{Call, Reply, ToolError};
+use crate::face::{Call, Profile, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
 
@@ -64,15 +66,7 @@ tool_params! {
 }
 
 pub async fn list_tabs(call: Call, _: params::NoParams) -> Result<Reply, ToolError> {
-    tab_list(&call, false).await
-}
-
-pub async fn list_all_tabs(call: Call, _: SessionOnly) -> Result<Reply, ToolError> {
-    tab_list(&call, true).await
-}
-
-async fn tab_list(call: &Call, all: bool) -> Result<Reply, ToolError> {
-    let list = call.session.list_tabs(all).await?;
+    let list = call.session.list_tabs(false).await?;
     let tabs: Vec<Value> = list.tabs.iter().map(tab_json).collect();
     let mut data = json!({
         "tabs": tabs,
@@ -87,15 +81,56 @@ async fn tab_list(call: &Call, all: bool) -> Result<Reply, ToolError> {
     Ok(Reply::data(data))
 }
 
-/// A tab as BrowserTap lists it.
+/// Every tab, internal pages included, as the browser's own tab list has them (`data`:
+/// Chrome's tab id, window and whether it is the window's selected tab), for the browser
+/// `session_id` names (default: every browser, the first one's id as `client_id`); our
+/// rows with their handles beside.
+pub async fn list_all_tabs(call: Call, p: SessionOnly) -> Result<Reply, ToolError> {
+    let client = p
+        .session_id
+        .as_ref()
+        .and_then(|s| s.0.rsplit_once(':').map(|(client, _)| client.to_owned()));
+    let mut native = Vec::new();
+    let mut rows = Vec::new();
+    for window in call.session.windows_listing(true).await? {
+        if client.as_ref().is_some_and(|c| *c != window.client_id) {
+            continue;
+        }
+        for entry in &window.tabs {
+            native.push(json!({
+                "id": entry.tab.tab_id, "url": entry.tab.url, "title": entry.tab.title,
+                "active": entry.active, "windowId": window.window_id,
+                "session_id": entry.tab.handle,
+            }));
+            rows.push(tab_json(&entry.tab));
+        }
+    }
+    let client_id = client.or_else(|| {
+        rows.first()
+            .and_then(|row| row["client_id"].as_str())
+            .map(str::to_owned)
+    });
+    Ok(Reply::data(json!({
+        "data": native,
+        "client_id": client_id,
+        "tabs": rows,
+        "count": native.len(),
+    })))
+}
+
+/// A tab as BrowserTap lists it (`id` is its session handle, `generation` a string), with
+/// tabwire's own facts beside (`session_id`, whose it is, whether it is the default).
 pub fn tab_json(tab: &TabInfo) -> Value {
     let mut json = json!({
+        "id": tab.handle,
         "session_id": tab.handle,
-        "client_id": tab.client_id,
-        "tab_id": tab.tab_id,
         "url": tab.url,
         "title": tab.title,
-        "generation": tab.generation,
+        "client_id": tab.client_id,
+        "browser": tab.browser,
+        "tab_id": tab.tab_id,
+        "tab_identity": tab.identity,
+        "generation": tab.generation.to_string(),
     });
     if let Some(owner) = &tab.owner_id {
         json["owned"] = json!(true);
@@ -116,31 +151,134 @@ pub async fn switch_tab(call: Call, p: SwitchTab) -> Result<Reply, ToolError> {
             p.url_pattern.as_deref(),
             p.browser.as_deref(),
         )
-        .await?;
+        .await
+        .map_err(pattern_failure)?;
     let handle = browser.handle(&tab);
     let mut data = json!({
         "active_session_id": handle, "session_id": handle,
-        "url": tab.url, "title": tab.title, "activated": false,
+        "url": tab.url, "title": tab.title,
     });
     if p.activate {
-        let on_screen = call.session.activate_tab(Some(&handle)).await?;
-        data["activated"] = json!(true);
-        data["on_screen"] = json!(on_screen);
+        let activated = call.session.activate_tab(Some(&handle)).await?;
+        data["activated"] = activated_json(&handle, tab.tab_id, &activated);
+        data["on_screen"] = json!(activated.on_screen);
     }
+    // The tabs there are now, as list_tabs says them (the default among them).
+    let list = call.session.list_tabs(false).await?;
+    data["tabs"] = json!(list.tabs.iter().map(tab_json).collect::<Vec<_>>());
     Ok(Reply::data(data).on(browser.info(&tab, Some(tab.tab_id))))
+}
+
+/// A URL pattern (or browser name) that names no tab, or several, is the caller's to fix:
+/// BrowserTap raises it (several: a bad request naming the candidates; none: nothing to
+/// switch to), never reports it as a page's own failure.
+fn pattern_failure(error: EngineError) -> ToolError {
+    let EngineError::Page {
+        code: code @ (ErrorCode::NotFound | ErrorCode::Ambiguous),
+        message,
+        details,
+        ..
+    } = &error
+    else {
+        return error.into();
+    };
+    let mut facts = match details {
+        Value::Object(details) => details.clone(),
+        _ => serde_json::Map::new(),
+    };
+    facts.insert("reason".into(), json!(code.as_str()));
+    facts.insert("delivery_state".into(), json!("undelivered"));
+    ToolError::Face {
+        code: if *code == ErrorCode::Ambiguous {
+            "invalid_request"
+        } else {
+            "not_found"
+        },
+        message: format!("{message}; pass the full session_id from list_tabs"),
+        details: Value::Object(facts),
+        may_have_run: false,
+    }
+}
+
+/// What an activation did, in BrowserTap's words.
+fn activated_json(handle: &str, tab_id: u64, activated: &engine::Activated) -> Value {
+    json!({
+        "activated_session_id": handle,
+        "tab_id": tab_id,
+        "on_screen": activated.on_screen,
+        "window_state": activated.window_state,
+    })
 }
 
 pub async fn activate_tab(call: Call, p: SessionOnly) -> Result<Reply, ToolError> {
     let handle = p.session_id.map(|t| t.0);
-    let (browser, tab) = call.session.resolve_tab(handle.as_deref()).await?;
-    let on_screen = call
-        .session
-        .activate_tab(Some(&browser.handle(&tab)))
-        .await?;
-    Ok(
-        Reply::data(json!({ "activated": true, "on_screen": on_screen }))
-            .on(browser.info(&tab, None)),
-    )
+    let (browser, tab) = match call.session.resolve_tab(handle.as_deref()).await {
+        Ok(found) => found,
+        Err(error) => {
+            return Err(unlinked_browser(&call, handle.as_deref()).unwrap_or(error.into()));
+        }
+    };
+    let handle = browser.handle(&tab);
+    let activated = call.session.activate_tab(Some(&handle)).await?;
+    let mut data = json!({ "status": "ok", "activated": true });
+    if let (Value::Object(data), Value::Object(facts)) =
+        (&mut data, activated_json(&handle, tab.tab_id, &activated))
+    {
+        data.extend(facts);
+    }
+    Ok(Reply::data(data).on(browser.info(&tab, None)))
+}
+
+/// Hosts whose pages ask before every navigation (shells and IDEs served to a browser):
+/// on such a host (one whose name contains a marker), open_url in the lab profile accepts
+/// the leave-page prompt by itself (`auto_beforeunload_hosts`).
+const AUTO_LEAVE_HOSTS: &[&str] = &["shell.", "ttyd", "code-server", "jupyter", "vscode-web"];
+
+/// The host markers of `AUTO_LEAVE_HOSTS` (the rule applies in the lab profile only).
+pub fn auto_leave_hosts() -> &'static [&'static str] {
+    AUTO_LEAVE_HOSTS
+}
+
+/// Whether a page's host is one whose leave-page prompt lab accepts by itself.
+fn leaves_by_itself(url: &str) -> bool {
+    let host = host_of(url).to_ascii_lowercase();
+    !host.is_empty() && AUTO_LEAVE_HOSTS.iter().any(|marker| host.contains(marker))
+}
+
+/// The host of a URL (`https://user@shell.example:8080/x` → `shell.example`); empty for
+/// one without (about:blank, data:).
+fn host_of(url: &str) -> &str {
+    let Some((_, rest)) = url.split_once("://") else {
+        return "";
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    }
+}
+
+/// A handle naming a browser that is not linked now (BrowserTap asks that browser's
+/// extension by its client id, and answers that no extension is connected): nothing was
+/// sent, and the same call works once that browser links again.
+fn unlinked_browser(call: &Call, handle: Option<&str>) -> Option<ToolError> {
+    let (client, _) = handle?.rsplit_once(':')?;
+    let linked = call.engine().browsers.connected_of(call.session.id);
+    if linked.iter().any(|browser| browser.client_id == client) {
+        return None;
+    }
+    Some(ToolError::Face {
+        code: "extension_not_connected",
+        message: format!(
+            "no browser '{client}' is connected; list_tabs names the browsers that are (their handles' client ids)"
+        ),
+        details: json!({
+            "delivery_state": "undelivered", "retry_safe": true, "reason": "browser_not_linked",
+            "linked_browsers": linked.iter().map(|b| b.client_id.clone()).collect::<Vec<_>>(),
+        }),
+        may_have_run: false,
+    })
 }
 
 pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
@@ -148,8 +286,15 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
     // A script an earlier call left running in the tab does not keep it from navigating.
     let (page, superseded) = call.session.page_to_navigate(handle.as_deref()).await?;
     let stay = p.intent_leave == Some(false);
+    // In lab, a shell or IDE page (which asks on every navigation) is left without asking
+    // back, unless the caller said to stay or chose a policy.
+    let auto_leave = call.settings.profile() == Profile::Lab
+        && p.beforeunload == "dismiss"
+        && p.intent_leave != Some(false)
+        && leaves_by_itself(&page.info().url);
     let policy = match p.beforeunload.as_str() {
         "accept" if !stay => DialogPolicy::Accept,
+        _ if auto_leave => DialogPolicy::Accept,
         "manual" => DialogPolicy::Manual,
         _ => DialogPolicy::Dismiss,
     };
@@ -169,6 +314,10 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
     }
     if let Some(operation) = superseded {
         data["superseded_operation_id"] = json!(operation);
+    }
+    if auto_leave {
+        data["beforeunload_auto"] = json!(true);
+        data["beforeunload_policy"] = json!("accept");
     }
     data["status"] = json!("ok");
     let mut lean = if navigated.download {
@@ -203,7 +352,11 @@ pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError>
         Opened::Created { tab, .. } | Opened::Recovered { tab, .. } => Some(tab.clone()),
         _ => None,
     };
-    let mut reply = opened_reply(opened);
+    let window = match &target {
+        Some(tab) => window_of(&call, &tab.handle).await,
+        None => None,
+    };
+    let mut reply = opened_reply(opened, window);
     // The session's default does not move to the new tab (as in BrowserTap): say which
     // tab an implicit call goes to now.
     reply.data["default_session_id"] = json!(call.session.default_handle());
@@ -211,16 +364,22 @@ pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError>
     Ok(reply)
 }
 
+/// The window a tab is shown in, where the browser says.
+async fn window_of(call: &Call, handle: &str) -> Option<u64> {
+    let (browser, tab) = call.session.resolve_tab(Some(handle)).await.ok()?;
+    browser.window_of(&tab).await.ok().map(|(window, _)| window)
+}
+
 /// What BrowserTap answers for each outcome of a tab creation; a tab not known to
 /// exist is a failure the reply reports (its operation id is how to recover).
-fn opened_reply(opened: Opened) -> Reply {
+fn opened_reply(opened: Opened, window: Option<u64>) -> Reply {
     let (code, message) = match &opened {
         Opened::Unconfirmed { .. } => ("unknown", UNCONFIRMED.to_owned()),
         Opened::Unknown { .. } => ("unknown", NO_RECORD.to_owned()),
-        Opened::Failed { message, .. } => ("failed", message.clone()),
-        _ => return Reply::data(opened_json(opened)),
+        Opened::Failed { message, .. } => ("error", message.clone()),
+        _ => return Reply::data(opened_json(opened, window)),
     };
-    Reply::data(opened_json(opened)).failed(code, message)
+    Reply::data(opened_json(opened, window)).failed(code, message)
 }
 
 const UNCONFIRMED: &str = "the browser did not confirm the tab; recover with the same operation_id";
@@ -228,7 +387,7 @@ const NO_RECORD: &str =
     "no record of this operation in this server; inspect list_tabs before creating another tab";
 
 /// The payload of each outcome of a tab creation.
-fn opened_json(opened: Opened) -> Value {
+fn opened_json(opened: Opened, window: Option<u64>) -> Value {
     match opened {
         Opened::Created {
             operation_id,
@@ -236,31 +395,34 @@ fn opened_json(opened: Opened) -> Value {
             owner_id,
             opener,
             load_status,
-        } => json!({
-            "status": "created", "operation_id": operation_id, "session_id": tab.handle,
-            "tab_id": tab.tab_id, "client_id": tab.client_id, "generation": tab.generation,
-            "ready": true, "owned": true, "owner_id": owner_id, "opener": opener,
-            "url": tab.url, "load_status": load_status,
-        }),
-        Opened::Unconfirmed {
-            operation_id,
-            owner_id,
-        } => json!({
-            "status": "unknown", "operation_id": operation_id, "owner_id": owner_id,
-            "may_have_created": true, "retry_safe": false, "resume_required": true,
-            "recovery": { "operation_id": operation_id, "owner_id": owner_id,
-                "instruction": "call open_new_tab again with this operation_id" },
-            "message": UNCONFIRMED,
-        }),
+        } => {
+            let mut data = ready_json(&operation_id, &tab, &owner_id, &load_status, window);
+            // The target that opened it, where one did (BrowserTap's `opener` says who).
+            data["opener_target_id"] = json!(opener);
+            data
+        }
         Opened::Recovered {
             operation_id,
             tab,
             owner_id,
-        } => json!({
-            "status": "recovered", "operation_id": operation_id, "tab_id": tab.tab_id,
-            "session_id": tab.handle, "client_id": tab.client_id,
-            "generation": tab.generation, "owner_id": owner_id, "owned": true, "replayed": false,
-        }),
+        } => {
+            // A recovery reads the record; the tab is as it is now.
+            let mut data = ready_json(&operation_id, &tab, &owner_id, "complete", window);
+            data["recovered"] = json!(true);
+            data["replayed"] = json!(false);
+            data
+        }
+        Opened::Unconfirmed {
+            operation_id,
+            owner_id,
+        } => {
+            let mut data = unknown_json(&operation_id, UNCONFIRMED, true);
+            data["owner_id"] = json!(owner_id);
+            data["resume_required"] = json!(true);
+            data["recovery"] = json!({ "operation_id": operation_id, "owner_id": owner_id,
+                "instruction": "call open_new_tab again with this operation_id; the recovery only reads the record" });
+            data
+        }
         Opened::Pending { operation_id } => json!({
             "status": "pending", "operation_id": operation_id, "may_have_created": true,
             "retry_safe": false,
@@ -269,16 +431,56 @@ fn opened_json(opened: Opened) -> Value {
             operation_id,
             message,
         } => json!({
-            "status": "failed", "operation_id": operation_id, "message": message,
+            "status": "error", "operation_id": operation_id, "error": message, "message": message,
+            "client_id": null, "tab_id": null, "generation": null, "session_id": null,
+            "ready": false, "owned": false, "owner_id": null,
             "may_have_created": false, "retry_safe": true,
         }),
-        Opened::Unknown { operation_id } => json!({
-            "status": "unknown", "operation_id": operation_id, "may_have_created": null,
-            "retry_safe": false,
-            "reconciliation": { "resume_required": false, "next_action": "list_tabs" },
-            "message": NO_RECORD,
-        }),
+        Opened::Unknown { operation_id } => {
+            let mut data = unknown_json(&operation_id, NO_RECORD, false);
+            data["may_have_created"] = Value::Null;
+            data["reconciliation"] =
+                json!({ "resume_required": false, "next_action": "list_tabs" });
+            data
+        }
     }
+}
+
+/// A tab the creation made (or a recovery found), as BrowserTap answers it: `status` ok,
+/// who opened it, and as `result` the creation record as it stood when the browser
+/// confirmed the tab, its page still to load (`load_status` says how the load went).
+fn ready_json(
+    operation_id: &str,
+    tab: &TabInfo,
+    owner_id: &str,
+    load_status: &str,
+    window: Option<u64>,
+) -> Value {
+    let generation = tab.generation.to_string();
+    let record = json!({
+        "operation_id": operation_id, "operation_status": "completed",
+        "status": "loading", "tab_status": "loading", "load_ready": false,
+        "id": tab.tab_id, "generation": generation, "url": tab.url, "title": "",
+        "windowId": window, "client_id": tab.client_id,
+        "may_have_created": false, "retry_safe": false,
+    });
+    json!({
+        "status": "ok", "operation_id": operation_id, "client_id": tab.client_id,
+        "tab_id": tab.tab_id, "session_id": tab.handle, "generation": generation,
+        "ready": true, "url": tab.url, "title": tab.title, "load_status": load_status,
+        "owned": true, "opener": "agent", "owner_id": owner_id,
+        "result": { "data": record, "client_id": tab.client_id },
+    })
+}
+
+/// A creation whose outcome is not known: no tab to name, and what to do next.
+fn unknown_json(operation_id: &str, message: &str, may_have_created: bool) -> Value {
+    json!({
+        "status": "unknown", "operation_id": operation_id, "message": message,
+        "client_id": null, "tab_id": null, "generation": null, "session_id": null,
+        "ready": false, "owned": false,
+        "may_have_created": may_have_created, "retry_safe": false,
+    })
 }
 
 pub async fn close_tabs(call: Call, p: CloseTabs) -> Result<Reply, ToolError> {
@@ -287,6 +489,7 @@ pub async fn close_tabs(call: Call, p: CloseTabs) -> Result<Reply, ToolError> {
         .session_id
         .as_ref()
         .and_then(|s| s.0.rsplit_once(':').map(|(client, _)| client.to_owned()));
+    let single = p.tab_id.len() == 1;
     let handles: Vec<String> = p
         .tab_id
         .into_iter()
@@ -295,57 +498,115 @@ pub async fn close_tabs(call: Call, p: CloseTabs) -> Result<Reply, ToolError> {
             _ => t.0,
         })
         .collect();
-    let scope = match (p.only_if_agent_owned, p.owner_id.as_deref()) {
+    let owner = p
+        .owner_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|o| !o.is_empty());
+    let scope = match (p.only_if_agent_owned, owner) {
         (false, _) => CloseScope::Any,
         (true, Some(owner)) => CloseScope::OwnedBy(owner),
+        // The owner_id open_new_tab handed out is the capability to close; without it
+        // nothing is closed (as in BrowserTap, a refusal, not a bad argument).
         (true, None) => {
-            return Err(ToolError::param(
-                "owner_id",
-                "required while only_if_agent_owned=true (pass the owner_id open_new_tab returned, or only_if_agent_owned=false when the user asked to close a tab you did not open)",
-            ));
+            return Err(ToolError::Face {
+                code: "permission_denied",
+                message: "close_tabs refused: owner_id is required while only_if_agent_owned=true; pass the owner_id open_new_tab returned, or only_if_agent_owned=false when the user asked to close a tab you did not open".into(),
+                details: json!({ "param": "owner_id", "reason": "owner_required" }),
+                may_have_run: false,
+            });
         }
     };
-    let results: Vec<Value> = call
-        .session
-        .close_tabs(&handles, scope)
-        .await?
-        .into_iter()
-        .map(close_json)
-        .collect();
-    let refused = results.iter().filter(|r| r["status"] == "refused").count();
-    if refused == results.len() && refused > 0 {
-        return Err(ToolError::Face {
-            code: "permission_denied",
-            message: "no tab was closed: none is owned by this owner_id".into(),
-            details: json!({ "reason": "not_owned", "results": results }),
-            may_have_run: false,
-        });
-    }
-    let closed = results.iter().filter(|r| r["status"] == "closed").count();
-    Ok(Reply::data(json!({ "results": results, "closed": closed })))
+    let results = call.session.close_tabs(&handles, scope).await?;
+    // The browser the tabs were in: the one their handles name, else the session's.
+    let browser = handles
+        .iter()
+        .chain(call.session.default_handle().as_ref())
+        .find_map(|h| h.rsplit_once(':').map(|(client, _)| client.to_owned()));
+    let mut data = closed_json(&results, single, &scope, owner);
+    data["result"]["client_id"] = json!(browser);
+    Ok(Reply::data(data))
 }
 
-fn close_json(result: CloseResult) -> Value {
+/// A close as BrowserTap reports it: the ids asked for, closed and already gone (one id
+/// when one tab was named, else lists), who closed them; each tab's fate as `results`.
+fn closed_json(
+    results: &[CloseResult],
+    single: bool,
+    scope: &CloseScope<'_>,
+    owner: Option<&str>,
+) -> Value {
+    let owned = matches!(scope, CloseScope::OwnedBy(_));
+    let ids = |pick: fn(&CloseResult) -> Option<u64>| -> Vec<u64> {
+        results.iter().filter_map(pick).collect()
+    };
+    let requested = ids(|r| match r {
+        CloseResult::Closed { tab_id, .. } | CloseResult::AlreadyGone { tab_id } => Some(*tab_id),
+        CloseResult::NotFound { handle } => handle_number(handle),
+    });
+    let closed = ids(|r| match r {
+        CloseResult::Closed { tab_id, .. } => Some(*tab_id),
+        _ => None,
+    });
+    let gone = ids(|r| match r {
+        CloseResult::AlreadyGone { tab_id } => Some(*tab_id),
+        _ => None,
+    });
+    // One tab named: its id (or an empty list when it was not closed); several: lists.
+    let one_or_list = |ids: &[u64]| match (single, ids.first()) {
+        (true, Some(id)) => json!(id),
+        (true, None) => json!([]),
+        (false, _) => json!(ids),
+    };
+    let status = if owned && closed.is_empty() && !gone.is_empty() {
+        "already_gone"
+    } else {
+        "ok"
+    };
+    let closed_by = match (status, owned && !closed.is_empty()) {
+        ("already_gone", _) => "user",
+        (_, true) => "agent",
+        _ => "none",
+    };
+    let mut data = json!({
+        "status": status,
+        "requested": one_or_list(&requested),
+        "closed": one_or_list(&closed),
+        "already_gone": one_or_list(&gone),
+        "closed_by": closed_by,
+        "owner_id": if owned { json!(owner) } else { Value::Null },
+        "only_if_agent_owned": owned,
+        "result": { "data": { "closed": closed, "alreadyGone": gone } },
+        "closed_count": closed.len(),
+        "results": results.iter().map(close_json).collect::<Vec<_>>(),
+    });
+    if !gone.is_empty() {
+        // A tab that went before this close was not closed by this agent; what replaced
+        // it (if anything) is not this owner's to close.
+        data["recheck_required"] = json!(true);
+        data["recheck_action"] = json!("list_all_tabs");
+    }
+    data
+}
+
+/// The tab number of a handle (`client:7` → 7), if it has one.
+fn handle_number(handle: &str) -> Option<u64> {
+    handle.rsplit(':').next()?.trim().parse().ok()
+}
+
+fn close_json(result: &CloseResult) -> Value {
     match result {
         CloseResult::Closed { tab_id, by_owner } => json!({
             "tab_id": tab_id, "status": "closed",
-            "closed_by": if by_owner { "agent" } else { "none" },
+            "closed_by": if *by_owner { "agent" } else { "none" },
         }),
         CloseResult::AlreadyGone { tab_id } => {
             json!({ "tab_id": tab_id, "status": "already_gone", "closed_by": "user" })
         }
         CloseResult::NotFound { handle } => {
-            let tab_id = handle
-                .rsplit(':')
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
-                .map_or_else(|| json!(handle), |n| json!(n));
+            let tab_id = handle_number(handle).map_or_else(|| json!(handle), |n| json!(n));
             json!({ "tab_id": tab_id, "status": "not_found" })
         }
-        CloseResult::NotOwned { tab_id } => json!({
-            "tab_id": tab_id, "status": "refused", "error_code": "not_owned",
-            "message": "this tab was not opened by this owner_id; pass only_if_agent_owned=false only if the user asked to close it",
-        }),
     }
 }
 

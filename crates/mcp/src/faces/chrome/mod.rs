@@ -57,6 +57,9 @@ pub const FACE: Face = Face {
     instructions: "tabwire drives a Chromium browser with the Chrome MCP Server's tools. Each MCP session has its \
         own current tab: tools without tabId act there. Read a page with chrome_read_page and act on its refs \
         with chrome_click_element, chrome_fill_or_select or chrome_computer.",
+    // The Chrome MCP Server serves tools only.
+    guides: &[],
+    lists_prompts: false,
     render: reply::render,
     output_schema: |_| None,
     every_hint: false,

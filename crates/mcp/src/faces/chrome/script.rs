@@ -80,6 +80,7 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
         cancelled: call.cancelled.clone(),
         // The original gives up at its deadline; a script left running would hold the tab.
         stop_at_deadline: true,
+        watch: false,
     };
     let outcome = call
         .session

@@ -1,0 +1,211 @@
+//! Waiting and scrolling: condition waits, URL waits, scroll positions.
+
+use serde_json::{Value, json};
+
+use engine::EngineError;
+
+use super::args::{LOCATOR_DOC, named, split_locator};
+use super::envelope;
+use crate::face::{Call, Reply, ToolError};
+use crate::params::{self, TabRef};
+use crate::tool_params;
+
+tool_params! {
+    pub struct ScrollPage {
+        to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector";
+        session_id: Option<TabRef> = Session, nullable, "";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
+    }
+}
+
+tool_params! {
+    pub struct WaitFor {
+        selector: Option<Value> = Locator, nullable, LOCATOR_DOC;
+        text: Option<String> = Str, nullable, "substring of the body text";
+        url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";
+        js: Option<String> = Str, nullable, "expression to become truthy (may have side effects)";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
+        gone: bool = Bool, default(false), "wait for the condition to stop holding";
+        session_id: Option<TabRef> = Session, nullable, "";
+    }
+}
+
+tool_params! {
+    pub struct WaitForUrl {
+        url_pattern: String = Str, required, "regex or substring";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
+        session_id: Option<TabRef> = Session, nullable, "";
+        wait_ready: bool = Bool, default(true), "also require readyState complete";
+    }
+}
+
+pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> {
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    // "1200" is a pixel offset, not a CSS selector; "end" and "start" are BrowserTap's
+    // names for bottom and top.
+    let to = match p.to.trim() {
+        "end" => json!("bottom"),
+        "start" => json!("top"),
+        other => match other.parse::<f64>() {
+            Ok(pixels) => json!(pixels),
+            Err(_) => json!(other),
+        },
+    };
+    let scrolled = match page.scroll(to, params::seconds(p.timeout)).await {
+        Ok(scrolled) => scrolled,
+        Err(error) => {
+            let base = json!({
+                "selector": p.to,
+                "note": format!(
+                    "'{}' matched nothing on the page: give a selector that does, or top, bottom or a pixel offset",
+                    p.to
+                ),
+            });
+            return envelope::reported_with(error.into(), base).map(|r| r.on(page.info()));
+        }
+    };
+    Ok(Reply::data(scroll_facts(scrolled)).on(page.info()))
+}
+
+/// A scroll's result in BrowserTap's words (`doc_height`, `status: success`), tabwire's
+/// own facts (`at_top`, `scroll_x`, a scrolled element) kept beside.
+fn scroll_facts(mut scrolled: Value) -> Value {
+    scrolled["status"] = json!("success");
+    scrolled["doc_height"] = scrolled["scroll_height"].clone();
+    scrolled
+}
+
+/// Which condition a wait watches, in BrowserTap's words (`selector gone`).
+fn condition(given: &str, gone: bool) -> String {
+    if gone {
+        format!("{given} gone")
+    } else {
+        given.to_owned()
+    }
+}
+
+pub async fn wait_for(call: Call, p: WaitFor) -> Result<Reply, ToolError> {
+    let given: Vec<&str> = [
+        ("selector", p.selector.is_some()),
+        ("text", p.text.is_some()),
+        ("url_pattern", p.url_pattern.is_some()),
+        ("js", p.js.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect();
+    if given.len() != 1 {
+        return Err(ToolError::param(
+            "selector",
+            format!(
+                "give exactly one of selector, text, url_pattern, js (got {})",
+                if given.is_empty() {
+                    "none".into()
+                } else {
+                    given.join(", ")
+                }
+            ),
+        ));
+    }
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let condition = condition(given[0], p.gone);
+    let started = std::time::Instant::now();
+    let waited = wait_condition(&page, &p).await;
+    let (url, title) = page.url_and_title().await.unwrap_or_default();
+    let mut data = json!({
+        "condition": condition,
+        "waited_ms": started.elapsed().as_millis() as u64,
+        "url": url,
+        "title": title,
+    });
+    match waited {
+        Ok(facts) => {
+            data["status"] = json!("success");
+            data["checks"] = facts["checks"].clone();
+            Ok(Reply::data(data).on(page.info()))
+        }
+        Err(error) if timed_out(&error) => {
+            data["status"] = json!("timeout");
+            data["hint"] = json!(
+                "the condition did not hold within the timeout: check the selector or text against scan_page, or wait longer"
+            );
+            Ok(Reply::data(data)
+                .failed("timeout", error.to_string())
+                .on(page.info()))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+async fn wait_condition(page: &engine::Page, p: &WaitFor) -> Result<Value, ToolError> {
+    let timeout = params::seconds(p.timeout);
+    if let Some(js) = &p.js {
+        return Ok(page.wait_js(js, p.gone, timeout).await?);
+    }
+    let (ctx, probe) = match (&p.selector, &p.text, &p.url_pattern) {
+        (Some(selector), _, _) => {
+            let (locator, frame) = split_locator(Some(selector))?;
+            let (locator, frame) = page.placed(locator, frame)?;
+            (
+                page.frame_context(&frame, timeout).await?,
+                json!({ "selector": locator }),
+            )
+        }
+        (_, Some(text), _) => (page.top(), json!({ "text": text })),
+        (_, _, url) => (page.top(), json!({ "url_pattern": url })),
+    };
+    Ok(page.wait_until(&ctx, probe, p.gone, timeout).await?)
+}
+
+fn timed_out(error: &ToolError) -> bool {
+    matches!(error, ToolError::Engine(EngineError::Timeout { .. }))
+}
+
+pub async fn wait_for_url(call: Call, p: WaitForUrl) -> Result<Reply, ToolError> {
+    if p.url_pattern.trim().is_empty() {
+        return Err(ToolError::param("url_pattern", "must not be empty"));
+    }
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let started = std::time::Instant::now();
+    let waited = page
+        .wait_for_url(&p.url_pattern, p.wait_ready, params::seconds(p.timeout))
+        .await;
+    let mut data = json!({
+        "url_pattern": p.url_pattern,
+        "waited_ms": started.elapsed().as_millis() as u64,
+        "waited_for_ready": p.wait_ready,
+    });
+    match waited {
+        Ok(landed) => {
+            data["status"] = json!("success");
+            for key in ["url", "title", "ready_state"] {
+                data[key] = landed[key].clone();
+            }
+            Ok(Reply::data(data).on(page.info()))
+        }
+        Err(EngineError::Timeout { .. }) => {
+            let state = page.readiness().await.unwrap_or_default();
+            data["status"] = json!("timeout");
+            data["url"] = json!(state.url);
+            data["title"] = json!(state.title);
+            data["ready_state"] = json!(state.ready_state);
+            data["hint"] = json!(format!(
+                "the tab is at {} (readyState {}), which the pattern does not match",
+                state.url, state.ready_state
+            ));
+            Ok(Reply::data(data)
+                .failed("timeout", "the URL did not match within the timeout")
+                .on(page.info()))
+        }
+        Err(error) => Err(error.into()),
+    }
+}
