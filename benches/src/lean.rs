@@ -393,9 +393,11 @@ fn btap_targets(text: &str) -> Vec<(String, String)> {
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
     {
-        for t in envelope["data"]["observation"]["targets"]
-            .as_array()
-            .into_iter()
+        let observation = &envelope["data"]["observation"];
+        // BrowserTap's targets and the controls tabwire lists beside them.
+        for t in ["targets", "more_targets"]
+            .iter()
+            .filter_map(|list| observation[*list].as_array())
             .flatten()
         {
             // The role Chromium computes (`role` is the attribute as the page wrote it).
@@ -456,9 +458,11 @@ fn recall(wanted: &[(String, String)], named: &[(String, String)]) -> usize {
 fn handle(config: Config, text: &str, role: &str, name: Option<&str>) -> Option<Value> {
     if config.kind == Kind::Tabwire && !config.lean {
         let envelope: Value = serde_json::from_str(text.lines().next()?).ok()?;
-        let targets = envelope["data"]["observation"]["targets"].as_array()?;
-        return targets
+        let observation = &envelope["data"]["observation"];
+        return ["targets", "more_targets"]
             .iter()
+            .filter_map(|list| observation[*list].as_array())
+            .flatten()
             .find(|t| {
                 let (r, n) = (t["computed_role"].as_str(), t["name"].as_str());
                 r == Some(role) && name.is_none_or(|name| n == Some(name))

@@ -392,9 +392,11 @@ pub fn find_handle(kind: Kind, text: &str, role: &str, name: &str) -> Option<Han
     match kind {
         Kind::Tabwire => {
             let envelope: Value = serde_json::from_str(text).ok()?;
-            let targets = envelope["data"]["observation"]["targets"].as_array()?;
-            targets
+            let observation = &envelope["data"]["observation"];
+            ["targets", "more_targets"]
                 .iter()
+                .filter_map(|list| observation[*list].as_array())
+                .flatten()
                 .find(|t| t["computed_role"] == role && t["name"] == name)
                 .map(|t| Handle::Locator(t["locator"].clone()))
         }

@@ -84,6 +84,15 @@ def on_tab(extra=None):
     return args
 
 
+def on_other(name, extra=None):
+    """Arguments naming another tab the suite opened (kept as `name`), plus `extra`."""
+    def args(ctx):
+        out = {"session_id": ctx[name]}
+        out.update(extra(ctx) if callable(extra) else (extra or {}))
+        return out
+    return args
+
+
 def plan():
     steps = _steps()
     labels = [step.label for step in steps]
@@ -186,11 +195,16 @@ def _steps():
         Step("execute_js", on_tab({"script": "return confirm('Really?')", "dialog_policy": "accept"}), label="execute_js confirm accepted"),
         Step("execute_js", on_tab({"script": "return prompt('Name?', 'Bo')", "dialog_policy": "dismiss"}), label="execute_js prompt dismissed"),
         Step("resolve_leave_dialog", on_tab(), label="resolve_leave_dialog with none open"),
-        # A confirm() behind a button: the click opens it, the agent answers it.
-        Step("page_click", on_tab({"selector": "#ask", "timeout": 5}), label="page_click opens a confirm"),
-        Step("handle_dialog", on_tab({"action": "manual"}), label="handle_dialog manual with a dialog open"),
-        Step("handle_dialog", on_tab({"action": "accept"}), label="handle_dialog accept the click's confirm"),
-        Step("execute_js", on_tab({"script": "return document.getElementById('answer').textContent"}), label="execute_js the confirm's answer"),
+        # A confirm() behind a button: the click opens it, the agent answers it. In a tab
+        # of its own: BrowserTap loses the dialog (D1) and its page stays blocked on it.
+        Step("open_new_tab", lambda c: {"url": c.url("dialogs.html"), "active": True}, label="open_new_tab for a dialog",
+             check=False, keep=lambda c, e: c.values.update(dlg=data(e).get("session_id"), dlg_owner=data(e).get("owner_id"))),
+        Step("page_click", on_other("dlg", {"selector": "#ask", "timeout": 5}), label="page_click opens a confirm"),
+        Step("handle_dialog", on_other("dlg", {"action": "manual"}), label="handle_dialog manual with a dialog open"),
+        Step("handle_dialog", on_other("dlg", {"action": "accept"}), label="handle_dialog accept the click's confirm"),
+        Step("execute_js", on_other("dlg", {"script": "return document.getElementById('answer').textContent"}), label="execute_js the confirm's answer"),
+        Step("close_tabs", lambda c: {"tab_id": c.values.get("dlg"), "owner_id": c.values.get("dlg_owner")}, label="close_tabs the dialog's tab", check=False),
+        Step("activate_tab", on_tab(), label="activate_tab back", check=False),
         # Cookies and storage.
         Step("set_cookies", on_tab(lambda c: {"cookies": [{"name": "flavour", "value": "oat", "url": c.url("")}]})),
         Step("get_cookies", on_tab()),
@@ -252,6 +266,44 @@ def _steps():
         Step("inspect_native_file_dialog", {}, label="inspect_native_file_dialog without opt-in"),
         Step("inspect_native_file_dialog", {"desktop_opt_in": True}),
         Step("cancel_native_file_dialog", {"ticket": "t", "desktop_opt_in": True}),
+        # A page of richer controls: editable text, radios, a multi-select, shadow DOM.
+        # In a fresh tab of its own, brought to the front: BrowserTap's input to a tab that
+        # has been through the steps above no longer reaches the page's handlers here.
+        Step("open_new_tab", lambda c: {"url": c.url("rich.html"), "active": True}, label="open_new_tab rich",
+             keep=lambda c, e: c.values.update(rich=data(e).get("session_id"), rich_owner=data(e).get("owner_id"))),
+        Step("activate_tab", on_other("rich", {}), label="activate_tab rich"),
+        Step("scan_page", on_other("rich", {}), label="scan_page rich", keep=keep("rich_scan", lambda e: e)),
+        Step("scan_page", on_other("rich", {"max_targets": 3}), label="scan_page max_targets 3"),
+        Step("page_type", on_other("rich", {"selector": "#editor", "text": " more"}), label="page_type contenteditable"),
+        Step("page_click", on_other("rich", {"selector": "#small"}), label="page_click radio"),
+        Step("page_click", on_other("rich", {"selector": "#mail"}), label="page_click focuses a field"),
+        Step("page_type", on_other("rich", {"text": "a@b.c"}), label="page_type into the focused field"),
+        Step("page_click", on_other("rich", {"selector": "#icon", "offset_x": 2, "offset_y": 2}), label="page_click with offsets"),
+        Step("page_click", on_other("rich", {"selector": "#icon", "clicks": 2}), label="page_click double"),
+        Step("page_click", on_other("rich", {"selector": "#icon", "button": "right"}), label="page_click right button"),
+        Step("page_click", on_other("rich", {"selector": "#icon", "button": "sideways"}), label="page_click bad button"),
+        Step("page_click", on_other("rich", {"selector": {"css": "#inside", "shadow": ["my-card"]}}), label="page_click in a shadow root"),
+        Step("page_click", on_other("rich", {"selector": {"role": "button", "name": "Nothing like this"}, "timeout": 1}), label="page_click role locator missing"),
+        Step("page_click", on_other("rich", {"selector": {"text": "More"}}), label="page_click text locator"),
+        Step("wait_for", on_other("rich", {"text": "Hidden details", "timeout": 3}), label="wait_for text after opening details"),
+        Step("execute_js", on_other("rich", {"script": "return document.getElementById('status').textContent"}), label="execute_js reads the status line"),
+        Step("wait_for", on_other("rich", {"text": "ready", "gone": True, "timeout": 3}), label="wait_for text gone"),
+        Step("scroll_page", on_other("rich", {"to": "#far"}), label="scroll_page to a selector"),
+        Step("scroll_page", on_other("rich", {"to": "500"}), label="scroll_page to a pixel offset"),
+        Step("execute_js", on_other("rich", {"script": "window.toast()"}), label="execute_js with a transient"),
+        Step("execute_js", on_other("rich", {"script": "return undefined"}), label="execute_js undefined"),
+        Step("execute_js", on_other("rich", {"script": "return 'x'.repeat(30000)"}), label="execute_js large result"),
+        Step("execute_js", on_other("rich", {"script": "document.title"}), label="execute_js expression"),
+        Step("page_type", on_other("rich", {"selector": "#q", "text": "cats", "submit_key": "Enter"}), label="page_type submits a search"),
+        Step("wait_for_url", on_other("rich", {"url_pattern": "q=cats", "timeout": 5}), label="wait_for_url the search"),
+        Step("open_url", on_other("rich", lambda c: {"url": c.url("rich.html")}), label="open_url rich again", check=False),
+        Step("execute_js", on_other("rich", lambda c: {"script": f"location.href = {json.dumps(c.url('form.html'))}; return 1"}), label="execute_js navigates"),
+        Step("page_drag", on_other("rich", {"x1": 10, "y1": 10, "x2": 20, "y2": 20, "button": "sideways"}), label="page_drag bad button"),
+        Step("get_cookies", on_other("rich", {"tab_id": 987654321}), label="get_cookies unknown tab_id"),
+        Step("capture_page_screenshot", on_other("rich", {"format": "jpeg", "quality": 50}), label="capture_page_screenshot jpeg"),
+        Step("capture_page_screenshot", on_other("rich", {"clip": {"x": 0, "y": 0, "width": 100, "height": 50}}), label="capture_page_screenshot clip"),
+        Step("close_tabs", lambda c: {"tab_id": c.values.get("rich"), "owner_id": c.values.get("rich_owner")}, label="close_tabs rich", check=False),
+        Step("activate_tab", on_tab(), label="activate_tab after rich", check=False),
         # Tabs again: a second tab, closing, ownership.
         Step("open_new_tab", lambda c: {"url": c.url("links.html")}, label="open_new_tab second",
              keep=keep_second),

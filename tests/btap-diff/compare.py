@@ -64,7 +64,13 @@ def outcome(envelope):
     }
 
 
-def compare(theirs, ours, list_sample=8):
+# Lists whose members are each browser's own (its targets, its windows): what one server's
+# browser holds is not what the other's holds, so their members are compared by the keys
+# and types any member has, not one by one, and their lengths not at all.
+OWN_LISTS = {"debugger_targets": {"data.data", "legacy.data"}}
+
+
+def compare(theirs, ours, tool="", list_sample=8):
     """Differences between BrowserTap's envelope and ours."""
     diffs = []
     a, b = outcome(theirs), outcome(ours)
@@ -72,11 +78,21 @@ def compare(theirs, ours, list_sample=8):
         if a[key] != b[key]:
             diffs.append((key, "outcome", f"{a[key]!r} there, {b[key]!r} here"))
     if a["ok"] is not None and a["ok"] == b["ok"]:
-        walk(theirs, ours, "", diffs, list_sample)
+        walk(theirs, ours, "", diffs, list_sample, OWN_LISTS.get(tool, set()))
     return diffs
 
 
-def walk(theirs, ours, path, diffs, list_sample):
+def members(items):
+    """The keys any member of a list of objects has, each with the type it has."""
+    merged = {}
+    for item in items:
+        if isinstance(item, dict):
+            for key, value in item.items():
+                merged.setdefault(key, value)
+    return merged
+
+
+def walk(theirs, ours, path, diffs, list_sample, own=frozenset()):
     ta, tb = json_type(theirs), json_type(ours)
     if ta != tb:
         # A null there is "nothing known"; a value here where BrowserTap knew nothing is
@@ -85,7 +101,7 @@ def walk(theirs, ours, path, diffs, list_sample):
         return
     if ta == "object" and path.rsplit(".", 1)[-1] in KEYED_BY_ID:
         for index, (x, y) in enumerate(zip(list(theirs.values())[:list_sample], list(ours.values()))):
-            walk(x, y, f"{path}[{index}]", diffs, list_sample)
+            walk(x, y, f"{path}[{index}]", diffs, list_sample, own)
         if theirs and not ours:
             diffs.append((path, "length", f"{len(theirs)} there, none here"))
     elif ta == "object":
@@ -94,13 +110,20 @@ def walk(theirs, ours, path, diffs, list_sample):
             if key not in ours:
                 diffs.append((sub, "missing", f"{json_type(value)} there"))
                 continue
-            walk(value, ours[key], sub, diffs, list_sample)
+            walk(value, ours[key], sub, diffs, list_sample, own)
+    elif ta == "array" and path in own:
+        theirs_keys, ours_keys = members(theirs), members(ours)
+        for key, value in theirs_keys.items():
+            if key not in ours_keys:
+                diffs.append((f"{path}[*].{key}", "missing", f"{json_type(value)} there"))
+            elif json_type(value) != json_type(ours_keys[key]) and value is not None:
+                diffs.append((f"{path}[*].{key}", "type", f"{json_type(value)} there"))
     elif ta == "array":
         last = path.rsplit(".", 1)[-1]
         if last in COUNTED_LISTS and len(theirs) != len(ours):
             diffs.append((path, "length", f"{len(theirs)} there, {len(ours)} here"))
         for index, (x, y) in enumerate(zip(theirs[:list_sample], ours[:list_sample])):
-            walk(x, y, f"{path}[{index}]", diffs, list_sample)
+            walk(x, y, f"{path}[{index}]", diffs, list_sample, own)
         if theirs and not ours and last not in COUNTED_LISTS:
             diffs.append((path, "length", f"{len(theirs)} there, none here"))
     elif ta == "boolean":

@@ -11,7 +11,22 @@ import re
 import sys
 
 DIVERGENCES = {
+    "D2": {"reason": "c", "allows": [
+        ("open_url bad scheme", "*", "outcome"),
+    ]},
+    "D3": {"reason": "c", "allows": [
+        ("page_type into the focused field", "data.active_element.contentEditable", "value"),
+        ("page_type into the focused field", "data.active_element.type", "value"),
+    ]},
+    "D4": {"reason": "c", "allows": [
+        ("execute_js navigates", "*status", "value"),
+    ]},
+    "D5": {"reason": "c", "allows": [
+        ("execute_js with a transient", "*suggestion", "missing"),
+    ]},
     "D1": {"reason": "b", "allows": [
+        ("page_click opens a confirm", "*", "outcome"),
+        ("execute_js the confirm's answer", "*", "*"),
         ("handle_dialog manual with a dialog open", "*", "*"),
         ("handle_dialog accept the click's confirm", "*", "*"),
     ]},

@@ -143,7 +143,7 @@ async def run_steps(args, btap, tabwire, pages, files):
                "browsertap": theirs, "tabwire": ours,
                "seconds": {"browsertap": round(a_took, 2), "tabwire": round(b_took, 2)}}
         if row["checked"]:
-            row["diffs"] = [list(d) for d in compare(theirs, ours)]
+            row["diffs"] = [list(d) for d in compare(theirs, ours, step.tool)]
         results.append(row)
     return results
 

@@ -60,6 +60,29 @@ async fn setup_status_does_not_launch_the_browser_and_the_first_page_call_does()
     let status = tw.ok("get_setup_status", json!({})).await;
     assert_eq!(status["link_state"], "not_started");
     assert_eq!(status["extension_build_verdict"], "unverifiable");
+    // Nothing to do: the first call that needs a browser launches it.
+    assert_eq!(
+        (status["status"].as_str(), status["action"].as_str()),
+        (Some("healthy"), Some("none"))
+    );
+    // This process runs the executable installed at its path; it serves MCP and holds the
+    // browser itself (no broker with --isolated).
+    assert_eq!(status["mcp_build_verdict"], "matches_tree", "{status}");
+    assert_eq!(status["mcp_build_enforced"], true);
+    assert_eq!(
+        status["mcp_source_identity"],
+        status["expected_python_source_identity"]
+    );
+    assert_eq!(status["restart_mcp_session_required"], false);
+    assert_eq!(status["remote_mode"], false);
+    assert!(status["protocol_version"].is_u64(), "{status}");
+    assert_eq!(status["connected_tabs"], 0);
+    assert!(
+        status["state_paths"]["token_file"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("link-secret"))
+    );
+    assert_eq!(status["diagnosis"]["bridge_build_verdict"], "matches_tree");
     assert!(
         status["capability_registry"]["tool_count"]
             .as_u64()
@@ -77,6 +100,16 @@ async fn setup_status_does_not_launch_the_browser_and_the_first_page_call_does()
     assert_eq!(opened["title"], "Form");
     let status = tw.ok("get_setup_status", json!({})).await;
     assert_eq!(status["link_state"], "connected");
+    let tab = &status["tabs"][0];
+    assert_eq!(
+        (tab["title"].as_str(), tab["browser"].as_str()),
+        (Some("Form"), Some("chrome")),
+        "{status}"
+    );
+    assert_eq!(
+        status["connected_tabs"],
+        status["tabs"].as_array().map(Vec::len).unwrap_or(0)
+    );
     assert!(
         status["browser_version"]
             .as_str()

@@ -1115,7 +1115,12 @@ fn collect_scan(
             queue.push(frame["frame"].as_array().cloned().unwrap_or_default());
         }
         let mut targets = Vec::new();
-        for t in observation["targets"].as_array().into_iter().flatten() {
+        // BrowserTap's targets, then the controls tabwire lists beside them.
+        let listed = ["targets", "more_targets"]
+            .iter()
+            .flat_map(|list| observation[*list].as_array().cloned().unwrap_or_default());
+        for t in listed {
+            let t = &t;
             // The role Chromium computes (BrowserTap's `role` is the attribute as written).
             let role = t["computed_role"].as_str().or(t["tag"].as_str());
             let name = t["name"].as_str().unwrap_or("");

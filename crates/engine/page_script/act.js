@@ -302,6 +302,15 @@ function selectContents(el) {
   return true;
 }
 
+function caretToEnd(el) {
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  range.collapse(false);
+  const sel = window.getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+}
+
 function focusReport(status, el, extra) {
   const active = deepActive();
   const hasFocus = active && active !== document.body && active !== document.documentElement;
@@ -347,6 +356,9 @@ function focusForTyping(a) {
     return focusReport('ok', el, { editable: true, selected_existing: false, value_format: VALUE_FORMATS[el.type] });
   }
   const selected = a.clear === true && confirmed && isTextField(el) && selectContents(el);
+  // Focus puts an editable region's caret at its start; text typed without clearing
+  // goes after what is there, as it does in a field.
+  if (!selected && confirmed && el.isContentEditable) caretToEnd(el);
   return focusReport('ok', el, { editable: isTextField(el), selected_existing: !!selected });
 }
 

@@ -206,6 +206,16 @@ function makeMatcher(needle, exact) {
   return s => collapse(s).toLowerCase().includes(low);
 }
 
+// The elements `search` finds with a substring matcher: those whose text has the
+// needle as written, if any do (so "More" names the summary, not a field reading
+// "more"), else those that have it in any case. An exact needle is matched as written.
+function byCaseFirst(needle, exact, search) {
+  if (exact) return search(makeMatcher(needle, true));
+  const want = collapse(needle);
+  const asWritten = search(s => collapse(s).includes(want));
+  return asWritten.length ? asWritten : search(makeMatcher(needle, false));
+}
+
 // Smallest visible elements whose visible text matches: post-order walk of the
 // flat tree; an element is kept only if no descendant was kept.
 function findByText(root, match) {
@@ -321,15 +331,17 @@ function queryAll(p) {
   }
   if (p.kind === 'text') {
     const start = root === document ? document.documentElement : root;
-    return { els: start ? findByText(start, makeMatcher(p.value, p.exact)) : [] };
+    return { els: start ? byCaseFirst(p.value, p.exact, match => findByText(start, match)) : [] };
   }
   const els = [];
   if (p.kind === 'role') {
     const role = p.value.trim().toLowerCase();
-    const nameOk = p.name ? makeMatcher(p.name, p.exact) : null;
+    const withRole = [];
     walkDeep(root, el => {
-      if (computeRole(el) === role && isAccessible(el) && (!nameOk || nameOk(accessibleName(el)))) els.push(el);
+      if (computeRole(el) === role && isAccessible(el)) withRole.push(el);
     });
+    if (!p.name) return { els: withRole };
+    return { els: byCaseFirst(p.name, p.exact, match => withRole.filter(el => match(accessibleName(el)))) };
   } else {
     const match = makeMatcher(p.value, p.exact);
     walkDeep(root, el => {

@@ -368,11 +368,16 @@ function renderProbe() {
 
 // ---------- observation: interactive targets and frames ----------
 
-// What may be a target: every element BrowserTap considers (any role, tabindex or onclick,
-// links, form controls, canvases, frames), plus what Chromium's accessibility tree also
-// makes a control (area links, anchors with click handlers, summaries, list-box options).
-const TARGET_SEL = 'input, textarea, select, button, a[href], [contenteditable], [role], [tabindex], [onclick], ' +
-  'canvas, iframe, frame, area[href], summary, ' + CLICK_HANDLER_ATTRIBUTES.map(name => 'a[' + name + ']').join(', ') +
+// What BrowserTap lists as a target: any role, tabindex or onclick, links, form controls,
+// canvases and frames. Its `targets` are exactly these, in its order.
+const BTAP_TARGET_SEL = 'input, textarea, select, button, a[href], [contenteditable], [role], [tabindex], [onclick], ' +
+  'canvas, iframe, frame';
+
+// What may be a target: BrowserTap's, plus what Chromium's accessibility tree also makes
+// a control (area links, anchors with click handlers, summaries, list-box options), which
+// tabwire lists apart (`more_targets`) so BrowserTap's list stays as it has it.
+const TARGET_SEL = BTAP_TARGET_SEL + ', area[href], summary, ' +
+  CLICK_HANDLER_ATTRIBUTES.map(name => 'a[' + name + ']').join(', ') +
   ', select[multiple] > option, select[multiple] > optgroup > option, select[size] > option, ' +
   'select[size] > optgroup > option';
 
@@ -487,6 +492,15 @@ function linksNamed(links, content) {
   return shown;
 }
 
+// Whether BrowserTap lists it: its selector, and drawn with some opacity (a transparent
+// control still takes clicks, so tabwire lists it among its own); a file input however
+// it is hidden.
+function btapTarget(el) {
+  if (!el.matches(BTAP_TARGET_SEL)) return false;
+  if (el.localName === 'input' && el.type === 'file') return true;
+  return typeof el.checkVisibility !== 'function' || el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+}
+
 // The controls and frames of the page in document order (open shadow roots after their
 // host), from the `skip`th on, at most `limit` of both together; `truncated` when more
 // remain (the next call starts at skip + limit).
@@ -494,9 +508,16 @@ function observe(limit, skip, refBase) {
   const out = { status: limit > 0 ? 'success' : 'disabled', targets: [], frames: [], truncated: false, limit };
   if (!(limit > 0) || !document.body) return out;
   const picked = [];
+  const more = [];
   let seen = 0;
   walkDeep(document, el => {
-    if (!listable(el) || seen++ < skip) return;
+    if (!listable(el)) return;
+    if (!btapTarget(el)) {
+      // tabwire's own, listed with the first page of targets.
+      if (skip === 0 && more.length < limit) more.push(el);
+      return;
+    }
+    if (seen++ < skip) return;
     if (picked.length === limit) { out.truncated = true; return false; }
     picked.push(el);
   });
@@ -506,6 +527,7 @@ function observe(limit, skip, refBase) {
     if (frame) out.frames.push(describeFrame(el, vp));
     else out.targets.push(describeTarget(el, refBase, vp));
   }
+  if (more.length) out.more_targets = more.map(el => describeTarget(el, refBase, vp));
   return out;
 }
 
@@ -572,6 +594,7 @@ TW.scan = function (args) {
     targets: observation.targets, frames: observation.frames, truncated: observation.truncated,
     limit: observation.limit, viewport, coordinate_space: 'viewport_css',
   };
+  if (observation.more_targets) out.observation.more_targets = observation.more_targets;
   out.ref_next = nextRefNumber();
   const prefix = phase ? 'c' : '';
   const nextTarget = skip + observation.targets.length + observation.frames.length;

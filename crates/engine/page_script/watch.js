@@ -8,6 +8,7 @@ let watching = null;
 TW.watch_start = function () {
   if (watching) watching.observer.disconnect();
   const changed = new Set();
+  const born = new Set();
   const added = [];
   const note = function (records) {
     for (const record of records) {
@@ -19,11 +20,15 @@ TW.watch_start = function () {
       for (const node of record.addedNodes) {
         const el = node.nodeType === 1 ? node : node.parentElement;
         if (el) changed.add(el);
+        born.add(node);
         const text = (node.textContent || '').trim();
         // Bounded: a script that builds a whole page adds thousands of nodes.
         if (text && added.length < 500) added.push({ node, text: clip(text, 200) });
       }
-      if (record.removedNodes.length && record.target.nodeType === 1) changed.add(record.target);
+      // Taking away what the script itself put there changes nothing that was there
+      // before (a toast shown and removed is a transient, not a change).
+      const removedOld = [...record.removedNodes].some(node => !born.has(node));
+      if (removedOld && record.target.nodeType === 1) changed.add(record.target);
     }
   };
   const observer = new MutationObserver(note);

@@ -149,10 +149,9 @@ fn failure_line(code: Option<&str>, retryable: Option<bool>, facts: &Value) -> S
         let rest: Vec<String> = map
             .iter()
             .filter(|(k, v)| {
-                !said.contains(&k.as_str())
-                    && !SILENT.contains(&k.as_str())
-                    && !is_empty(v)
-                    && !(SAID_WHEN_TRUE.contains(&k.as_str()) && **v == Value::Bool(false))
+                let key = k.as_str();
+                let quiet_flag = SAID_WHEN_TRUE.contains(&key) && **v == Value::Bool(false);
+                !(said.contains(&key) || SILENT.contains(&key) || is_empty(v) || quiet_flag)
             })
             .map(|(k, v)| format!("{k}={}", inline(v)))
             .collect();

@@ -23,6 +23,10 @@ pub struct Navigated {
     pub loaded: bool,
     /// The URL was a download, not a page: nothing was shown.
     pub download: bool,
+    /// The frame and the loader of the new document, as the browser names them (none for
+    /// a move within the document).
+    pub frame_id: Option<String>,
+    pub loader_id: Option<String>,
 }
 
 impl Navigated {
@@ -101,19 +105,26 @@ impl Page {
         let deadline = Instant::now() + timeout;
         let mut events = self.browser.conn.subscribe();
         let reply = self.cdp(method, params, timeout).await?;
+        let frame_id = reply["frameId"].as_str().map(str::to_owned);
+        let loader_id = reply["loaderId"].as_str().map(str::to_owned);
         if reply["isDownload"] == true {
             return Ok(Navigated {
                 url: url.to_owned(),
                 title: String::new(),
                 loaded: true,
                 download: true,
+                frame_id,
+                loader_id,
             });
         }
         if let Some(error) = reply["errorText"].as_str().filter(|e| !e.is_empty()) {
             return Err(EngineError::page(
                 ErrorCode::NavigationFailed,
                 format!("navigation to {url} failed: {error}"),
-                json!({ "url": url, "error_text": error }),
+                json!({
+                    "url": url, "error_text": error,
+                    "frame_id": frame_id, "loader_id": loader_id,
+                }),
             ));
         }
         // Page.navigate names the new document's loader; a same-document move has none.
@@ -159,6 +170,8 @@ impl Page {
             title,
             loaded,
             download: false,
+            frame_id,
+            loader_id,
         })
     }
 

@@ -88,10 +88,12 @@ impl Page {
         if path.is_empty() {
             return;
         }
-        for target in observation["targets"].as_array_mut().into_iter().flatten() {
-            target["locator"]["frame"] = json!(path);
-            if let Some(reference) = target["ref"].as_str() {
-                self.remember_ref_frame(reference, path.to_vec());
+        for list in ["targets", "more_targets"] {
+            for target in observation[list].as_array_mut().into_iter().flatten() {
+                target["locator"]["frame"] = json!(path);
+                if let Some(reference) = target["ref"].as_str() {
+                    self.remember_ref_frame(reference, path.to_vec());
+                }
             }
         }
         for frame in observation["frames"].as_array_mut().into_iter().flatten() {

@@ -3,7 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::face::ToolError;
+use engine::{EngineError, Page};
+
+use crate::face::{Call, ToolError};
 use crate::params::TabRef;
 
 /// How every locator parameter is described.
@@ -12,6 +14,42 @@ pub const LOCATOR_DOC: &str = "CSS string, or {css|role(+name)|text|label, exact
 /// The tab a call names: its session_id, else its tab_id (a native id or a handle).
 pub fn named(session_id: &Option<TabRef>, tab_id: &Option<TabRef>) -> Option<String> {
     session_id.as_ref().or(tab_id.as_ref()).map(|t| t.0.clone())
+}
+
+/// The tab a call with BrowserTap's `tab_id` names: that native tab in the browser the
+/// session_id (or this session's tab) is in, or the session_id's tab when no tab_id.
+pub fn with_tab_id(session_id: &Option<TabRef>, tab_id: &Option<TabRef>) -> Option<String> {
+    match (session_id, tab_id) {
+        (Some(session), Some(tab)) if !tab.0.contains(':') => {
+            Some(match session.0.rsplit_once(':') {
+                Some((client, _)) => format!("{client}:{}", tab.0),
+                None => tab.0.clone(),
+            })
+        }
+        _ => named(session_id, tab_id),
+    }
+}
+
+/// Reserves the tab a call names with BrowserTap's `tab_id`; a tab_id the browser has
+/// no tab for fails as the browser's tab API fails it there.
+pub async fn page_by_tab_id(
+    call: &Call,
+    session_id: &Option<TabRef>,
+    tab_id: &Option<TabRef>,
+) -> Result<Page, ToolError> {
+    match call
+        .session
+        .page(with_tab_id(session_id, tab_id).as_deref())
+        .await
+    {
+        Err(EngineError::NoSuchTab(_)) if let Some(tab) = tab_id => Err(ToolError::Face {
+            code: "page_execution_failed",
+            message: format!("no tab with id {}", tab.0),
+            details: json!({ "retry_safe": false }),
+            may_have_run: false,
+        }),
+        other => Ok(other?),
+    }
 }
 
 /// A locator value may carry a `frame` path; the engine walks frames, the page script

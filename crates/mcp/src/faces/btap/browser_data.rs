@@ -8,7 +8,7 @@ use engine::{
     NetworkOptions, StoragePage, TabInfo,
 };
 
-use super::args::named;
+use super::args::{named, page_by_tab_id};
 use crate::face::{Call, Profile, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
@@ -143,10 +143,7 @@ tool_params! {
 }
 
 pub async fn get_cookies(call: Call, p: GetCookies) -> Result<Reply, ToolError> {
-    let page = call
-        .session
-        .page(named(&p.session_id, &p.tab_id).as_deref())
-        .await?;
+    let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
     let read = page.cookies(params::seconds(20.0)).await?;
     let info = page.info();
     // BrowserTap reads them with chrome.cookies: its objects, its names.
@@ -215,10 +212,7 @@ pub async fn set_cookies(call: Call, p: SetCookies) -> Result<Reply, ToolError> 
             ));
         }
     };
-    let page = call
-        .session
-        .page(named(&p.session_id, &p.tab_id).as_deref())
-        .await?;
+    let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
     let set = page
         .set_cookies(cookies, params::seconds(p.timeout))
         .await?;
@@ -270,10 +264,7 @@ pub async fn delete_cookies(call: Call, p: DeleteCookies) -> Result<Reply, ToolE
     if p.name.trim().is_empty() {
         return Err(ToolError::param("name", "must not be empty"));
     }
-    let page = call
-        .session
-        .page(named(&p.session_id, &p.tab_id).as_deref())
-        .await?;
+    let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
     let mut data = page
         .delete_cookies(
             p.name.trim(),

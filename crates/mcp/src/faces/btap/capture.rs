@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use engine::{ImageFormat, PdfRequest, ScreenshotRequest};
 
-use super::args::named;
+use super::args::{named, page_by_tab_id};
 use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -86,10 +86,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         clip,
         save_path: Some(p.save_path).filter(|path| !path.is_empty()),
     };
-    let page = call
-        .session
-        .page(named(&p.session_id, &p.tab_id).as_deref())
-        .await?;
+    let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
     let shot = page
         .screenshot(&request, params::seconds(p.timeout))
         .await?;

@@ -101,6 +101,13 @@ const DIAGNOSTIC_KEYS: &[&str] = &[
     "render_state",
     "content_ready",
     "render",
+    "zombie",
+    "zombie_detail",
+    "input_quiet",
+    "input_reachability",
+    "screen_bounds",
+    "recheck_required",
+    "recheck_action",
 ];
 
 /// Delivery facts of a raised failure that are also copied to the top level.
@@ -292,49 +299,83 @@ fn project(envelope: &mut Value, payload: &Value) {
     }
 }
 
-/// `{session_id, client_id, tab_id, generation?, url?}` of the tab acted on, with the
-/// caller's own naming of it winning; null when neither names one. As in BrowserTap, the
-/// generation and the URL are there when the payload reports them (a new tab, where a
-/// navigation landed); a payload without a URL leaves it out rather than repeat what the
-/// tab showed before the call.
+/// `{session_id, client_id, tab_id, generation?, browser?, url?}`, by BrowserTap's rule:
+/// what the payload names (its `session_id`, else `executed_`/`active_`/
+/// `activated_session_id`; `tab_id`, `client_id`, `generation`, and then `browser` and
+/// `url`), overlaid with what the caller named in its arguments; null when neither names
+/// a tab. The tab the call acted on is the ground both stand on.
 fn target(acted_on: Option<&TabInfo>, arguments: &Map<String, Value>, payload: &Value) -> Value {
     let mut target = Map::new();
     if let Some(tab) = acted_on {
         target.insert("session_id".into(), json!(tab.handle));
         target.insert("client_id".into(), json!(tab.client_id));
         target.insert("tab_id".into(), json!(tab.tab_id));
-        if payload.get("generation").is_some() {
-            target.insert("generation".into(), json!(tab.generation.to_string()));
-        }
-        // A download's URL is not a page the tab showed.
-        let download = payload.get("type").is_some_and(|t| t == "download");
-        if let Some(url) = payload
-            .get("url")
-            .filter(|url| url.is_string() && !download)
-        {
-            target.insert("url".into(), url.clone());
-        }
     }
-    if let Some(session) = arguments.get("session_id").and_then(Value::as_str) {
-        target.insert("session_id".into(), json!(session));
-        if let Some((client, tab)) = session.rsplit_once(':') {
-            target.insert("client_id".into(), json!(client));
-            if let Ok(tab) = tab.parse::<u64>() {
-                target.insert("tab_id".into(), json!(tab));
-            }
+    let empty = Map::new();
+    let named = [payload.as_object().unwrap_or(&empty), arguments];
+    for source in named {
+        if let Some(Value::Object(found)) = named_target(source) {
+            target.extend(found);
         }
-    }
-    if let Some(tab) = arguments.get("tab_id").and_then(Value::as_u64) {
-        target.insert("tab_id".into(), json!(tab));
-    }
-    if let Some(client) = arguments.get("client_id").and_then(Value::as_str) {
-        target.insert("client_id".into(), json!(client));
     }
     if target.is_empty() {
         Value::Null
     } else {
         Value::Object(target)
     }
+}
+
+/// The tab an object names, as BrowserTap reads one (`_result_target`); None when it
+/// names none.
+fn named_target(source: &Map<String, Value>) -> Option<Value> {
+    let given = |key: &str| source.get(key).filter(|v| !v.is_null());
+    let session = [
+        "session_id",
+        "executed_session_id",
+        "active_session_id",
+        "activated_session_id",
+    ]
+    .iter()
+    .find_map(|key| given(key));
+    let mut tab = given("executed_tab_id")
+        .or_else(|| given("tab_id"))
+        .cloned();
+    let mut client = given("client_id").cloned();
+    let generation = given("generation");
+    if session.is_none() && tab.is_none() && client.is_none() && generation.is_none() {
+        return None;
+    }
+    let mut target = Map::new();
+    if let Some(session) = session {
+        let text = session
+            .as_str()
+            .map_or_else(|| session.to_string(), str::to_owned);
+        if let Some((owner, id)) = text.rsplit_once(':') {
+            client.get_or_insert_with(|| json!(owner));
+            if let Ok(id) = id.parse::<u64>() {
+                tab.get_or_insert_with(|| json!(id));
+            }
+        }
+        target.insert("session_id".into(), json!(text));
+    }
+    if let Some(client) = client {
+        target.insert("client_id".into(), client);
+    }
+    if let Some(tab) = tab {
+        target.insert("tab_id".into(), tab);
+    }
+    if let Some(generation) = generation {
+        let text = generation
+            .as_str()
+            .map_or_else(|| generation.to_string(), str::to_owned);
+        target.insert("generation".into(), json!(text));
+    }
+    for key in ["browser", "url"] {
+        if let Some(value) = given(key) {
+            target.insert(key.into(), value.clone());
+        }
+    }
+    Some(Value::Object(target))
 }
 
 /// A raised failure in BrowserTap's words.
@@ -425,6 +466,9 @@ fn engine_failure(error: &EngineError) -> Failure {
         }
         EngineError::NoSuchTab(handle) => {
             facts.insert("stale_session_id".into(), json!(handle));
+            // BrowserTap offers tabs of another browser link with the same native id;
+            // tabwire's ids are never reused, so there is never one to offer.
+            facts.insert("replacement_candidates".into(), json!([]));
             facts.insert("next_action".into(), json!("list_tabs_then_retry"));
             facts.insert("retry_safe".into(), json!(false));
         }

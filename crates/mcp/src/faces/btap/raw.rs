@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use engine::{EngineError, ErrorCode, Page};
 
-use super::args::named;
+use super::args::page_by_tab_id;
 use super::browser_data::{chrome_cookies, json_object};
 use super::tabs::{SessionOnly, tab_json};
 use crate::face::{Call, Reply, ToolError};
@@ -70,11 +70,13 @@ pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> 
         )
         .into());
     }
-    let handle = match &p.target_id {
-        Some(target) => Some(target_handle(&call, target).await?),
-        None => named(&p.session_id, &p.tab_id),
+    let page = match &p.target_id {
+        Some(target) => {
+            let handle = target_handle(&call, target).await?;
+            call.session.page(Some(&handle)).await?
+        }
+        None => page_by_tab_id(&call, &p.session_id, &p.tab_id).await?,
     };
-    let page = call.session.page(handle.as_deref()).await?;
     let result = page
         .raw_cdp(command, params::seconds(p.timeout))
         .await

@@ -95,6 +95,7 @@ fn unobserved(observation: &mut Value) {
     if let Some(map) = observation.as_object_mut() {
         for key in [
             "targets",
+            "more_targets",
             "frames",
             "truncated",
             "limit",
@@ -113,10 +114,12 @@ fn unobserved(observation: &mut Value) {
 /// upload_files takes a top-document CSS selector: a file input inside a frame is listed
 /// with no tool, as BrowserTap lists it.
 fn no_upload_in_frames(observation: &mut Value) {
-    for target in observation["targets"].as_array_mut().into_iter().flatten() {
-        if target["recommended_tool"] == "upload_files" {
-            target["recommended_tool"] = Value::Null;
-            target["reason"] = json!("file_input_frame_unsupported");
+    for list in ["targets", "more_targets"] {
+        for target in observation[list].as_array_mut().into_iter().flatten() {
+            if target["recommended_tool"] == "upload_files" {
+                target["recommended_tool"] = Value::Null;
+                target["reason"] = json!("file_input_frame_unsupported");
+            }
         }
     }
 }

@@ -107,6 +107,19 @@ fn script_facts(mut data: Value, tab: &TabInfo) -> Value {
     if let Some(changes) = data.as_object_mut().and_then(|f| f.remove("page_changes")) {
         describe_changes(&mut data, changes);
     }
+    // After a navigation the document the script started in is gone, and with it what
+    // could be compared.
+    if data["status"] == "navigated" {
+        data["transients_available"] = json!(false);
+        data["transients"] = json!([]);
+        data["diff"] = json!("The page navigated while the script ran; nothing was compared.");
+    }
+    if data.get("result_file").is_some() {
+        data["result_externalized"] = json!(true);
+        data["result_file_scope"] = json!("js-value");
+        data["result_format"] = json!("utf-8-json");
+        data["result_inline_limit_bytes"] = json!(engine::INLINE_LIMIT);
+    }
     data
 }
 

@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use engine::{
-    CloseResult, CloseScope, DialogPolicy, EngineError, ErrorCode, OpenTabRequest, Opened, TabInfo,
+    CloseResult, CloseScope, Dialog, DialogPolicy, EngineError, ErrorCode, Navigated,
+    OpenTabRequest, Opened, TabInfo,
 };
 
 use crate::face::{Call, Profile, Reply, ToolError};
@@ -298,43 +299,123 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
         "manual" => DialogPolicy::Manual,
         _ => DialogPolicy::Dismiss,
     };
-    let (navigated, dialogs) = page
+    let navigated = page
         .navigate_answering(&p.url, policy, params::seconds(p.timeout))
-        .await?;
-    let mut data = if navigated.download {
-        json!({ "type": "download", "url": navigated.url })
-    } else {
-        json!({
-            "url": navigated.url, "title": navigated.title,
-            "load_status": navigated.load_status(),
-        })
+        .await;
+    let (mut data, lean) = match navigated {
+        Ok((navigated, dialogs)) => navigation_facts(&p.url, navigated, &dialogs),
+        // BrowserTap answers a load the browser could not make (no server, a refused
+        // port) as a navigation that happened, with the browser's error beside it: the
+        // tab shows the browser's error page for the URL now.
+        Err(error) if error.code() == ErrorCode::NavigationFailed => {
+            failed_navigation(&page, &p.url, &error).await
+        }
+        Err(error) => return Err(error.into()),
     };
-    if !dialogs.is_empty() {
-        data["dialogs"] = json!(dialogs);
-    }
+    data["active_session_id"] = json!(page.info().handle);
+    data["pending_execution"] = json!(false);
+    let mut lean = lean;
     if let Some(operation) = superseded {
         data["superseded_operation_id"] = json!(operation);
+        lean.push_str(&format!("; stopped the script of operation {operation}"));
     }
     if auto_leave {
         data["beforeunload_auto"] = json!(true);
         data["beforeunload_policy"] = json!("accept");
     }
-    data["status"] = json!("ok");
-    let mut lean = if navigated.download {
-        format!("{} started a download", navigated.url)
-    } else {
-        format!("opened {} \"{}\"", navigated.url, navigated.title)
-    };
-    if !navigated.download && navigated.load_status() != "complete" {
+    Ok(Reply::action(data).on(page.info()).lean(lean))
+}
+
+/// What a navigation says in BrowserTap's words (`navigation`, `requested_url`, whether a
+/// leave prompt was seen and answered, `redirected` when it landed elsewhere), with its
+/// lean line.
+fn navigation_facts(requested: &str, navigated: Navigated, dialogs: &[Dialog]) -> (Value, String) {
+    let dialog = dialogs
+        .last()
+        .map(|d| super::script::btap_dialog(&json!(d)))
+        .unwrap_or(Value::Null);
+    let mut data = json!({
+        "status": "ok",
+        "dialog": dialog,
+        "dialog_observed": !dialogs.is_empty(),
+        "handled": !dialogs.is_empty(),
+        "navigation": {
+            "frameId": navigated.frame_id, "loaderId": navigated.loader_id,
+            "isDownload": navigated.download,
+        },
+        "navigation_error": null,
+        "url": navigated.url,
+        "title": navigated.title,
+        "requested_url": requested,
+        "load_status": navigated.load_status(),
+    });
+    if !dialogs.is_empty() {
+        data["dialogs"] = json!(
+            dialogs
+                .iter()
+                .map(|d| super::script::btap_dialog(&json!(d)))
+                .collect::<Vec<_>>()
+        );
+    }
+    if navigated.download {
+        data["type"] = json!("download");
+        data["status"] = json!("triggered");
+        return (data, format!("{requested} started a download"));
+    }
+    if !same_place(requested, &navigated.url) {
+        data["status"] = json!("redirected");
+        data["note"] = json!(
+            "the tab landed on another URL than the one asked for: check the redirect or sign-in page is the one expected"
+        );
+    }
+    let mut lean = format!("opened {} \"{}\"", navigated.url, navigated.title);
+    if navigated.load_status() != "complete" {
         lean.push_str(&format!(" ({})", navigated.load_status()));
     }
-    for dialog in data["dialogs"].as_array().into_iter().flatten() {
-        lean.push_str(&format!("; a dialog was answered: {dialog}"));
+    for dialog in dialogs {
+        lean.push_str(&format!("; a dialog was answered: {}", json!(dialog)));
     }
-    if let Some(operation) = data["superseded_operation_id"].as_str() {
-        lean.push_str(&format!("; stopped the script of operation {operation}"));
-    }
-    Ok(Reply::action(data).on(page.info()).lean(lean))
+    (data, lean)
+}
+
+/// A navigation the browser could not make: where the tab is now (the browser's error
+/// page for the URL), and the browser's reason.
+async fn failed_navigation(
+    page: &engine::Page,
+    requested: &str,
+    error: &EngineError,
+) -> (Value, String) {
+    let details = error.details();
+    let reason = details["error_text"]
+        .as_str()
+        .unwrap_or("failed")
+        .to_owned();
+    let (url, title) = page.url_and_title().await.unwrap_or_default();
+    let data = json!({
+        "status": "ok",
+        "dialog": null,
+        "dialog_observed": false,
+        "handled": false,
+        "navigation": {
+            "frameId": details["frame_id"], "loaderId": details["loader_id"],
+            "isDownload": false, "errorText": reason,
+        },
+        "navigation_error": null,
+        "url": if url.is_empty() { requested.to_owned() } else { url },
+        "title": title,
+        "requested_url": requested,
+        "load_status": "failed",
+        "error_text": reason,
+    });
+    (
+        data,
+        format!("could not load {requested}: {reason} (the tab shows the browser's error page)"),
+    )
+}
+
+/// Whether two URLs name the same place (a bare origin with or without its slash).
+fn same_place(requested: &str, landed: &str) -> bool {
+    requested.trim_end_matches('/') == landed.trim_end_matches('/')
 }
 
 pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError> {
