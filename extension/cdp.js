@@ -25,10 +25,14 @@ function protocolError(message, code = -32000) {
 }
 
 function targetInfo(tab) {
-  return {
+  const info = {
     targetId: targetOfTab(tab.id), type: 'page', title: tab.title || '', url: tab.url || tab.pendingUrl || '',
     attached: attached.has(tab.id), canAccessOpener: false, browserContextId: 'default',
   };
+  // The tab that opened it (window.open, a target=_blank link), as CDP names an opener:
+  // tabwire tells an agent which tab its click opened.
+  if (tab.openerTabId !== undefined) info.openerId = targetOfTab(tab.openerTabId);
+  return info;
 }
 
 // Browser-level commands: the Target domain (tabs) and a little of Browser.

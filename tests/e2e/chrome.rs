@@ -1135,6 +1135,19 @@ async fn both_faces_serve_at_once_on_one_engine() {
         printed.contains("args = [\"--face\",\"chrome\"]"),
         "{printed}"
     );
+    // The face named after the command too, and where the configuration goes said apart.
+    let printed = tokio::process::Command::new(crate::support::BINARY)
+        .args(["print-config", "cursor", "--face", "btap,chrome"])
+        .output()
+        .await
+        .unwrap();
+    assert!(printed.status.success());
+    let config: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    assert_eq!(
+        config["mcpServers"]["tabwire"]["args"],
+        json!(["--face", "btap,chrome"])
+    );
+    assert!(String::from_utf8_lossy(&printed.stderr).contains(".cursor/mcp.json"));
     let bad = tokio::process::Command::new(crate::support::BINARY)
         .args(["--face", "nope", "print-config", "codex"])
         .output()
@@ -1336,4 +1349,52 @@ async fn a_moved_tab_keeps_its_page_in_its_new_window() {
         )
         .await;
     assert!(unknown.is_error, "{}", unknown.text);
+}
+
+/// A ref given where a selector string goes is that ref, in either form (`ref_12` as the
+/// exact read writes it, `e12` as a lean one does); `chrome_keyboard`, which declares no
+/// ref, takes one beside its selector; a stale ref is named as it was given.
+#[tokio::test]
+async fn a_ref_in_the_selector_acts_on_its_element_in_either_form() {
+    let site = Site::start().await;
+    let tw = chrome("chrome-ref-selector").await;
+    let tab = open(&tw, &site.url("form.html")).await;
+    let text = outline(&tw, json!({})).await;
+    let lean_form = |r: &str| r.replacen("ref_", "e", 1);
+    let name = ref_of(&text, "textbox \"Full name\"");
+    let terms = lean_form(&ref_of(&text, "checkbox \"I agree\""));
+    let notes = ref_of(&text, "textbox \"Notes\"");
+    let submit = ref_of(&text, "button \"Create account\"");
+
+    tw.chrome_ok(
+        "chrome_fill_or_select",
+        json!({ "selector": name, "value": "Ada" }),
+    )
+    .await;
+    tw.chrome_ok("chrome_click_element", json!({ "selector": terms }))
+        .await;
+    tw.chrome_ok(
+        "chrome_keyboard",
+        json!({ "ref": notes, "keys": "Ctrl+A,Backspace,keyed" }),
+    )
+    .await;
+    tw.chrome_ok("chrome_click_element", json!({ "selector": submit }))
+        .await;
+    let submitted = js(&tw, "return document.getElementById('result').textContent").await;
+    let submitted: Value = serde_json::from_str(&submitted).unwrap();
+    assert_eq!(submitted["name"], "Ada", "{submitted}");
+    assert_eq!(submitted["terms"], "on", "{submitted}");
+    assert_eq!(submitted["notes"], "keyed", "{submitted}");
+
+    tw.chrome_ok(
+        "chrome_navigate",
+        json!({ "url": site.url("input.html"), "tabId": tab }),
+    )
+    .await;
+    let stale = tw
+        .chrome("chrome_click_element", json!({ "selector": terms }))
+        .await;
+    assert!(stale.is_error, "{}", stale.text);
+    assert!(stale.text.contains(&format!("{terms} ")), "{}", stale.text);
+    assert!(!stale.text.contains("ref_"), "{}", stale.text);
 }

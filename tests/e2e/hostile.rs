@@ -365,3 +365,90 @@ async fn log_notices_arrive_in_the_order_they_were_made() {
     let expected: Vec<&str> = (0..calls).flat_map(|_| ["started", "finished"]).collect();
     assert_eq!(states, expected);
 }
+
+/// A client that ends its session with DELETE is told it is gone (204, no body), and the
+/// session is: a request naming it afterwards is refused.
+#[tokio::test]
+async fn a_session_ended_with_delete_answers_no_content_and_is_gone() {
+    let server = HttpServer::start("session-delete", &[]).await;
+    let http = reqwest::Client::new();
+    let opened = http
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(INITIALIZE)
+        .send()
+        .await
+        .unwrap();
+    assert!(opened.status().is_success(), "{}", opened.status());
+    let session = opened.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ended = http
+        .delete(&server.url)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), reqwest::StatusCode::NO_CONTENT);
+    assert!(ended.bytes().await.unwrap().is_empty());
+    let after = http
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert!(!after.status().is_success(), "{}", after.status());
+}
+
+/// A client that is done closes stdin; tabwire closes its browser and exits, and says
+/// nothing at warning level about it: a browser closed on purpose is not a lost one.
+#[tokio::test]
+async fn a_normal_shutdown_warns_of_nothing() {
+    let work = scratch("quiet-shutdown");
+    let mut child = tokio::process::Command::new(BINARY)
+        .args([
+            "--isolated",
+            "--output-dir",
+            &work.join("out").display().to_string(),
+        ])
+        .env_remove("TABWIRE_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut stderr = child.stderr.take().unwrap();
+    let open = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "open_url", "arguments": { "url": "data:text/html,<p>hi</p>" } },
+    });
+    for line in [
+        INITIALIZE.to_owned(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        open.to_string(),
+    ] {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let opened = reply_to(&mut lines, 2).await;
+    assert_eq!(opened["result"]["isError"], false, "{opened}");
+    drop(stdin);
+    let status = tokio::time::timeout(PATIENCE, child.wait())
+        .await
+        .expect("tabwire exits when its client leaves")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let mut logged = String::new();
+    stderr.read_to_string(&mut logged).await.unwrap();
+    assert!(!logged.contains("WARN"), "{logged}");
+}

@@ -570,3 +570,80 @@ async fn a_key_sequence_with_an_unknown_key_sends_nothing() {
         .await;
     assert_eq!(typed["js_return"], "hi");
 }
+
+/// An input says what it set off: where a navigation landed (the new document's URL and
+/// title), a submit that waits on a slow server (the call answers with the navigation
+/// still on its way, and the server has the request: nothing cancelled it), a tab the
+/// page opened, and nothing at all for a click that navigates nowhere.
+#[tokio::test]
+async fn an_input_says_what_it_set_off() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("effects", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("effects.html") }))
+        .await;
+
+    let stayed = tw.ok("page_click", json!({ "selector": "#stay" })).await;
+    assert!(stayed.get("navigated").is_none(), "{stayed}");
+
+    let clicked = tw.ok("page_click", json!({ "selector": "#away" })).await;
+    let landed = &clicked["navigated"];
+    assert_eq!(landed["committed"], true, "{clicked}");
+    assert!(
+        landed["url"].as_str().unwrap().ends_with("echo?from=link"),
+        "{clicked}"
+    );
+    assert_eq!(landed["title"], "echo", "{clicked}");
+
+    tw.ok("open_url", json!({ "url": site.url("effects.html") }))
+        .await;
+    let popup = tw.ok("page_click", json!({ "selector": "#popup" })).await;
+    let opened = popup["new_tabs"].as_array().expect("the tab it opened");
+    assert_eq!(opened.len(), 1, "{popup}");
+    assert!(
+        opened[0]["url"].as_str().unwrap().contains("from=popup"),
+        "{popup}"
+    );
+
+    // Enter submits to a server that holds the answer: the call answers within its time
+    // with the navigation on its way, and the server did get the request.
+    let typed = tw
+        .ok(
+            "page_type",
+            json!({ "selector": "#who", "text": "ann", "submit_key": "Enter", "timeout": 2 }),
+        )
+        .await;
+    assert_eq!(typed["navigated"]["committed"], false, "{typed}");
+    assert!(
+        typed["navigated"]["url"]
+            .as_str()
+            .unwrap()
+            .contains("hold/submit?who=ann"),
+        "{typed}"
+    );
+    site.arrived("submit").await;
+    site.release("submit");
+
+    // A lean click names the page it landed on, not the one it left, in both faces (how
+    // a reply is written is the same over every link).
+    drop(tw);
+    let lean = Tabwire::stdio_with(
+        "effects-lean",
+        &["--face", "btap,chrome", "--replies", "lean"],
+    )
+    .await;
+    for (tool, args) in [
+        ("page_click", json!({ "selector": "#away" })),
+        ("chrome_click_element", json!({ "selector": "#away" })),
+    ] {
+        lean.text("open_url", json!({ "url": site.url("effects.html") }))
+            .await;
+        let said = lean.text(tool, args).await;
+        assert!(
+            said.text.contains("echo?from=link") && said.text.contains("\"echo\""),
+            "{tool}: {}",
+            said.text
+        );
+    }
+}
+mod refs;
+mod select;

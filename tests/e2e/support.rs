@@ -1152,7 +1152,8 @@ impl Tabwire {
                     continue;
                 }
                 if line.starts_with('[')
-                    && line.ends_with("outside the viewport: scroll, or viewportOnly: false]")
+                    && (line.ends_with("outside the viewport: scroll, or viewportOnly: false]")
+                        || line.starts_with("[choose options with "))
                 {
                     continue;
                 }

@@ -100,6 +100,13 @@ TW.click_point = function (args) {
   const r = resolveLocator(a.locator);
   if (!r.el) return r;
   const el = r.el;
+  const dropDown = dropDownOf(el);
+  if (dropDown) {
+    return {
+      status: 'not_interactable', message: 'an option of a drop-down <select> is not drawn to click; choose it in its select',
+      element: describe(el), option_of_select: describe(dropDown),
+    };
+  }
   if (!isVisible(el)) return { status: 'not_interactable', message: 'element is hidden', element: describe(el) };
   const rect = el.getBoundingClientRect();
   if (!rect.width || !rect.height) return { status: 'not_interactable', message: 'element has zero size', element: describe(el) };
@@ -109,6 +116,14 @@ TW.click_point = function (args) {
   }
   return aimAt(el, a, vp, false);
 };
+
+// The drop-down <select> an <option> belongs to: its options are drawn by the browser's
+// own pop-up, never in the page, so no click can reach them.
+function dropDownOf(el) {
+  if (el.localName !== 'option' && el.localName !== 'optgroup') return null;
+  const select = el.closest('select');
+  return select && !select.multiple && select.size <= 1 ? select : null;
+}
 
 // The mouse events of one click, in the order a press and release send them.
 const CLICK_EVENTS = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'dblclick', 'auxclick', 'contextmenu'];
@@ -551,35 +566,203 @@ TW.field_kind = function (args) {
   return out;
 };
 
-// Chooses the option of a <select> whose value or text is `value` (exactly, then
-// ignoring case and spacing), as a user choosing it would: the page gets input and change.
-TW.choose_option = function (args) {
+// Choosing options, as a user would (page_select; a fill of a <select>). A native
+// <select> is set here, whole, with the input and change a user's choice fires. An ARIA
+// listbox or combobox is clicked by the engine (trusted clicks, so the app's own handlers
+// run); this script says what to click and reads what is selected afterwards.
+
+// The control a locator names for choosing: a <select>, a listbox or a combobox (a label
+// stands for its control).
+function choiceWidget(el) {
+  if (el.localName === 'label' && el.control) return el.control;
+  return el;
+}
+
+function choiceKind(el) {
+  if (el.localName === 'select') return 'select';
+  const role = el.getAttribute('role');
+  if (role === 'listbox' || role === 'combobox') return role;
+  return null;
+}
+
+// An option's label (what a user reads) and value (a native option's value; an ARIA
+// option's data-value or value attribute, else its label).
+function nativeOption(o) {
+  return { el: o, label: collapse(o.label || o.textContent), value: o.value };
+}
+
+function ariaOption(o) {
+  const label = collapse(o.getAttribute('aria-label') || o.textContent);
+  return { el: o, label, value: o.getAttribute('data-value') || o.getAttribute('value') || label };
+}
+
+// The option `want` names: its label exactly, then its value, then either ignoring case
+// and spacing.
+function matchOption(options, want) {
+  const exact = collapse(want), loose = exact.toLowerCase();
+  return options.find(o => o.label === exact) || options.find(o => o.value === want) ||
+    options.find(o => o.label.toLowerCase() === loose) || options.find(o => o.value.toLowerCase() === loose) || null;
+}
+
+// A missing option, naming the options there are (the first 20) so the next call can
+// name one.
+function missingOption(want, options) {
+  const labels = options.slice(0, 20).map(o => o.label);
+  const more = options.length > labels.length ? ', … (' + options.length + ' in all)' : '';
+  return {
+    status: 'not_found',
+    message: 'no option ' + JSON.stringify(want) + '; the options are: ' + labels.map(l => JSON.stringify(l)).join(', ') + more,
+    missing_option: want, options: labels, option_count: options.length,
+  };
+}
+
+function optionDisabled(o) {
+  return o.el.localName === 'option' ? o.el.matches(':disabled') : isDisabled(o.el);
+}
+
+function disabledOption(o) {
+  return { status: 'not_interactable', message: 'the option ' + JSON.stringify(o.label) + ' is disabled', option: o.label };
+}
+
+// A single-choice control asked for several options.
+function oneOnly(kind, count) {
+  return { status: 'too_many_options', message: 'the ' + kind + ' takes one option, not ' + count + '; give one', count };
+}
+
+// Starts a choice: a <select> is chosen here and now (exactly the options given); a
+// listbox or combobox is checked (enabled, one option if single-choice, a listbox's
+// options all there) for the engine to click.
+TW.choose_options = function (args) {
   const a = args || {};
   const r = resolveLocator(a.locator);
   if (!r.el) return r;
-  const el = r.el;
-  if (el.localName !== 'select') {
-    return { status: 'not_interactable', message: '<' + el.localName + '> is not a <select>', element: describe(el) };
+  const el = choiceWidget(r.el);
+  const wants = (a.options || []).map(String);
+  const kind = choiceKind(el);
+  if (!kind) {
+    return { status: 'not_interactable', message: '<' + el.localName + '> is not a <select>, listbox or combobox', element: describe(el) };
   }
-  if (isDisabled(el)) return { status: 'read_only', message: 'the select is disabled', element: describe(el) };
-  const want = String(a.value);
-  const loose = collapse(want).toLowerCase();
-  const options = [...el.options];
-  const option = options.find(o => o.value === want) || options.find(o => collapse(o.textContent) === collapse(want)) ||
-    options.find(o => collapse(o.textContent).toLowerCase() === loose || o.value.toLowerCase() === loose);
-  if (!option) {
-    return {
-      status: 'no_option',
-      message: 'no option of the select has the value or text ' + JSON.stringify(want),
-      options: options.slice(0, 50).map(o => ({ value: o.value, text: collapse(o.textContent) })),
-    };
+  if (isDisabled(el)) return { status: 'not_interactable', message: 'the ' + kind + ' is disabled', element: describe(el) };
+  if (kind === 'select') return chooseNative(el, wants);
+  const multiple = kind === 'listbox' && el.getAttribute('aria-multiselectable') === 'true';
+  if (!multiple && wants.length > 1) return oneOnly(kind, wants.length);
+  if (kind === 'listbox') {
+    const options = [...el.querySelectorAll('[role=option]')].map(ariaOption);
+    for (const want of wants) {
+      const o = matchOption(options, want);
+      if (!o) return missingOption(want, options);
+      if (optionDisabled(o)) return disabledOption(o);
+    }
   }
-  if (option.disabled) return { status: 'read_only', message: 'that option is disabled' };
-  if (el.multiple) option.selected = true; else el.value = option.value;
+  return { status: 'ok', kind, multiple, element: redacted(el) };
+};
+
+function chooseNative(el, wants) {
+  if (!el.multiple && wants.length > 1) return oneOnly('select', wants.length);
+  const options = [...el.options].map(nativeOption);
+  const chosen = [];
+  for (const want of wants) {
+    const o = matchOption(options, want);
+    if (!o) return missingOption(want, options);
+    if (optionDisabled(o)) return disabledOption(o);
+    chosen.push(o.el);
+  }
+  for (const o of el.options) o.selected = chosen.includes(o);
   el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
   el.dispatchEvent(new Event('change', { bubbles: true }));
-  return { status: 'ok', value: option.value, text: collapse(option.textContent), element: redacted(el) };
+  return Object.assign(chosenNow(el, []), { kind: 'select' });
+}
+
+// The listbox a combobox opens: the one it names (aria-controls, aria-owns), one inside
+// it, one beside it in its wrapper (ARIA 1.1's pattern), else the one listbox shown.
+function listboxOf(combo) {
+  const root = combo.getRootNode();
+  const byId = id => (root.getElementById ? root.getElementById(id) : document.getElementById(id));
+  const named = ['aria-controls', 'aria-owns'].flatMap(attr => (combo.getAttribute(attr) || '').split(/\s+/)).filter(Boolean);
+  for (const id of named) {
+    const box = byId(id);
+    const list = box && (box.getAttribute('role') === 'listbox' ? box : box.querySelector('[role=listbox]'));
+    if (list) return list;
+  }
+  // A combobox that names its listbox opens that one, perhaps not rendered yet.
+  if (named.length) return combo.querySelector('[role=listbox]');
+  for (let up = combo, depth = 0; up && depth < 3; up = up.parentElement, depth++) {
+    const near = up.querySelector('[role=listbox]');
+    if (near && isVisible(near)) return near;
+  }
+  const shown = [...document.querySelectorAll('[role=listbox]')].filter(isVisible);
+  return shown.length === 1 ? shown[0] : null;
+}
+
+// The listbox a widget chooses from, if it is shown now.
+function shownListbox(el) {
+  const list = el.getAttribute('role') === 'listbox' ? el : listboxOf(el);
+  return list && isVisible(list) && list.querySelector('[role=option]') ? list : null;
+}
+
+// What the engine clicks for one option: a ref to the option (`click`), or `open` when a
+// combobox's listbox is not shown (after the engine's click opens it, this is asked
+// again with `wait_ms`, waiting that long for the listbox to appear). An option already
+// selected in a multiple listbox is not clicked (a click would take it out).
+TW.option_to_click = function (args) {
+  const a = args || {};
+  const r = resolveLocator(a.locator);
+  if (!r.el) return r;
+  const el = choiceWidget(r.el);
+  const until = Date.now() + (a.wait_ms || 0);
+  const attempt = () => {
+    const list = shownListbox(el);
+    if (!list) return Date.now() < until ? null : { status: 'ok', open: true };
+    const options = [...list.querySelectorAll('[role=option]')].map(ariaOption);
+    const o = matchOption(options, String(a.option));
+    if (!o) return missingOption(String(a.option), options);
+    if (optionDisabled(o)) return disabledOption(o);
+    const multiple = list.getAttribute('aria-multiselectable') === 'true';
+    const selected = o.el.getAttribute('aria-selected') === 'true';
+    return {
+      status: 'ok', label: o.label, value: o.value,
+      click: multiple && selected ? null : refFor(o.el, 0),
+    };
+  };
+  return new Promise(resolve => {
+    const poll = () => {
+      const done = attempt();
+      if (done) resolve(done);
+      else setTimeout(poll, 30);
+    };
+    poll();
+  });
 };
+
+// What a choice control has selected now, by label and value. A combobox whose listbox
+// has closed shows its choice as its text (or its input's value); its value is the one
+// of the option clicked for that label (`picked`), else the text.
+TW.chosen_options = function (args) {
+  const a = args || {};
+  const r = resolveLocator(a.locator);
+  if (!r.el) return r;
+  const el = choiceWidget(r.el);
+  return chosenNow(el, a.picked || []);
+};
+
+function chosenNow(el, picked) {
+  const out = { status: 'ok', multiple: false, selected: [], values: [], element: redacted(el) };
+  if (el.localName === 'select') {
+    const now = [...el.selectedOptions].map(nativeOption);
+    return Object.assign(out, { multiple: el.multiple, selected: now.map(o => o.label), values: now.map(o => o.value) });
+  }
+  const list = el.getAttribute('role') === 'listbox' ? el : shownListbox(el);
+  if (list) {
+    const now = [...list.querySelectorAll('[role=option][aria-selected=true]')].map(ariaOption);
+    out.multiple = list.getAttribute('aria-multiselectable') === 'true';
+    if (now.length || list === el) return Object.assign(out, { selected: now.map(o => o.label), values: now.map(o => o.value) });
+  }
+  const field = el.matches('input, textarea') ? el : el.querySelector('input');
+  const shown = collapse(field ? field.value : el.textContent);
+  if (!shown) return out;
+  const known = picked.find(p => p.label === shown);
+  return Object.assign(out, { selected: [shown], values: [known ? known.value : shown] });
+}
 
 // An element's box in document coordinates (CSS px), for capturing just it.
 TW.element_box = function (args) {

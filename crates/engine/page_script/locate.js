@@ -266,8 +266,14 @@ function invalid(message) {
   return { status: 'invalid_selector', message };
 }
 
+// A ref as a read writes it, the whole string: `e12` (lean) or `ref_12` (exact). No HTML
+// tag is spelled so, so a CSS string of this form names the ref's element (the engine's
+// tree.rs `ref_number` reads it the same way).
+const REF_FORM = /^(e|ref_)\d+$/;
+
 // Normalises a locator to {kind, value, name, exact, shadow} or an error.
 function parseLocator(loc) {
+  if (typeof loc === 'string' && REF_FORM.test(loc.trim())) return { kind: 'ref', value: loc.trim(), shadow: [] };
   if (typeof loc === 'string') return loc.trim() ? { kind: 'css', value: loc, shadow: [] } : invalid('empty CSS selector');
   if (!loc || typeof loc !== 'object' || Array.isArray(loc)) return invalid('locator must be a CSS string or an object');
   if (loc.frame != null) return invalid('frame paths are resolved by the engine');

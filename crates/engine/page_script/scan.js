@@ -461,6 +461,8 @@ function describeTarget(el, refBase, vp) {
     t.tabwire_tool = 'page_type';
     t.value_format = VALUE_FORMATS[el.type];
   }
+  // A select, listbox or combobox: BrowserTap names no tool; tabwire's page_select chooses.
+  if (!s.disabled && (tag === 'select' || t.role === 'listbox' || t.role === 'combobox')) t.tabwire_tool = 'page_select';
   // Date and time inputs: the engine adds the sub-fields Chromium's tree names.
   if (tag === 'input' && SUBFIELD_TYPES.has(el.type)) t.sub = true;
   return t;

@@ -142,6 +142,7 @@ named_enum! {
         Condition => "condition",
         Ref => "ref",
         Value => "value",
+        Options => "options",
         Text => "text",
         Date => "date",
         Folder => "folder",

@@ -49,6 +49,8 @@ pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
 pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
 pub use ids::Deadline;
+pub use page::aftermath::{Aftermath, Landing, OpenedByPage};
+pub use page::choose::{ChoiceKind, Selected};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
 pub use page::forms::{Filled, FilledKind};
 pub use page::inject::ScriptWorld;

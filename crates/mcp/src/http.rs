@@ -142,6 +142,7 @@ pub async fn serve_http(
     let counted = posts.clone();
     let mcp = axum::Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(session_ended))
         .layer(axum::middleware::from_fn(move |request, next| {
             count_posts(counted.clone(), request, next)
         }))
@@ -315,6 +316,19 @@ async fn count_posts(
     posts.enter();
     let response = next.run(request).await;
     response.map(|body| axum::body::Body::new(Tracked::new(body, posts)))
+}
+
+/// A session a client ends with DELETE is gone when the answer comes: 204 No Content, as
+/// clients expect of a completed DELETE (the SDK's 202 "accepted" reads as a failure to
+/// some, which log "Session termination failed: 202").
+async fn session_ended(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
 }
 
 /// The open connections, and which of them are doing something.

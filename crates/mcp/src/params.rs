@@ -70,6 +70,9 @@ pub enum Presence {
     Nullable,
     /// May be omitted (or null); this is its value then.
     Default(Value),
+    /// Taken when given, but not shown in the schema: an argument a model passes by habit
+    /// where the face's original declares none (btap's `ref` beside `selector`).
+    Unlisted,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +86,10 @@ pub struct Param {
 impl Param {
     pub fn required(&self) -> bool {
         matches!(self.presence, Presence::Required)
+    }
+
+    pub fn unlisted(&self) -> bool {
+        matches!(self.presence, Presence::Unlisted)
     }
 
     fn default(&self) -> Option<&Value> {
@@ -112,8 +119,9 @@ impl Params for NoParams {
 }
 
 /// Declares a parameter struct (`tool_params!`). Each field is `name: Type = Kind, presence, "doc";`
-/// where presence is `required`, `optional`, `nullable` or `default(json value)`. A field
-/// named with `r#` (`r#ref`) is the parameter without it.
+/// where presence is `required`, `optional`, `nullable`, `default(json value)` or
+/// `unlisted` (taken, not in the schema). A field named with `r#` (`r#ref`) is the
+/// parameter without it.
 #[macro_export]
 macro_rules! tool_params {
     (
@@ -165,6 +173,9 @@ macro_rules! presence {
     };
     (nullable) => {
         $crate::params::Presence::Nullable
+    };
+    (unlisted) => {
+        $crate::params::Presence::Unlisted
     };
     (default($value:expr)) => {
         $crate::params::Presence::Default(serde_json::json!($value))
@@ -252,7 +263,7 @@ fn with_null(mut schema: Value) -> Value {
 /// arguments are allowed (they are ignored, and said so).
 pub fn schema(params: &[Param]) -> Map<String, Value> {
     let mut properties = Map::new();
-    for param in params {
+    for param in params.iter().filter(|p| !p.unlisted()) {
         let mut property = base_schema(param.kind);
         match &param.presence {
             Presence::Nullable => {
@@ -265,7 +276,7 @@ pub fn schema(params: &[Param]) -> Map<String, Value> {
                     _ => value.clone(),
                 }
             }
-            Presence::Required | Presence::Optional => {}
+            Presence::Required | Presence::Optional | Presence::Unlisted => {}
         }
         if !param.doc.is_empty() {
             property["description"] = json!(param.doc);
@@ -310,12 +321,24 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
     }
     for param in params {
         match values.get(param.name) {
-            None if param.required() => return Err(ToolError::param(param.name, "is required")),
+            None if param.required() => {
+                return Err(ToolError::param(param.name, missing(param, &ignored)));
+            }
             None => {}
             Some(value) => check_value(param, value)?,
         }
     }
     Ok(Args { values, ignored })
+}
+
+/// Why a required argument is refused: it is missing, and when the call gave a `ref`
+/// this tool does not take beside its selector, where the ref goes instead.
+fn missing(param: &Param, ignored: &[String]) -> &'static str {
+    if param.name == "selector" && ignored.iter().any(|name| name == "ref") {
+        "is required: a ref from a read goes here, e.g. \"selector\": \"e12\""
+    } else {
+        "is required"
+    }
 }
 
 fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
@@ -636,6 +659,26 @@ mod tests {
         assert_eq!(properties["format"]["enum"], json!(["png", "jpeg", null]));
         assert_eq!(properties["format"]["default"], Value::Null);
         assert!(properties["ref"].get("default").is_none());
+    }
+
+    crate::tool_params! {
+        struct Aliased {
+            selector: Option<Value> = Locator, nullable, "";
+            r#ref: Option<String> = Str, unlisted, "";
+        }
+    }
+
+    #[test]
+    fn an_unlisted_parameter_is_taken_but_not_shown() {
+        let params = Aliased::params();
+        let checked = check(params, json!({"ref": "e3"}).as_object().cloned()).unwrap();
+        assert!(checked.ignored.is_empty());
+        let aliased = Aliased::parse(&checked).unwrap();
+        assert_eq!(aliased.r#ref.as_deref(), Some("e3"));
+        assert_eq!(aliased.selector, None);
+        let listed = schema(params);
+        assert!(listed["properties"].get("ref").is_none(), "{listed:?}");
+        assert!(listed["properties"].get("selector").is_some());
     }
 
     crate::tool_params! {

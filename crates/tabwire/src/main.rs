@@ -290,6 +290,10 @@ enum Command {
         /// Configure lean replies (`--replies lean`): for an agent that is a model.
         #[arg(long)]
         lean: bool,
+        /// The tool surfaces the configured server serves: btap, chrome, or both
+        /// comma-separated (default: the --face given before the command, else btap).
+        #[arg(long = "face", value_name = "FACES")]
+        faces: Option<String>,
     },
 }
 
@@ -370,10 +374,17 @@ fn run() -> anyhow::Result<()> {
             Some(Command::InstallNativeHost {
                 browser_user_data_dir,
             }) => install_native_host(browser_user_data_dir),
-            Some(Command::PrintConfig { client, lean }) => {
+            Some(Command::PrintConfig {
+                client,
+                lean,
+                faces,
+            }) => {
                 let lean =
                     lean || mcp::Replies::parse(&cli.serve.replies) == Ok(mcp::Replies::Lean);
-                println!("{}", print_config(client, &cli.serve.face, lean)?);
+                let faces = faces.unwrap_or_else(|| cli.serve.face.clone());
+                // Where it goes on stderr, so stdout stays the configuration alone.
+                eprintln!("{}", config_file(client));
+                println!("{}", print_config(client, &faces, lean)?);
                 Ok(())
             }
         }
@@ -658,6 +669,21 @@ async fn shutdown_signal() {
 
 /// A client's configuration for this binary, with `--face` when it is not the default and
 /// `--replies lean` when asked for.
+/// Where each client reads its MCP servers from.
+fn config_file(client: Client) -> &'static str {
+    match client {
+        Client::Claude => {
+            "# Claude Code: run the `claude mcp add` line, or put the JSON in .mcp.json (this project) or ~/.claude.json (every project)"
+        }
+        Client::Cursor => {
+            "# Cursor: put this in ~/.cursor/mcp.json (every project) or .cursor/mcp.json (this project)"
+        }
+        Client::Vscode => "# VS Code: put this in .vscode/mcp.json (this workspace)",
+        Client::Hermes => "# Hermes: put this in ~/.hermes/config.yaml",
+        Client::Codex => "# Codex: put this in ~/.codex/config.toml",
+    }
+}
+
 fn print_config(client: Client, faces: &str, lean: bool) -> anyhow::Result<String> {
     mcp::faces::by_names(faces).map_err(anyhow::Error::msg)?;
     let exe = std::env::current_exe().context("cannot find this executable's path")?;

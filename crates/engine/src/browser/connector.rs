@@ -457,7 +457,11 @@ impl Browsers {
         let mut lost = lock(&self.lost);
         let seq = lost.back().map_or(1, |l| l.seq + 1);
         let at_ms = crate::ids::now_ms();
-        tracing::warn!(%reason, tabs_lost, ?session, "browser lost");
+        if browser.closing.load(std::sync::atomic::Ordering::Acquire) {
+            tracing::debug!(%reason, tabs_lost, ?session, "browser closed");
+        } else {
+            tracing::warn!(%reason, tabs_lost, ?session, "browser lost");
+        }
         if lost.len() == LOSSES_KEPT {
             lost.pop_front();
         }

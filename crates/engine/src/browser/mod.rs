@@ -109,6 +109,9 @@ pub struct Browser {
     /// Set once its loss is on record (whoever noticed it first: the connection's
     /// watcher, or a call's probe).
     pub(crate) lost: std::sync::atomic::AtomicBool,
+    /// Set when tabwire itself closes it (shutting down): its exit is then expected,
+    /// not a loss to warn of.
+    pub(crate) closing: Arc<std::sync::atomic::AtomicBool>,
     /// The userscripts every tab it attaches to gets.
     userscripts: Arc<userscripts::UserScripts>,
 }
@@ -121,10 +124,16 @@ impl Browser {
     ) -> Result<Arc<Browser>> {
         // The moment a launched browser exits, its connection closes: nothing is written
         // into a pipe nobody reads any more.
+        let closing = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let process = setup.child.map(|child| {
             let conn = conn.clone();
+            let closing = closing.clone();
             Process::watch(child, move |how| {
-                tracing::warn!("{how}");
+                if closing.load(std::sync::atomic::Ordering::Acquire) {
+                    tracing::debug!("{how}");
+                } else {
+                    tracing::warn!("{how}");
+                }
                 conn.close();
             })
         });
@@ -144,6 +153,7 @@ impl Browser {
             downloads: download_log::DownloadLog::default(),
             attaching: tokio::sync::Mutex::new(()),
             lost: std::sync::atomic::AtomicBool::new(false),
+            closing,
             userscripts: setup.userscripts,
         });
         // Subscribe before discovery so no target event falls between the two.
@@ -599,6 +609,8 @@ impl Browser {
     /// Stops a browser we launched: a polite close, then a kill if it lingers.
     pub async fn shutdown(&self) {
         let Some(process) = &self.process else { return };
+        self.closing
+            .store(true, std::sync::atomic::Ordering::Release);
         let _ = self
             .conn
             .call(None, "Browser.close", json!({}), Duration::from_secs(3))

@@ -1,7 +1,7 @@
 //! Filling a form field as a user would: a text field is typed into (its old content
 //! replaced), a date, time, colour or range input gets its value whole, a checkbox or
-//! radio is clicked until it has the wanted state, a <select> gets the option whose value
-//! or text matches.
+//! radio is clicked until it has the wanted state, a <select> gets the option whose label
+//! or value matches (as `Page::select_options` chooses it).
 
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ pub struct Filled {
     pub kind: FilledKind,
     /// The field's value afterwards (a select's chosen value; "true"/"false" for a box).
     pub value: String,
+    /// A select's chosen option as a user reads it (its label); None for other fields.
+    pub label: Option<String>,
     /// The field, described without its content.
     pub element: Value,
 }
@@ -86,16 +88,12 @@ impl Page {
         match kind {
             FilledKind::Select => {
                 let chosen = self
-                    .run_ok(
-                        &ctx,
-                        "choose_option",
-                        json!({ "locator": locator, "value": text }),
-                        timeout,
-                    )
+                    .select_options(locator, frame, std::slice::from_ref(&text), timeout)
                     .await?;
                 Ok(Filled {
                     kind,
-                    value: chosen["value"].as_str().unwrap_or_default().to_owned(),
+                    value: chosen.values.first().cloned().unwrap_or_default(),
+                    label: chosen.selected.first().cloned(),
                     element,
                 })
             }
@@ -122,6 +120,7 @@ impl Page {
                 Ok(Filled {
                     kind,
                     value: (now["checked"] == true).to_string(),
+                    label: None,
                     element,
                 })
             }
@@ -134,6 +133,7 @@ impl Page {
                 Ok(Filled {
                     kind,
                     value: now["value"].as_str().unwrap_or_default().to_owned(),
+                    label: None,
                     element,
                 })
             }

@@ -6,6 +6,8 @@
 //!
 //! May import the browser room and the base modules; never agents, data or recordings.
 
+pub mod aftermath;
+pub mod choose;
 pub mod content;
 pub mod cookies;
 pub mod emulation;

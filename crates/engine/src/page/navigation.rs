@@ -354,10 +354,19 @@ impl Page {
             Ok(!ready || state["ready_state"] == "complete")
         })
         .await?;
-        let state = self.run(&top, "readiness", json!({}), timeout).await?;
-        waited["url"] = state["url"].clone();
-        waited["title"] = state["title"].clone();
-        waited["ready_state"] = state["ready_state"].clone();
+        // The document that matched may be replaced a moment later (a redirect, the world
+        // made anew): read where the tab is from whichever document it shows now.
+        let mut state = self.readiness().await;
+        for _ in 0..3 {
+            match &state {
+                Err(error) if transient(error) => state = self.readiness().await,
+                _ => break,
+            }
+        }
+        let state = state?;
+        waited["url"] = json!(state.url);
+        waited["title"] = json!(state.title);
+        waited["ready_state"] = json!(state.ready_state);
         Ok(waited)
     }
 }

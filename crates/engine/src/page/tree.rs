@@ -377,15 +377,19 @@ impl Page {
             .collect())
     }
 
-    /// A locator with the frame path it needs: a bare `{ref}` from an outline gets the
-    /// path of the frame its element lives in, so a ref acts on the very element whatever
-    /// face or tool passes it on; anything else is returned as it came.
+    /// A locator with the frame path it needs: a bare `{ref}` from an outline, or a ref
+    /// given where a CSS string goes (`"e12"`, `"ref_12"`), gets the path of the frame its
+    /// element lives in, so a ref acts on the very element whatever face or tool passes it
+    /// on; anything else is returned as it came.
     pub fn placed(&self, locator: Value, frame: Vec<Value>) -> Result<(Value, Vec<Value>)> {
-        let bare_ref = locator
-            .as_object()
-            .filter(|map| map.len() == 1 && frame.is_empty())
-            .and_then(|map| map.get("ref"))
-            .and_then(Value::as_str);
+        if !frame.is_empty() {
+            return Ok((locator, frame));
+        }
+        let bare_ref = match &locator {
+            Value::String(text) => ref_number(text.trim()).map(|_| text.as_str()),
+            Value::Object(map) if map.len() == 1 => map.get("ref").and_then(Value::as_str),
+            _ => None,
+        };
         match bare_ref {
             Some(reference) => self.ref_target(reference),
             None => Ok((locator, frame)),
@@ -396,18 +400,14 @@ impl Page {
     /// refused here; one from a document that has gone is told by the page (`stale_ref`).
     pub fn ref_target(&self, reference: &str) -> Result<(Value, Vec<Value>)> {
         let given = reference.trim();
-        let number = given
-            .strip_prefix("ref_")
-            .or_else(|| given.strip_prefix('e'))
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| {
-                EngineError::invalid(
-                    Input::Ref,
-                    format!(
-                        "'{given}' is not a ref like ref_12 or e12 (refs come from reading the page)"
-                    ),
-                )
-            })?;
+        let number = ref_number(given).ok_or_else(|| {
+            EngineError::invalid(
+                Input::Ref,
+                format!(
+                    "'{given}' is not a ref like ref_12 or e12 (refs come from reading the page)"
+                ),
+            )
+        })?;
         let reference = format!("ref_{number}");
         let tab = self.browser.tab_by_target(&self.tab.target_id);
         let issued = tab.as_ref().map_or(1, |t| t.refs.next);
@@ -421,7 +421,9 @@ impl Page {
         let frame = tab
             .and_then(|t| t.refs.framed.get(&reference).cloned())
             .unwrap_or_default();
-        Ok((json!({ "ref": reference }), frame))
+        // The page takes either form; passed on as given, a stale ref is named in the
+        // form the reply that handed it out used (`e12` from a lean read).
+        Ok((json!({ "ref": given }), frame))
     }
 }
 
@@ -508,6 +510,19 @@ fn lean_line(line: &Line, out: &mut String) {
         out.push_str(field);
         out.push('\n');
     }
+}
+
+/// The number of a ref written either way (`ref_12`, or `e12` as a lean reply writes
+/// it), the whole string; None for anything else. No HTML tag is spelled so, so a CSS
+/// string of this form is taken as the ref (locate.js reads it the same way).
+pub fn ref_number(text: &str) -> Option<u64> {
+    let digits = text
+        .strip_prefix("ref_")
+        .or_else(|| text.strip_prefix('e'))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// `ref_12` as a lean reply writes it: `e12` (both are taken wherever a ref is).

@@ -9,7 +9,27 @@ use crate::face::{Call, ToolError};
 use crate::params::TabRef;
 
 /// How every locator parameter is described.
-pub const LOCATOR_DOC: &str = "CSS string, or {css|role(+name)|text|label, exact?, frame?: [iframe locators], shadow?: [host CSS]}";
+pub const LOCATOR_DOC: &str = "CSS string, a ref from a read (\"e12\", \"ref_12\"), or {css|ref|role(+name)|text|label, exact?, frame?: [iframe locators], shadow?: [host CSS]}";
+
+/// A locator with a `ref` given beside it (BrowserTap declares no `ref`; tabwire takes
+/// it, unlisted, because a model that has just read `e29` passes it so): the ref as the
+/// locator `{"ref": ...}`. Null is no locator. A ref and a different locator both given
+/// are refused, saying where a ref goes.
+pub fn with_ref(locator: Value, reference: Option<&str>) -> Result<Value, ToolError> {
+    let Some(reference) = reference.map(str::trim).filter(|r| !r.is_empty()) else {
+        return Ok(locator);
+    };
+    let as_locator = json!({ "ref": reference });
+    if locator.is_null() || locator == as_locator || locator.as_str() == Some(reference) {
+        return Ok(as_locator);
+    }
+    Err(ToolError::param(
+        "ref",
+        format!(
+            "give the ref as the selector, {{\"selector\": \"{reference}\"}}, or a selector alone, not both"
+        ),
+    ))
+}
 
 /// The tab a call names: its session_id, else its tab_id (a native id or a handle).
 pub fn named(session_id: &Option<TabRef>, tab_id: &Option<TabRef>) -> Option<String> {

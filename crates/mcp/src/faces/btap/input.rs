@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use engine::{Acted, ClickTarget, Clicked, EngineError, ErrorCode, Typed};
 
 use super::args::named;
-use super::args::{LOCATOR_DOC, split_locator};
+use super::args::{LOCATOR_DOC, split_locator, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -19,6 +19,7 @@ const COORDINATE: params::Kind = params::Kind::Num {
 tool_params! {
     pub struct PageClick {
         selector: Value = Locator, default(""), LOCATOR_DOC;
+        r#ref: Option<String> = Str, unlisted, "";
         x: Option<f64> = COORDINATE, nullable, "viewport CSS px (with y, instead of selector)";
         y: Option<f64> = COORDINATE, nullable, "";
         offset_x: Option<f64> = COORDINATE, nullable, "from the element's left edge";
@@ -33,9 +34,22 @@ tool_params! {
 tool_params! {
     pub struct PageType {
         text: String = Str, required, "";
-        selector: Value = Locator, default(""), "the field; default: the focused element";
+        selector: Value = Locator, default(""), "the field, as page_click's selector (a ref too); default: the focused element";
+        r#ref: Option<String> = Str, unlisted, "";
         clear: bool = Bool, default(false), "replace the current value";
         submit_key: String = Str, default(""), "key pressed afterwards, e.g. enter";
+        session_id: Option<TabRef> = Session, nullable, "";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
+    }
+}
+
+/// How page_select's selector is described: a ref from a read goes inside it.
+const SELECT_TARGET_DOC: &str = "the <select>, listbox or combobox: a ref from a read ({\"ref\": \"e12\"}), a CSS string, or {css|role(+name)|text|label, frame?: [iframe locators]}";
+
+tool_params! {
+    pub struct PageSelect {
+        selector: Value = Locator, required, SELECT_TARGET_DOC;
+        options: Vec<String> = Strs, required, "each an option's label (its visible text) or value; several only for a multiple select";
         session_id: Option<TabRef> = Session, nullable, "";
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -64,7 +78,7 @@ tool_params! {
 
 tool_params! {
     pub struct UploadFiles {
-        selector: String = Str, required, "CSS selector of the <input type=file>";
+        selector: String = Str, required, "CSS selector or ref of the <input type=file>";
         paths: Vec<String> = Strs, required, "absolute paths under an allowed upload root";
         session_id: Option<TabRef> = Session, nullable, "";
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
@@ -230,7 +244,7 @@ fn type_target(selector: &Value) -> Value {
 }
 
 pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
-    let selector = given(p.selector.clone());
+    let selector = with_ref(given(p.selector.clone()), p.r#ref.as_deref())?;
     let offset = (p.offset_x, p.offset_y);
     let (locator, frame) = split_locator(Some(&selector))?;
     // A frame-relative point is {"frame": [...], "x": .., "y": ..} in the selector.
@@ -272,6 +286,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         ClickTarget::Point { .. } if selector.get("x").is_none() => Value::Null,
         _ => echoed(&selector),
     };
+    let watch = page.watch_effects();
     let clicked = match click(&page, target, &p).await {
         Ok(Acted::Done(clicked)) => clicked,
         Ok(Acted::DialogOpened(dialog)) => {
@@ -289,7 +304,12 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
                     "attempts": 0,
                 }),
             );
-            return envelope::reported_with(error, base).map(|r| r.on(page.info()));
+            return envelope::reported_with(error, base).map(|mut reply| {
+                if reply.data.get("option_of_select").is_some() {
+                    reply.data["next_action"] = json!(USE_PAGE_SELECT);
+                }
+                reply.on(page.info())
+            });
         }
     };
     let point = (clicked.x, clicked.y);
@@ -304,16 +324,54 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);
     }
-    let lean = crate::lean::clicked(
+    let effects = page.effects(watch, call.deadline.remaining()).await;
+    let mut lean = crate::lean::clicked(
         &lean_element,
         Some(point),
         hit_verified || aimed_at.is_null(),
         &data["dialogs"],
     );
+    lean.push_str(&with_effects(&mut data, &effects));
     Ok(Reply::action(data)
         .on(page.info())
         .lean(lean)
         .at(point.0, point.1))
+}
+
+/// What an input set off, as tabwire's own keys beside BrowserTap's (`navigated`: where
+/// the tab landed; `new_tabs`: tabs the page opened); the same facts for a lean line.
+fn with_effects(data: &mut Value, effects: &engine::Aftermath) -> String {
+    let mut lean = String::new();
+    if let Some(landing) = &effects.navigation {
+        data["navigated"] = json!(landing);
+        if landing.committed {
+            lean.push_str(&format!(
+                "; landed on {} \"{}\"",
+                landing.url, landing.title
+            ));
+        } else {
+            lean.push_str(&format!(
+                "; navigating to {} (not loaded yet: wait_for_url)",
+                landing.url
+            ));
+        }
+    }
+    if !effects.new_tabs.is_empty() {
+        let tabs: Vec<Value> = effects
+            .new_tabs
+            .iter()
+            .map(|tab| json!({ "session_id": tab.handle, "url": tab.url }))
+            .collect();
+        for tab in &effects.new_tabs {
+            lean.push_str(&format!(
+                "; opened a tab {} {}",
+                tab.handle.as_deref().unwrap_or("(new)"),
+                tab.url
+            ));
+        }
+        data["new_tabs"] = json!(tabs);
+    }
+    lean
 }
 
 /// A click whose page opened a dialog: the click reached the page, which waits on the
@@ -381,8 +439,9 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let selector = given(p.selector.clone());
+    let selector = with_ref(given(p.selector.clone()), p.r#ref.as_deref())?;
     let target = type_target(&echoed(&selector));
+    let watch = page.watch_effects();
     let typed = match type_into(&page, &selector, &p).await {
         Ok(typed) => typed,
         Err(error) => {
@@ -399,6 +458,9 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
             return envelope::reported_with(error, base).map(|mut reply| {
                 let focused = focus_element(&reply.data["active_element"]);
                 reply.data["active_element"] = focused;
+                if reply.data["element"]["tag"] == "select" {
+                    reply.data["next_action"] = json!(USE_PAGE_SELECT);
+                }
                 reply.on(page.info())
             });
         }
@@ -417,6 +479,12 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
     // BrowserTap's first step re-checks the field has focus before typing; so does ours.
     if let Some(result) = data["result"].as_array_mut().and_then(|r| r.first_mut()) {
         *result = json!({ "result": { "type": "boolean", "value": true } });
+    }
+    // A key pressed afterwards may submit: the call answers once what it started has
+    // committed, so the next call cannot cancel it.
+    if data["submitted"].is_string() {
+        let effects = page.effects(watch, call.deadline.remaining()).await;
+        lean.push_str(&with_effects(&mut data, &effects));
     }
     Ok(Reply::action(data).on(page.info()).lean(lean))
 }
@@ -442,19 +510,81 @@ async fn type_into(
         .await?)
 }
 
+/// What a refusal to type into, or click in, a `<select>` tells the agent to do instead.
+const USE_PAGE_SELECT: &str =
+    "choose the option with page_select {selector: the select, options: [its label or value]}";
+
+/// Chooses options in a `<select>`, listbox or combobox (tabwire's own tool): the reply
+/// has BrowserTap's input envelope and what is selected now, by label and by value.
+pub async fn page_select(call: Call, p: PageSelect) -> Result<Reply, ToolError> {
+    if p.options.is_empty() {
+        return Err(ToolError::param("options", "give at least one option"));
+    }
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let selector = echoed(&p.selector);
+    let (locator, frame) = split_locator(Some(&p.selector))?;
+    let target = json!({ "selector": selector });
+    let chosen = page
+        .select_options(locator, frame, &p.options, params::seconds(p.timeout))
+        .await;
+    let chosen = match chosen {
+        Ok(chosen) => chosen,
+        Err(error) => {
+            let base = undispatched(&page, json!({ "target": target }));
+            return envelope::reported_with(error.into(), base).map(|r| r.on(page.info()));
+        }
+    };
+    let lean = format!(
+        "selected {} in {}",
+        quoted_list(&chosen.selected),
+        crate::lean::element(&chosen.element)
+    );
+    let facts = json!({
+        "target": target,
+        "selected": chosen.selected,
+        "values": chosen.values,
+        "multiple": chosen.multiple,
+        "control": chosen.kind,
+        "element": chosen.element,
+    });
+    // A native select is set in one step; an ARIA control takes one click an option (and
+    // one to open a combobox).
+    let events = chosen.clicks.max(1);
+    Ok(Reply::action(succeeded(&page, events, facts))
+        .on(page.info())
+        .lean(lean))
+}
+
+/// `"Red", "Blue"`; `nothing` for none.
+fn quoted_list(labels: &[String]) -> String {
+    if labels.is_empty() {
+        return "nothing".to_owned();
+    }
+    labels
+        .iter()
+        .map(|l| format!("{l:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
+    let watch = page.watch_effects();
     let pressed = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
-    let lean = format!("pressed {}", pressed.keys);
+    let mut lean = format!("pressed {}", pressed.keys);
     // A chord is a key down and up for each of its keys.
     let events = 2 * pressed.keys.split('+').count();
     let facts = json!({ "target": { "keys_csv": p.keys_csv }, "keys": pressed.keys });
-    Ok(Reply::action(succeeded(&page, events, facts))
-        .on(page.info())
-        .lean(lean))
+    let mut data = succeeded(&page, events, facts);
+    let effects = page.effects(watch, call.deadline.remaining()).await;
+    lean.push_str(&with_effects(&mut data, &effects));
+    Ok(Reply::action(data).on(page.info()).lean(lean))
 }
 
 pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {

@@ -272,6 +272,14 @@ pub const TOOLS: &[ToolDef] = &[
         "Type text into a field."
     ),
     tool!(
+        "page_select",
+        "page",
+        ACT,
+        input::PageSelect,
+        input::page_select,
+        "Choose options in a <select> (single or multiple), listbox or combobox by label or value, as a user would (the page hears input/change or the clicks); answers what is selected now (tabwire)."
+    ),
+    tool!(
         "page_press",
         "page",
         ACT,

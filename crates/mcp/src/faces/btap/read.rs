@@ -157,11 +157,27 @@ async fn lean_scan(page: &engine::Page, p: ScanPage) -> Result<Reply, ToolError>
     let snapshot = page.read_tree(&request, params::seconds(p.timeout)).await?;
     let info = page.info();
     let mut text = crate::lean::outline(&snapshot, &info.handle, None);
+    if has_choices(&snapshot.text) {
+        text.push_str(CHOOSE_WITH_PAGE_SELECT);
+    }
     if let Some(value) = extra {
         text.push_str(&format!("extra_js: {value}\n"));
     }
     let data = json!({ "url": snapshot.url, "title": snapshot.title, "content": snapshot.text });
     Ok(Reply::data(data).on(info).lean(text))
+}
+
+/// The one line a lean read adds when the page has a select, listbox or combobox: the
+/// tool that chooses in it (BrowserTap has none; typing and clicking options do not).
+const CHOOSE_WITH_PAGE_SELECT: &str =
+    "[choose options with page_select {selector: {ref: \"eN\"}, options: [label]}]\n";
+
+/// Whether an outline has a line for a select (its `options=[…]`), listbox or combobox.
+fn has_choices(outline: &str) -> bool {
+    outline.lines().any(|line| {
+        let line = line.trim_start();
+        line.contains(" options=[") || line.starts_with("combobox ") || line.starts_with("listbox ")
+    })
 }
 
 /// `"35000:80"` → the content character and the target index a continuation starts at.

@@ -157,7 +157,9 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         wait: p.wait,
         cancelled: call.cancelled.clone(),
         stop_at_deadline: false,
-        watch: !p.no_monitor,
+        // A script nobody waits for is not watched (BrowserTap's `monitoring: false`):
+        // nothing would read what it changed, and it is sent without a round trip first.
+        watch: p.wait && !p.no_monitor,
     };
     let handle = named(&p.session_id, &None);
     let (tab, mut ran) = match call.session.execute_js(handle.as_deref(), request).await {

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use engine::EngineError;
 
-use super::args::{LOCATOR_DOC, named, split_locator};
+use super::args::{LOCATOR_DOC, named, split_locator, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -12,7 +12,7 @@ use crate::tool_params;
 
 tool_params! {
     pub struct ScrollPage {
-        to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector";
+        to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector or ref";
         session_id: Option<TabRef> = Session, nullable, "";
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -21,6 +21,7 @@ tool_params! {
 tool_params! {
     pub struct WaitFor {
         selector: Option<Value> = Locator, nullable, LOCATOR_DOC;
+        r#ref: Option<String> = Str, unlisted, "";
         text: Option<String> = Str, nullable, "substring of the body text";
         url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";
         js: Option<String> = Str, nullable, "expression to become truthy (may have side effects)";
@@ -87,7 +88,9 @@ fn condition(given: &str, gone: bool) -> String {
     }
 }
 
-pub async fn wait_for(call: Call, p: WaitFor) -> Result<Reply, ToolError> {
+pub async fn wait_for(call: Call, mut p: WaitFor) -> Result<Reply, ToolError> {
+    let selector = p.selector.take().unwrap_or(Value::Null);
+    p.selector = Some(with_ref(selector, p.r#ref.as_deref())?).filter(|s| !s.is_null());
     let given: Vec<&str> = [
         ("selector", p.selector.is_some()),
         ("text", p.text.is_some()),

@@ -36,9 +36,6 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
     let clip = match &p.selector {
         Some(selector) => {
             let (locator, frame) = super::element(&page, None, Some(selector), "css")?
-                .or(super::element(&page, Some(selector), None, "css")
-                    .ok()
-                    .flatten())
                 .unwrap_or((json!(selector), Vec::new()));
             let (x, y, width, height) = page.element_box(&locator, &frame, timeout).await?;
             Some((x, y, width, height, 1.0))

@@ -25,7 +25,7 @@ tool_params! {
     /// `frameId` is the original's: refs reach into frames by themselves.
     #[allow(dead_code)]
     pub struct ClickElement {
-        selector: Option<String> = Str, optional, "CSS, or XPath with selectorType xpath";
+        selector: Option<String> = Str, optional, "CSS or a ref (ref_12), or XPath with selectorType xpath";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         r#ref: Option<String> = Str, optional, "ref from chrome_read_page";
         coordinates: Option<Value> = COORDINATE, optional, "viewport point {x, y} to click instead";
@@ -44,7 +44,7 @@ tool_params! {
     /// `frameId` is the original's: refs reach into frames by themselves.
     #[allow(dead_code)]
     pub struct FillOrSelect {
-        selector: Option<String> = Str, optional, "CSS, or XPath with selectorType xpath";
+        selector: Option<String> = Str, optional, "CSS or a ref (ref_12), or XPath with selectorType xpath";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
         r#ref: Option<String> = Str, optional, "ref from chrome_read_page";
         value: Value = Any, required, "text, an option's value or text, or true/false for a checkbox";
@@ -59,8 +59,9 @@ tool_params! {
     #[allow(dead_code)]
     pub struct Keyboard {
         keys: String = Str, required, "";
-        selector: Option<String> = Str, optional, "focus this element first";
+        selector: Option<String> = Str, optional, "focus this element first: CSS or a ref (ref_12)";
         selectorType: String = Choice(&["css", "xpath"]), default("css"), "";
+        r#ref: Option<String> = Str, unlisted, "";
         delay: f64 = Num { min: 0.0, max: 10_000.0 }, default(0.0), "ms between key sequences";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
         windowId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
@@ -100,7 +101,7 @@ tool_params! {
 
 tool_params! {
     pub struct UploadFile {
-        selector: String = Str, required, "CSS selector of the <input type=file>";
+        selector: String = Str, required, "CSS selector or ref of the <input type=file>";
         filePath: Option<String> = Str, optional, "a file under an allowed upload root";
         fileUrl: Option<String> = Str, optional, "not taken: use filePath";
         base64Data: Option<String> = Str, optional, "not taken: use filePath";
@@ -188,6 +189,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     };
     let timeout = params::millis(p.timeout);
     let before = page.document_seq();
+    let watch = page.watch_effects();
     let clicks = if p.double { 2 } else { 1 };
     let clicked = page
         .leaving_dialogs_open(page.click_with(
@@ -215,18 +217,32 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
             .lean(lean));
         }
     };
-    let navigated = page
-        .navigation_since(before, p.waitForNavigation, timeout)
-        .await;
+    // What the click set off, a navigation it started followed until it commits; the
+    // original's waitForNavigation also waits for the new page to load.
+    let effects = page.effects(watch, call.deadline.remaining()).await;
+    let navigated = effects.navigation.is_some()
+        || page
+            .navigation_since(before, p.waitForNavigation, timeout)
+            .await;
     let mut info = report.element.clone().unwrap_or(json!({}));
     let point = Some((report.x, report.y));
     let mut lean = crate::lean::clicked(&info, point, report.hit_verified, &Value::Null);
     let landed = page.info();
-    if navigated {
-        lean.push_str(&format!(
-            "; navigated to {} \"{}\"",
-            landed.url, landed.title
-        ));
+    // Where it landed is the page's own word now (the tab's record is from before).
+    if let Some(landing) = &effects.navigation {
+        if landing.committed {
+            lean.push_str(&format!(
+                "; navigated to {} \"{}\"",
+                landing.url, landing.title
+            ));
+        } else {
+            lean.push_str(&format!("; navigating to {} (not loaded yet)", landing.url));
+        }
+    } else if navigated && let Ok((url, title)) = page.url_and_title().await {
+        lean.push_str(&format!("; navigated to {url} \"{title}\""));
+    }
+    for tab in &effects.new_tabs {
+        lean.push_str(&format!("; opened a new tab: {}", tab.url));
     }
     info["clickMethod"] = json!(method);
     info["clickPosition"] = json!({ "x": report.x, "y": report.y });
@@ -259,10 +275,11 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
     } else {
         "filled"
     };
+    // A select's choice as the agent named it: the option's label, not its value.
     let shown = if filled.element["type"] == "password" {
         "•••"
     } else {
-        filled.value.as_str()
+        filled.label.as_deref().unwrap_or(&filled.value)
     };
     let lean = format!(
         "{verb} {} = \"{shown}\"",
@@ -271,17 +288,23 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
     Ok(Reply::action(json!({
         "success": true,
         "message": if filled.kind == FilledKind::Select { "Option selected successfully" } else { "Element filled successfully" },
-        "elementInfo": element_info(&filled.element, &filled.value),
+        "elementInfo": element_info(&filled.element, &filled.value, filled.label.as_deref()),
     }))
     .on(page.info())
     .lean(lean))
 }
 
-fn element_info(element: &Value, value: &str) -> Value {
-    json!({
+/// The filled element as the Chrome MCP Server describes it; a select's chosen option
+/// by its label beside its value (`selectedOption`).
+fn element_info(element: &Value, value: &str, option: Option<&str>) -> Value {
+    let mut info = json!({
         "tagName": element["tag"], "id": element["id"], "type": element["type"], "name": element["name"],
         "label": element["label"], "isVisible": true, "value": value,
-    })
+    });
+    if let Some(option) = option {
+        info["selectedOption"] = json!(option);
+    }
+    info
 }
 
 pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
@@ -289,7 +312,13 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
     let page = call.session.page(tab.as_deref()).await?;
     let timeout = call.deadline.remaining();
     let mut target = Value::Null;
-    if let Some((locator, frame)) = element(&page, None, p.selector.as_deref(), &p.selectorType)? {
+    let named = element(
+        &page,
+        p.r#ref.as_deref(),
+        p.selector.as_deref(),
+        &p.selectorType,
+    )?;
+    if let Some((locator, frame)) = named {
         let focused = page
             .type_text(Some(locator), &frame, "", false, None, timeout)
             .await?;
@@ -602,9 +631,12 @@ impl Act<'_> {
             .clone()
             .ok_or_else(|| ToolError::param("value", "is required for action fill"))?;
         let filled = self.page.fill(locator, frame, &value, self.timeout).await?;
-        Ok(self.done(
-            json!({ "value": filled.value, "elementInfo": element_info(&filled.element, &filled.value) }),
-        ))
+        let info = element_info(&filled.element, &filled.value, filled.label.as_deref());
+        let mut done = json!({ "value": filled.value, "elementInfo": info });
+        if let Some(option) = filled.label {
+            done["option"] = json!(option);
+        }
+        Ok(self.done(done))
     }
 
     async fn fill_form(&self) -> Result<Value, ToolError> {
@@ -630,7 +662,11 @@ impl Act<'_> {
                 .page
                 .fill(locator, frame, &item["value"], self.timeout)
                 .await?;
-            filled.push(json!({ "ref": reference, "value": done.value }));
+            let mut one = json!({ "ref": reference, "value": done.value });
+            if let Some(option) = done.label {
+                one["option"] = json!(option);
+            }
+            filled.push(one);
         }
         Ok(self.done(json!({ "filled": filled })))
     }

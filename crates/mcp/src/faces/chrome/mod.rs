@@ -396,7 +396,8 @@ pub async fn target_tab(
 }
 
 /// The element a call names: a ref from `chrome_read_page` (with the frame it lives in),
-/// else a CSS selector or an XPath. None when neither is given.
+/// else a CSS selector (a ref written there is that ref) or an XPath. None when neither
+/// is given.
 pub fn element(
     page: &Page,
     reference: Option<&str>,
@@ -412,11 +413,11 @@ pub fn element(
     if selector_type == "xpath" {
         return Ok(Some((serde_json::json!({ "xpath": selector }), Vec::new())));
     }
-    // A ref given where a selector goes (`ref_12`) means that element.
-    if selector.starts_with("ref_") && selector[4..].chars().all(|c| c.is_ascii_digit()) {
-        return Ok(Some(page.ref_target(selector)?));
-    }
-    Ok(Some((Value::String(selector.to_owned()), Vec::new())))
+    // A ref given where a selector goes (`ref_12`, or `e12` from a lean read) means that
+    // element: the engine places it, as it does a `{ref}`.
+    Ok(Some(
+        page.placed(Value::String(selector.to_owned()), Vec::new())?,
+    ))
 }
 
 /// The tab a URL is open in (this session's first), opening it in the background when
