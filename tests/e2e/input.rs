@@ -584,6 +584,16 @@ async fn an_input_says_what_it_set_off() {
 
     let stayed = tw.ok("page_click", json!({ "selector": "#stay" })).await;
     assert!(stayed.get("navigated").is_none(), "{stayed}");
+    assert!(stayed.get("checked").is_none(), "{stayed}");
+    // A box's state after the click, as the page has it: native, and an ARIA switch.
+    let ticked = tw.ok("page_click", json!({ "selector": "#agree" })).await;
+    assert_eq!(ticked["checked"], true, "{ticked}");
+    assert_eq!(
+        js(&tw, "document.getElementById('agree').checked").await,
+        true
+    );
+    let switched = tw.ok("page_click", json!({ "selector": "#notify" })).await;
+    assert_eq!(switched["checked"], false, "{switched}");
 
     let clicked = tw.ok("page_click", json!({ "selector": "#away" })).await;
     let landed = &clicked["navigated"];

@@ -171,10 +171,23 @@ TW.click_guard = function (args) {
       disarm();
       if (!seen.reached && !seen.stopped) seen.point_empty = !deepElementFromPoint(a.x, a.y);
       seen.challenge = challengeMarker(el.ownerDocument);
+      // A box or radio's state after the click, as the page has it now.
+      const checked = checkedState(el);
+      if (checked !== null) seen.checked = checked;
       return seen;
     },
   };
 };
+
+// Whether a checkbox, radio or switch (native or ARIA) is checked; null for anything else.
+// A click on a label counts for its control.
+function checkedState(el) {
+  const control = el.localName === 'label' && el.control ? el.control : el;
+  if (control.localName === 'input' && (control.type === 'checkbox' || control.type === 'radio')) return control.checked;
+  const aria = control.getAttribute && control.getAttribute('aria-checked');
+  if (aria === 'true' || aria === 'false') return aria === 'true';
+  return null;
+}
 
 // Whether the document is a bot check (an interstitial or a captcha widget) that a
 // click alone will not get past; its kind, or null. An agent is told so it can hand the

@@ -148,6 +148,7 @@ impl Page {
                 attempts: (attempt > 0).then_some(attempt as u32 + 1),
                 element: aimed.get_mut("element").map(Value::take),
                 challenge: None,
+                checked: None,
             };
             *lock(&self.last_aim) = Some(clicked.clone());
             let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
@@ -161,6 +162,7 @@ impl Page {
             if seen["reached"] == true {
                 return Ok(Clicked {
                     challenge: seen["challenge"].as_str().map(str::to_owned),
+                    checked: seen["checked"].as_bool(),
                     ..clicked
                 });
             }
@@ -683,6 +685,9 @@ pub struct Clicked {
     /// `hcaptcha`, `recaptcha`); None when it is not, or when the click left the page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub challenge: Option<String>,
+    /// A checkbox, radio or switch's state after the click (None for other elements).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
 }
 
 impl Page {
@@ -703,6 +708,7 @@ impl Clicked {
             attempts: None,
             element: None,
             challenge: None,
+            checked: None,
         }
     }
 }

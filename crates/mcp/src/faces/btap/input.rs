@@ -174,6 +174,9 @@ fn click_facts(clicked: Clicked, selector: &Value, offset: (Option<f64>, Option<
     if let Some(kind) = clicked.challenge {
         facts["challenge"] = json!(kind);
     }
+    if let Some(checked) = clicked.checked {
+        facts["checked"] = json!(checked);
+    }
     if let Some(attempts) = clicked.attempts {
         facts["aim_attempts"] = json!(attempts);
     }
@@ -314,6 +317,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     };
     let point = (clicked.x, clicked.y);
     let lean_element = clicked.element.clone().unwrap_or(Value::Null);
+    let checked = clicked.checked;
     let hit_verified = clicked.hit_verified;
     let mut data = succeeded(
         &page,
@@ -331,6 +335,13 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         hit_verified || aimed_at.is_null(),
         &data["dialogs"],
     );
+    if let Some(checked) = checked {
+        lean.push_str(if checked {
+            " (now checked)"
+        } else {
+            " (now unchecked)"
+        });
+    }
     lean.push_str(&with_effects(&mut data, &effects));
     Ok(Reply::action(data)
         .on(page.info())

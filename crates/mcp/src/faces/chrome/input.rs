@@ -227,6 +227,14 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     let mut info = report.element.clone().unwrap_or(json!({}));
     let point = Some((report.x, report.y));
     let mut lean = crate::lean::clicked(&info, point, report.hit_verified, &Value::Null);
+    if let Some(checked) = report.checked {
+        lean.push_str(if checked {
+            " (now checked)"
+        } else {
+            " (now unchecked)"
+        });
+        info["checked"] = json!(checked);
+    }
     let landed = page.info();
     // Where it landed is the page's own word now (the tab's record is from before).
     if let Some(landing) = &effects.navigation {
@@ -246,13 +254,21 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     }
     info["clickMethod"] = json!(method);
     info["clickPosition"] = json!({ "x": report.x, "y": report.y });
-    Ok(Reply::action(json!({
+    let mut data = json!({
         "success": true, "message": "Element clicked successfully", "elementInfo": info,
         "navigationOccurred": navigated, "clickMethod": method,
-    }))
-    .on(landed)
-    .at(report.x, report.y)
-    .lean(lean))
+    });
+    // tabwire's own: where the click landed, and the tabs it opened.
+    if let Some(landing) = &effects.navigation {
+        data["navigation"] = json!(landing);
+    }
+    if !effects.new_tabs.is_empty() {
+        data["newTabs"] = json!(effects.new_tabs);
+    }
+    Ok(Reply::action(data)
+        .on(landed)
+        .at(report.x, report.y)
+        .lean(lean))
 }
 
 pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolError> {
