@@ -190,3 +190,67 @@ async fn a_cut_lean_read_names_a_cursor_that_reads_on_to_the_end() {
     assert_eq!(outline.matches("button \"Add ").count(), 1500);
     assert!(outline.contains("End of results"));
 }
+
+/// What a lean reply must not lose: a script's value as the script returned it (its nulls
+/// and empty objects too), a raw CDP command's result, a text-only read's text, an
+/// untitled `data:` page's header without its whole URL, and a read that fits `maxchars`
+/// header included.
+#[tokio::test]
+async fn a_lean_reply_keeps_the_values_an_agent_asked_for() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with("lean-values", &["--replies", "lean"]).await;
+    tw.text("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+
+    let script = tw
+        .text(
+            "execute_js",
+            json!({ "script": "return {a: null, b: [1, 'x'], c: {}}" }),
+        )
+        .await;
+    assert!(!script.is_error, "{}", script.text);
+    assert!(
+        script.text.contains(r#"{"a":null,"b":[1,"x"],"c":{}}"#),
+        "{}",
+        script.text
+    );
+
+    let raw = tw
+        .text(
+            "cdp_command",
+            json!({
+                "method": "Runtime.evaluate",
+                "params_json": json!({ "expression": "6 * 7", "returnByValue": true }).to_string(),
+            }),
+        )
+        .await;
+    assert!(raw.text.contains("\"value\":42"), "{}", raw.text);
+
+    let text = tw.text("scan_page", json!({ "text_only": true })).await;
+    assert!(!text.is_error, "{}", text.text);
+    assert!(text.text.lines().count() > 1, "{}", text.text);
+    assert!(!text.text.contains('<'), "text, not HTML: {}", text.text);
+
+    let long = format!("data:text/html,{}", "<p>filler</p>".repeat(40));
+    tw.text("open_url", json!({ "url": long })).await;
+    let read = tw.text("scan_page", json!({})).await;
+    let header = read.text.lines().next().unwrap();
+    assert!(header.len() < 120, "{header}");
+    assert!(header.contains("chars)"), "{header}");
+
+    tw.text("open_url", json!({ "url": site.url("list/300") }))
+        .await;
+    let cut = tw.text("scan_page", json!({ "maxchars": 600 })).await;
+    let body: String = cut
+        .text
+        .lines()
+        .filter(|l| !l.starts_with("[cut:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        body.chars().count() <= 600,
+        "{} chars: {}",
+        body.chars().count(),
+        cut.text
+    );
+}

@@ -294,9 +294,27 @@ fn quote(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// The first line of a lean read: the page's title, its URL and the tab. A title that
+/// only repeats the URL (an untitled page) is left out, and a long `data:` URL is named
+/// by its start and length rather than spelt out.
+pub fn header(title: &str, url: &str, tab: &str) -> String {
+    const DATA_URL_SHOWN: usize = 40;
+    let shown = if url.starts_with("data:") && url.chars().count() > DATA_URL_SHOWN {
+        let start: String = url.chars().take(DATA_URL_SHOWN).collect();
+        format!("{start}… ({} chars)", url.chars().count())
+    } else {
+        url.to_owned()
+    };
+    if title.is_empty() || title == url {
+        format!("{shown} · {tab}\n")
+    } else {
+        format!("{title} · {shown} · {tab}\n")
+    }
+}
+
 /// A lean read: a header line, the outline, and where to read on.
 pub fn outline(snapshot: &engine::Snapshot, tab: &str, offscreen: Option<u64>) -> String {
-    let mut out = format!("{} · {} · {tab}\n", snapshot.title, snapshot.url);
+    let mut out = header(&snapshot.title, &snapshot.url, tab);
     out.push_str(&snapshot.text);
     if let Some(next) = snapshot.next_line {
         out.push_str(&format!(

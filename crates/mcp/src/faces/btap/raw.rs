@@ -82,11 +82,19 @@ pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> 
         .await
         .map_err(raw_failure)?;
     let info = page.info();
+    // The lean line is the browser's answer itself (an envelope's `data` is furniture
+    // elsewhere, here it is the result).
+    let lean = format!(
+        "{}: {}",
+        p.method,
+        serde_json::to_string(&result).unwrap_or_default()
+    );
     Ok(Reply::data(json!({
         "status": "ok", "method": p.method, "data": result,
         "session_id": info.handle, "tab_id": info.tab_id,
     }))
-    .on(info))
+    .on(info)
+    .lean(lean))
 }
 
 /// A page's target id → its tab handle (other targets are not addressable here).

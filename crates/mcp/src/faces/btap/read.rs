@@ -29,7 +29,9 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    if call.settings.lean() {
+    let lean = call.settings.lean();
+    // A lean read is the outline; asked for text only, it is the page's text.
+    if lean && !p.text_only {
         return lean_scan(&page, p).await;
     }
     // `c…` reads on into what the cut list collapsed.
@@ -74,7 +76,29 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
     if !p.instruction.is_empty() {
         data["instruction"] = json!(p.instruction);
     }
-    Ok(Reply::data(data).on(info))
+    let reply = if lean {
+        let text = lean_text(&data, &info.handle);
+        Reply::data(data).lean(text)
+    } else {
+        Reply::data(data)
+    };
+    Ok(reply.on(info))
+}
+
+/// A text-only read, leanly: the header, the page's text, and where to read on.
+fn lean_text(data: &Value, tab: &str) -> String {
+    let observation = &data["observation"];
+    let mut text = crate::lean::header(
+        observation["title"].as_str().unwrap_or_default(),
+        observation["url"].as_str().unwrap_or_default(),
+        tab,
+    );
+    text.push_str(data["content"].as_str().unwrap_or_default().trim_end());
+    text.push('\n');
+    if let Some(cursor) = data["continuation"]["cursor"].as_str() {
+        text.push_str(&format!("[cut: read on with cursor \"{cursor}\"]\n"));
+    }
+    text
 }
 
 /// A frame path as BrowserTap spells it back: each step a locator object (a CSS string
@@ -147,15 +171,20 @@ async fn lean_scan(page: &engine::Page, p: ScanPage) -> Result<Reply, ToolError>
         "" => None,
         code => Some(page.script_before_read(code).await?),
     };
+    // maxchars counts the header line too.
+    let info = page.info();
+    let (url, title) = page.url_and_title().await.unwrap_or_default();
+    let header = crate::lean::header(&title, &url, &info.handle)
+        .chars()
+        .count();
     let request = engine::TreeRequest {
         frame,
         style: engine::OutlineStyle::Lean,
         start_line,
-        max_chars: Some(p.maxchars as usize),
+        max_chars: Some((p.maxchars as usize).saturating_sub(header).max(1)),
         ..engine::TreeRequest::default()
     };
     let snapshot = page.read_tree(&request, params::seconds(p.timeout)).await?;
-    let info = page.info();
     let mut text = crate::lean::outline(&snapshot, &info.handle, None);
     if has_choices(&snapshot.text) {
         text.push_str(CHOOSE_WITH_PAGE_SELECT);

@@ -170,7 +170,65 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         Err(error) => return Err(error.into()),
     };
     ran.data = script_facts(pending_facts(ran.data), &tab);
-    Ok(Reply::reported(ran).on(tab))
+    let lean = script_lean(&ran.data);
+    Ok(Reply::reported(ran).on(tab).lean(lean))
+}
+
+/// A script's reply, leanly: its value as JSON (nulls and empty objects are data here,
+/// kept), then what it changed, the dialogs it met and where it navigated.
+fn script_lean(data: &Value) -> String {
+    let status = data["status"].as_str().unwrap_or_default();
+    let mut lean = match status {
+        "success" | "ok" if data.get("result_file").is_some() => format!(
+            "returned {} bytes of JSON, written to {}",
+            data["result_bytes"],
+            data["result_file"].as_str().unwrap_or_default()
+        ),
+        "success" | "ok" => format!("returned {}", compact(&data["js_return"])),
+        "navigated" => format!(
+            "the page navigated to {} (the script's value is lost)",
+            data["landed_url"].as_str().unwrap_or("another page")
+        ),
+        other => {
+            let mut line = format!("status {other}");
+            if let Some(id) = data["operation_id"].as_str() {
+                line.push_str(&format!(
+                    "; operation {id}: collect it with get_execute_js_result"
+                ));
+            }
+            line
+        }
+    };
+    if let Some(diff) = data["diff"]
+        .as_str()
+        .filter(|d| !d.starts_with("DOM changes: 0"))
+    {
+        lean.push_str(&format!("\n{diff}"));
+    }
+    if let Some(transients) = data["transients"].as_array().filter(|t| !t.is_empty()) {
+        lean.push_str(&format!(
+            "\nshown and gone meanwhile: {}",
+            compact(&json!(transients))
+        ));
+    }
+    for dialog in data["dialogs"].as_array().into_iter().flatten() {
+        lean.push_str(&format!(
+            "\na {} dialog was answered ({}): {}",
+            dialog["type"].as_str().unwrap_or("JavaScript"),
+            dialog["policy"].as_str().unwrap_or_default(),
+            dialog["message"]
+        ));
+    }
+    lean
+}
+
+/// A value as compact JSON; a string as its text in quotes, unescaped (a model reads it
+/// as it is, not through a second layer of quoting).
+fn compact(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("\"{text}\""),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
 }
 
 /// A script that threw: BrowserTap reports it in the payload (`status: failed`), with the
