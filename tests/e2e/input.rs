@@ -657,3 +657,34 @@ async fn an_input_says_what_it_set_off() {
 }
 mod refs;
 mod select;
+
+/// A key sent to an element (a ref, or a selector) goes to that element, wherever focus
+/// was before.
+#[tokio::test]
+async fn a_key_sent_to_a_ref_goes_to_that_element() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("key-to-ref", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    tw.ok("page_click", json!({ "selector": "#name" })).await;
+    let scan = tw.ok("scan_page", json!({})).await;
+    let email = scan["observation"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["locator"]["css"] == "#email")
+        .expect("the email field in the scan");
+    let reference = email["ref"].as_str().expect("its ref").to_owned();
+    let sent = tw
+        .chrome_ok(
+            "chrome_computer",
+            json!({ "action": "key", "ref": reference, "text": "a b" }),
+        )
+        .await;
+    assert_eq!(sent["focused"], true, "{sent}");
+    assert_eq!(
+        js(&tw, "document.getElementById('email').value").await,
+        "ab"
+    );
+    assert_eq!(js(&tw, "document.getElementById('name').value").await, "");
+}

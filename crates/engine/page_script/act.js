@@ -349,6 +349,15 @@ function focusReport(status, el, extra) {
   }, extra);
 }
 
+// Gives an element keyboard focus, so the keys sent next go to it; whether it took focus
+// (an element that cannot be focused leaves it where it was).
+TW.focus_element = function (args) {
+  const r = resolveLocator((args || {}).locator);
+  if (!r.el) return r;
+  r.el.focus({ preventScroll: false });
+  return { status: 'ok', focused: deepActive() === r.el, element: describe(r.el) };
+};
+
 TW.focus_for_typing = function (args) {
   const before = deepActive();
   const report = focusForTyping(args || {});

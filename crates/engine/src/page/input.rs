@@ -416,6 +416,21 @@ impl Page {
         Ok(())
     }
 
+    /// Gives the element a locator names keyboard focus (keys sent next go to it);
+    /// whether it took it.
+    pub async fn focus(&self, locator: &Value, frame: &[Value], timeout: Duration) -> Result<bool> {
+        let ctx = self.frame_context(frame, timeout).await?;
+        let focused = self
+            .run_ok(
+                &ctx,
+                "focus_element",
+                json!({ "locator": locator }),
+                timeout,
+            )
+            .await?;
+        Ok(focused["focused"] == true)
+    }
+
     /// Focuses a field (or keeps the current focus), optionally selects its content so the
     /// text replaces it, inserts the text, then presses `submit_key`.
     pub async fn type_text(

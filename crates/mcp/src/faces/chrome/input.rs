@@ -626,9 +626,24 @@ impl Act<'_> {
                 "is required for action key: keys like \"Enter\" or \"cmd+a\"",
             )
         })?;
+        // Keys sent "to" an element go to it: it gets focus first.
+        let aimed = element(
+            self.page,
+            self.p.r#ref.as_deref(),
+            self.p.selector.as_deref(),
+            "css",
+        )?;
+        let mut focused = None;
+        if let Some((locator, frame)) = aimed {
+            focused = Some(self.page.focus(&locator, &frame, self.timeout).await?);
+        }
         let repeated = (0..self.p.repeat).flat_map(|_| keys.split_whitespace());
         send_keys(self.page, repeated, Duration::ZERO, self.timeout, "text").await?;
-        Ok(self.done(json!({ "text": keys, "repeat": self.p.repeat })))
+        let mut done = json!({ "text": keys, "repeat": self.p.repeat });
+        if let Some(focused) = focused {
+            done["focused"] = json!(focused);
+        }
+        Ok(self.done(done))
     }
 
     async fn fill(&self) -> Result<Value, ToolError> {
