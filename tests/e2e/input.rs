@@ -688,3 +688,37 @@ async fn a_key_sent_to_a_ref_goes_to_that_element() {
     );
     assert_eq!(js(&tw, "document.getElementById('name').value").await, "");
 }
+
+/// A slider takes a value in one call the way a person with a keyboard gives it: arrow
+/// keys, so an app that listens only to keys hears it; a native range and an ARIA slider
+/// whose step is not declared alike, and a value past the end stops at the end.
+#[tokio::test]
+async fn a_slider_is_set_with_keys_its_app_hears() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("sliders", &[]).await;
+    tw.ok("open_url", json!({ "url": site.url("sliders.html") }))
+        .await;
+    let set = tw
+        .ok("page_type", json!({ "selector": "#volume", "text": "30" }))
+        .await;
+    assert_eq!(set["value"], "30", "{set}");
+    tw.ok("wait_for", json!({ "text": "keys to 30" })).await;
+
+    let zoomed = tw
+        .ok(
+            "page_type",
+            json!({ "selector": { "role": "slider", "name": "Zoom" }, "text": "20" }),
+        )
+        .await;
+    assert_eq!(zoomed["value"], "20", "{zoomed}");
+    assert_eq!(
+        js(&tw, "document.getElementById('heard-zoom').textContent").await,
+        "keys to 20"
+    );
+
+    let past = tw
+        .ok("page_type", json!({ "selector": "#volume", "text": "80" }))
+        .await;
+    assert_eq!(past["value"], "50", "{past}");
+    assert_eq!(past["clamped"], true, "{past}");
+}

@@ -371,6 +371,12 @@ function focusForTyping(a) {
     const r = resolveLocator(a.locator);
     if (!r.el) return Object.assign(focusReport(r.status, null, {}), r);
     el = typingTarget(r.el);
+    // A slider takes its value the way a person gives it: keys, after focus (the engine
+    // presses them; an app that listens only to keys hears them).
+    if (isSlider(el) && !isDisabled(el)) {
+      el.focus({ preventScroll: true });
+      return focusReport('ok', el, { editable: true, selected_existing: false, slider: sliderState(el) });
+    }
     if (!isTextField(el) && !isValueField(el)) {
       return focusReport('not_editable', null, { message: '<' + el.localName + '> does not take typed text', element: describe(el) });
     }
@@ -398,6 +404,31 @@ function focusForTyping(a) {
   if (!selected && confirmed && el.isContentEditable) caretToEnd(el);
   return focusReport('ok', el, { editable: isTextField(el), selected_existing: !!selected });
 }
+
+// A native range input or an ARIA slider.
+function isSlider(el) {
+  return (el.localName === 'input' && el.type === 'range') || el.getAttribute('role') === 'slider';
+}
+
+// Where a slider stands: its value, bounds and step (an ARIA slider's step is unknown).
+function sliderState(el) {
+  if (el.localName === 'input') {
+    const step = el.step === 'any' ? null : Number(el.step || 1);
+    return { value: Number(el.value), min: Number(el.min || 0), max: Number(el.max || 100), step };
+  }
+  const num = (name, fallback) => {
+    const v = Number(el.getAttribute(name));
+    return el.hasAttribute(name) && Number.isFinite(v) ? v : fallback;
+  };
+  return { value: num('aria-valuenow', null), min: num('aria-valuemin', 0), max: num('aria-valuemax', 100), step: null };
+}
+
+// The focused slider's state now (after keys).
+TW.slider_state = function () {
+  const el = deepActive();
+  if (!el || !isSlider(el)) return { status: 'focus_failed', message: 'the slider lost focus' };
+  return Object.assign({ status: 'ok' }, sliderState(el));
+};
 
 // Sets a date, time, colour or range input to `value` as a whole, as picking it in the
 // browser's own picker would: the page gets input and change. A value the input does not

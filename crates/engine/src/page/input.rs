@@ -473,7 +473,18 @@ impl Page {
             typed_chars: text.chars().count(),
             submitted: submit_key.map(str::to_owned),
         };
-        if value_field && locator.is_some() && (!text.is_empty() || clear) {
+        if report["slider"].is_object() && locator.is_some() && !text.is_empty() {
+            let target: f64 = text.trim().parse().map_err(|_| {
+                EngineError::invalid(
+                    Input::Text,
+                    format!("a slider takes a number, not {text:?}"),
+                )
+            })?;
+            let reached = self.slide(&ctx, &report["slider"], target, timeout).await?;
+            // As an input's own value reads: "12", "2.5".
+            typed.value = Some(json!(format!("{reached}")));
+            typed.clamped = (reached - target).abs() > 1e-9;
+        } else if value_field && locator.is_some() && (!text.is_empty() || clear) {
             let set = self
                 .run_ok(
                     &ctx,
@@ -505,6 +516,59 @@ impl Page {
             self.press_chord(chord, timeout).await?;
         }
         Ok(typed)
+    }
+
+    /// Moves the focused slider to `target` with arrow keys, as a person with a keyboard
+    /// would (an app that listens only to keys hears every step): the presses a step
+    /// needs, the value read back, again while it gets closer. A slider whose step is not
+    /// declared (an ARIA one) is probed with one press first. Its value at the end.
+    async fn slide(
+        &self,
+        ctx: &FrameContext,
+        start: &Value,
+        target: f64,
+        timeout: Duration,
+    ) -> Result<f64> {
+        const MOST_PRESSES: usize = 500;
+        let mut state = start.clone();
+        let mut step = state["step"].as_f64().filter(|s| *s > 0.0);
+        for _ in 0..4 {
+            let Some(value) = state["value"].as_f64() else {
+                break;
+            };
+            let (min, max) = (
+                state["min"].as_f64().unwrap_or(f64::MIN),
+                state["max"].as_f64().unwrap_or(f64::MAX),
+            );
+            let goal = target.clamp(min.min(max), max.max(min));
+            if (value - goal).abs() < step.unwrap_or(1e-9) / 2.0 {
+                break;
+            }
+            let presses = match step {
+                Some(step) => {
+                    (((goal - value).abs() / step).round() as usize).clamp(1, MOST_PRESSES)
+                }
+                None => 1,
+            };
+            let key = keys::parse_chord(if goal > value {
+                "ArrowRight"
+            } else {
+                "ArrowLeft"
+            })?;
+            for _ in 0..presses {
+                self.press_chord(&key, timeout).await?;
+            }
+            let next = self.run_ok(ctx, "slider_state", json!({}), timeout).await?;
+            let moved = next["value"].as_f64().map(|v| (v - value).abs());
+            if step.is_none() {
+                step = moved.filter(|m| *m > 0.0);
+            }
+            state = next;
+            if moved == Some(0.0) {
+                break; // at an end, or the slider ignores keys
+            }
+        }
+        Ok(state["value"].as_f64().unwrap_or(f64::NAN))
     }
 
     /// Presses a sequence of chords in order, `pause` apart; a step that names no key
