@@ -722,3 +722,49 @@ async fn a_slider_is_set_with_keys_its_app_hears() {
     assert_eq!(past["value"], "50", "{past}");
     assert_eq!(past["clamped"], true, "{past}");
 }
+
+/// What a person can click though the markup says nothing of it (a listener on a bare
+/// element, shown with a pointer cursor) is in every read with a ref and a few words, and
+/// its ref clicks it; what is inside a link is not listed again.
+#[tokio::test]
+async fn role_less_clickables_are_read_with_a_ref_that_clicks_them() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("clickables", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("clickables.html") }))
+        .await;
+    // BrowserTap's targets stay as BrowserTap lists them; tabwire's own are beside them.
+    let scan = tw.ok("scan_page", json!({})).await;
+    let more = scan["observation"]["more_targets"]
+        .as_array()
+        .expect("tabwire's own targets");
+    let columns = more
+        .iter()
+        .find(|t| t["locator"]["css"] == "#columns")
+        .unwrap_or_else(|| panic!("the column menu's button: {more:?}"));
+    assert!(
+        !more.iter().any(|t| t["tag"] == "span"),
+        "a link's child is not listed again: {more:?}"
+    );
+    tw.ok(
+        "page_click",
+        json!({ "selector": { "ref": columns["ref"] } }),
+    )
+    .await;
+    tw.ok("wait_for", json!({ "text": "menu open" })).await;
+
+    // The chrome face's outline names the entries the menu shows, and a ref clicks one.
+    let read = tw.chrome_ok("chrome_read_page", json!({})).await;
+    let outline = read["pageContent"].as_str().unwrap();
+    let line = outline
+        .lines()
+        .find(|l| l.contains("clickable li") && l.contains("Rename column"))
+        .unwrap_or_else(|| panic!("{outline}"));
+    let reference = line
+        .split("[ref=")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap();
+    tw.chrome_ok("chrome_click_element", json!({ "ref": reference }))
+        .await;
+    tw.ok("wait_for", json!({ "text": "chose rename" })).await;
+}

@@ -393,10 +393,33 @@ function dropdownOption(el) {
 }
 
 // Whether an element is listed: shown (a transparent control still takes clicks), or a
-// file input, which upload_files fills however it is hidden.
+// file input, which upload_files fills however it is hidden. An element that is nothing
+// but clickable (pointerClickable) is listed too.
 function listable(el) {
-  if (!el.matches(TARGET_SEL) || dropdownOption(el)) return false;
+  if (!el.matches(TARGET_SEL)) return pointerClickable(el) && isVisible(el);
+  if (dropdownOption(el)) return false;
   return isVisible(el) || (el.localName === 'input' && el.type === 'file');
+}
+
+// An element a person would click though nothing in the markup says so (no role, no
+// onclick, no tabindex: a listener added by script, an <svg> icon): the page shows a
+// pointer cursor over it. Only the outermost such element counts, so the children of a
+// pointer-cursor element (and of links and buttons, which have one) are not each listed.
+function pointerClickable(el) {
+  if (el.matches(TARGET_SEL)) return false;
+  let style;
+  try { style = getComputedStyle(el); } catch (e) { return false; }
+  if (style.cursor !== 'pointer') return false;
+  const parent = parentDeep(el);
+  if (!parent || parent.nodeType !== 1) return true;
+  if (parent.closest && parent.closest(TARGET_SEL)) return false;
+  return getComputedStyle(parent).cursor !== 'pointer';
+}
+
+// A few words for a clickable element with no name of its own: its title, else its text.
+function clickableName(el) {
+  const titled = el.getAttribute('title') || (el.querySelector && el.querySelector('title') || {}).textContent;
+  return clip(collapse(titled || el.textContent || ''), 40);
 }
 
 function cssLocator(el) {

@@ -124,6 +124,10 @@ TW.read_tree = function (args) {
   function describeNode(el, role) {
     const isControl = el.matches(TARGET_SEL) && !dropdownOption(el);
     if (isControl) return { control: true, role: role || el.localName };
+    // Clickable with no role: said as such, with its tag, so a model sees it can click it.
+    if (!TREE_LANDMARKS.has(role) && pointerClickable(el)) {
+      return { control: true, role: 'clickable ' + el.localName, clickable: true };
+    }
     if (interactiveOnly) return null;
     if (!role || BORING_ROLES.has(role)) return null;
     if (TREE_LANDMARKS.has(role)) return { role };
@@ -170,7 +174,8 @@ TW.read_tree = function (args) {
         if (!shown) { offscreen++; visit(k, depth, true); continue; }
         const ref = refFor(k, refBase);
         const name = tag === 'iframe' || tag === 'frame'
-          ? collapse(k.getAttribute('title') || k.getAttribute('name') || '') : treeName(k, line.role);
+          ? collapse(k.getAttribute('title') || k.getAttribute('name') || '')
+          : treeName(k, line.role) || (line.clickable ? clickableName(k) : '');
         let text = '- ' + (tag === 'iframe' || tag === 'frame' ? 'iframe' : line.role);
         if (name) text += ' ' + quoteName(name, TREE_NAME_MAX);
         text += ' [ref=' + ref + ']';

@@ -313,3 +313,47 @@ async fn typing_into_or_clicking_in_a_select_names_page_select() {
     );
     assert!(heard(&tw).await.is_empty());
 }
+
+#[tokio::test]
+async fn options_are_chosen_inside_same_origin_and_out_of_process_frames() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("select-frames").await;
+    tw.ok(
+        "open_url",
+        json!({ "url": site.url("selects-framed.html") }),
+    )
+    .await;
+    tw.ok(
+        "wait_for",
+        json!({ "selector": { "frame": ["#cross"], "css": "#city" } }),
+    )
+    .await;
+    for frame in ["#same", "#cross"] {
+        let native = select(
+            &tw,
+            json!({ "frame": [frame], "css": "#color" }),
+            json!("Blue"),
+        )
+        .await;
+        assert_eq!(native["selected"], json!(["Blue"]), "{frame}: {native}");
+        let combo = select(
+            &tw,
+            json!({ "frame": [frame], "label": "City" }),
+            json!("Lima"),
+        )
+        .await;
+        assert_eq!(combo["selected"], json!(["Lima"]), "{frame}: {combo}");
+        // The frame's own log heard the change and the trusted clicks.
+        let inner = tw
+            .ok("scan_page", json!({ "frame": [frame], "text_only": true }))
+            .await;
+        let text = inner["content"].as_str().unwrap_or_default();
+        for line in [
+            "change color=3",
+            "city opened trusted=true",
+            "city chose Lima trusted=true",
+        ] {
+            assert!(text.contains(line), "{frame}: no {line:?} in {text}");
+        }
+    }
+}
