@@ -768,3 +768,18 @@ async fn role_less_clickables_are_read_with_a_ref_that_clicks_them() {
         .await;
     tw.ok("wait_for", json!({ "text": "chose rename" })).await;
 }
+
+/// A grid drawn on a canvas is read from what it keeps for assistive technology (its
+/// fallback content): its cells' text and the controls in them, in both faces.
+#[tokio::test]
+async fn a_canvas_grid_is_read_from_its_fallback_content() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("canvas-grid", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("canvas-grid.html") }))
+        .await;
+    let read = tw.chrome_ok("chrome_read_page", json!({})).await;
+    let outline = read["pageContent"].as_str().unwrap();
+    for text in ["Lyon", "522000", "Edit Nantes"] {
+        assert!(outline.contains(text), "{text}: {outline}");
+    }
+}

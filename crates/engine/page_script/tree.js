@@ -138,6 +138,9 @@ TW.read_tree = function (args) {
     return null;
   }
 
+  // Inside a canvas's fallback content (see visit).
+  let inFallback = false;
+
   function visit(node, depth, textOff) {
     const kids = flatKids(node);
     for (let i = 0; i < kids.length && !truncated; i++) {
@@ -148,7 +151,9 @@ TW.read_tree = function (args) {
       }
       if (k.nodeType !== 1 || SKIP_TAGS.has(k.localName)) continue;
       processed++;
-      if (!isVisible(k) || k.getAttribute('aria-hidden') === 'true') continue;
+      // A canvas's fallback content is drawn by nobody but is what assistive technology
+      // reads (a grid drawn on a canvas keeps its rows and cells there): read it too.
+      if ((!isVisible(k) && !inFallback) || k.getAttribute('aria-hidden') === 'true') continue;
       const role = computeRole(k);
       const line = describeNode(k, role);
       // A label's text is its control's name, which the control's line already says.
@@ -160,7 +165,7 @@ TW.read_tree = function (args) {
       if (!line) {
         const inline = INLINE_TAGS.has(k.localName);
         if (!inline) { flush(); pendingDepth = depth; }
-        if (!inline) pendingShown = !viewportOnly || inView(k.getBoundingClientRect());
+        if (!inline) pendingShown = !viewportOnly || inView(k.getBoundingClientRect()) || inFallback;
         visit(k, depth, textOff);
         if (!inline) flush();
         continue;
@@ -168,7 +173,7 @@ TW.read_tree = function (args) {
       flush();
       pendingDepth = depth;
       const r = k.getBoundingClientRect();
-      const shown = !viewportOnly || inView(r);
+      const shown = !viewportOnly || inView(r) || inFallback;
       const tag = k.localName;
       if (line.control) {
         if (!shown) { offscreen++; visit(k, depth, true); continue; }
@@ -192,7 +197,12 @@ TW.read_tree = function (args) {
           frames.push({ ref, index: nodes.length - 1, depth: depth + 1 });
           continue;
         }
-        if (depth < maxDepth) visit(k, depth + 1, TREE_TEXT_ROLES.has(line.role) || tag === 'select');
+        if (depth < maxDepth) {
+          const outer = inFallback;
+          if (tag === 'canvas') inFallback = true;
+          visit(k, depth + 1, TREE_TEXT_ROLES.has(line.role) || tag === 'select');
+          inFallback = outer;
+        }
         pendingDepth = depth;
         continue;
       }
