@@ -767,6 +767,11 @@ async fn role_less_clickables_are_read_with_a_ref_that_clicks_them() {
     tw.chrome_ok("chrome_click_element", json!({ "ref": reference }))
         .await;
     tw.ok("wait_for", json!({ "text": "chose rename" })).await;
+
+    // An element that takes no pointer events is clicked through to its container, which
+    // is not called its cover.
+    tw.ok("page_click", json!({ "selector": "#knob" })).await;
+    tw.ok("wait_for", json!({ "text": "box clicked" })).await;
 }
 
 /// A grid drawn on a canvas is read from what it keeps for assistive technology (its

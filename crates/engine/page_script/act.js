@@ -76,6 +76,10 @@ function round2(n) {
 function hitsTarget(el, hit) {
   if (!hit) return false;
   if (containsDeep(el, hit)) return true;
+  // The element's own container at its point: the element takes no pointer events
+  // (pointer-events: none, as an icon or a styled slider's input has), so its container
+  // gets the click a person gives there. That is the click, not a cover.
+  if (containsDeep(hit, el)) return true;
   const label = hit.closest('label');
   return !!label && label.control === el;
 }
@@ -753,6 +757,10 @@ function shownListbox(el) {
   return list && isVisible(list) && list.querySelector('[role=option]') ? list : null;
 }
 
+// How long a just-opened listbox's options must stay as they are before an option
+// missing from them is missing.
+const OPTIONS_SETTLE_MS = 300;
+
 // What the engine clicks for one option: a ref to the option (`click`), or `open` when a
 // combobox's listbox is not shown (after the engine's click opens it, this is asked
 // again with `wait_ms`, waiting that long for the listbox to appear). An option already
@@ -763,12 +771,20 @@ TW.option_to_click = function (args) {
   if (!r.el) return r;
   const el = choiceWidget(r.el);
   const until = Date.now() + (a.wait_ms || 0);
+  let count = -1, countSince = Date.now();
   const attempt = () => {
+    const now = Date.now();
     const list = shownListbox(el);
-    if (!list) return Date.now() < until ? null : { status: 'ok', open: true };
+    if (!list) return now < until ? null : { status: 'ok', open: true };
     const options = [...list.querySelectorAll('[role=option]')].map(ariaOption);
     const o = matchOption(options, String(a.option));
-    if (!o) return missingOption(String(a.option), options);
+    if (!o) {
+      // A list still filling in (options fetched as it opens) may bring it yet; one
+      // whose options have stopped coming does not have it.
+      if (options.length !== count) { count = options.length; countSince = now; }
+      if (now < until && now - countSince < OPTIONS_SETTLE_MS) return null;
+      return missingOption(String(a.option), options);
+    }
     if (optionDisabled(o)) return disabledOption(o);
     const multiple = list.getAttribute('aria-multiselectable') === 'true';
     const selected = o.el.getAttribute('aria-selected') === 'true';

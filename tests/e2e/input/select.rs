@@ -260,6 +260,15 @@ async fn an_aria_listbox_and_combobox_are_chosen_with_clicks_the_app_hears() {
         ["city opened trusted=true", "city chose Oslo trusted=true"]
     );
 
+    // A combobox whose options arrive after it opens: the option is waited for.
+    let airport = select(&tw, json!("#airport"), json!("Oslo Gardermoen")).await;
+    assert_eq!(airport["selected"], json!(["Oslo Gardermoen"]), "{airport}");
+    assert!(
+        heard(&tw)
+            .await
+            .contains(&"airport chose Oslo Gardermoen trusted=true".to_owned())
+    );
+
     // An option the combobox does not have: refused, naming those it has.
     let missing = tw
         .call(
