@@ -594,6 +594,10 @@ async fn an_input_says_what_it_set_off() {
     );
     let switched = tw.ok("page_click", json!({ "selector": "#notify" })).await;
     assert_eq!(switched["checked"], false, "{switched}");
+    // An error the page's handler threw while taking the click is told.
+    let broken = tw.ok("page_click", json!({ "selector": "#broken" })).await;
+    let thrown = broken["page_errors"].to_string();
+    assert!(thrown.contains("undefinedFunctionOfThePage"), "{broken}");
 
     let clicked = tw.ok("page_click", json!({ "selector": "#away" })).await;
     let landed = &clicked["navigated"];

@@ -149,12 +149,26 @@ impl Page {
                 element: aimed.get_mut("element").map(Value::take),
                 challenge: None,
                 checked: None,
+                page_errors: Vec::new(),
             };
             *lock(&self.last_aim) = Some(clicked.clone());
+            let errors = if ctx.framed {
+                None
+            } else {
+                self.watch_page_errors().await
+            };
             let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
             // Read (and remove) the guard whatever became of the press.
             let seen = self.click_guard_seen(&ctx, guard, timeout).await;
+            let page_errors = match errors {
+                Some(watch) => self.page_errors_seen(watch).await,
+                None => Vec::new(),
+            };
             pressed?;
+            let clicked = Clicked {
+                page_errors,
+                ..clicked
+            };
             let Some(seen) = seen else {
                 // The document went away with the click (it navigated): it was delivered.
                 return Ok(clicked);
@@ -206,6 +220,58 @@ impl Page {
             .evaluate_op(ctx, "click_guard", args, false, timeout)
             .await?;
         Ok(reply["result"]["objectId"].as_str().map(str::to_owned))
+    }
+
+    /// Starts noting the errors the page's own scripts throw (its `error` and
+    /// `unhandledrejection` events, which only the page's world hears), held by reference
+    /// so nothing is left on the page; None where that cannot be had.
+    async fn watch_page_errors(&self) -> Option<String> {
+        const WATCH: &str = "(() => { const errors = []; \
+            const note = (text) => { if (errors.length < 5) errors.push(String(text).slice(0, 200)); }; \
+            const onError = (e) => note(e.message || e.error || 'error'); \
+            const onRejection = (e) => note('unhandled rejection: ' + ((e.reason && e.reason.message) || e.reason)); \
+            const add = EventTarget.prototype.addEventListener, remove = EventTarget.prototype.removeEventListener; \
+            add.call(window, 'error', onError); add.call(window, 'unhandledrejection', onRejection); \
+            return { stop() { remove.call(window, 'error', onError); remove.call(window, 'unhandledrejection', onRejection); return errors; } }; })()";
+        let reply = self
+            .cdp(
+                "Runtime.evaluate",
+                json!({ "expression": WATCH, "returnByValue": false }),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await
+            .ok()?;
+        reply["result"]["objectId"].as_str().map(str::to_owned)
+    }
+
+    /// The errors noted since `watch_page_errors` (and the watch removed).
+    async fn page_errors_seen(&self, watch: String) -> Vec<String> {
+        let reply = self
+            .cdp(
+                "Runtime.callFunctionOn",
+                json!({
+                    "objectId": watch,
+                    "functionDeclaration": "function () { return this.stop(); }",
+                    "returnByValue": true,
+                }),
+                crate::browser::HOUSEKEEPING,
+            )
+            .await;
+        let release = json!({ "objectId": watch });
+        let _ = self
+            .cdp(
+                "Runtime.releaseObject",
+                release,
+                crate::browser::HOUSEKEEPING,
+            )
+            .await;
+        reply
+            .ok()
+            .and_then(|r| r["result"]["value"].as_array().cloned())
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.as_str().map(str::to_owned))
+            .collect()
     }
 
     /// What the guard saw (and removes it); None when the document is gone.
@@ -767,6 +833,9 @@ pub struct Clicked {
     /// A checkbox, radio or switch's state after the click (None for other elements).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checked: Option<bool>,
+    /// Errors the page's handlers threw while taking the click.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub page_errors: Vec<String>,
 }
 
 impl Page {
@@ -788,6 +857,7 @@ impl Clicked {
             element: None,
             challenge: None,
             checked: None,
+            page_errors: Vec::new(),
         }
     }
 }

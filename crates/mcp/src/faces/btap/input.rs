@@ -177,6 +177,9 @@ fn click_facts(clicked: Clicked, selector: &Value, offset: (Option<f64>, Option<
     if let Some(checked) = clicked.checked {
         facts["checked"] = json!(checked);
     }
+    if !clicked.page_errors.is_empty() {
+        facts["page_errors"] = json!(clicked.page_errors);
+    }
     if let Some(attempts) = clicked.attempts {
         facts["aim_attempts"] = json!(attempts);
     }
@@ -318,6 +321,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     let point = (clicked.x, clicked.y);
     let lean_element = clicked.element.clone().unwrap_or(Value::Null);
     let checked = clicked.checked;
+    let thrown = clicked.page_errors.clone();
     let hit_verified = clicked.hit_verified;
     let mut data = succeeded(
         &page,
@@ -341,6 +345,9 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         } else {
             " (now unchecked)"
         });
+    }
+    for error in &thrown {
+        lean.push_str(&format!("; the page threw: {error}"));
     }
     lean.push_str(&with_effects(&mut data, &effects));
     Ok(Reply::action(data)
