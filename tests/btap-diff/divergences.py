@@ -24,6 +24,7 @@ DIVERGENCES = {
     "D5": {"reason": "c", "allows": [
         ("execute_js with a transient", "*suggestion", "missing"),
     ]},
+    "D6": {"reason": "a", "allows": []},
     "D1": {"reason": "b", "allows": [
         ("page_click opens a confirm", "*", "outcome"),
         ("execute_js the confirm's answer", "*", "*"),

@@ -151,6 +151,20 @@ async fn a_lean_error_is_one_line_with_its_code_verdict_and_facts() {
         "{}",
         bad.text
     );
+    // What the exact reply's diagnostics say that decides the next call is in the line:
+    // the arguments set aside.
+    let ignored = tw
+        .text(
+            "page_click",
+            json!({ "selector": "#no-such-thing", "timeout": 1, "wobble": true }),
+        )
+        .await;
+    assert!(
+        ignored.text.contains("ignored arguments: [wobble]")
+            || ignored.text.contains("ignored arguments: wobble"),
+        "{}",
+        ignored.text
+    );
     let stale = tw
         .text("chrome_click_element", json!({ "ref": "e999999" }))
         .await;

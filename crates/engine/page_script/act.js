@@ -683,7 +683,8 @@ function disabledOption(o) {
 
 // A single-choice control asked for several options.
 function oneOnly(kind, count) {
-  return { status: 'too_many_options', message: 'the ' + kind + ' takes one option, not ' + count + '; give one', count };
+  // The caller's mistake, not the page's: the engine names the parameter.
+  return { status: 'invalid_input', message: 'the ' + kind + ' takes one option, not ' + count + '; give one', count };
 }
 
 // Starts a choice: a <select> is chosen here and now (exactly the options given); a

@@ -49,6 +49,8 @@ named_enum! {
         TargetBusy => "target_busy",
         // The tab's page waits on a JavaScript dialog left open for the agent.
         BlockedByDialog => "blocked_by_dialog",
+        // The element that was to take input lost focus on the way.
+        FocusFailed => "focus_failed",
         InvalidInput => "invalid_input",
         Io => "io_error",
         Unsupported => "unsupported",

@@ -104,7 +104,17 @@ fn envelope_text(envelope: &Value, lean: Option<String>) -> String {
         // A failure the tool reported carries its payload; a raised one its delivery
         // facts at the envelope's top.
         let facts = envelope.get("legacy").unwrap_or(envelope);
-        return failure_line(code, retryable, facts);
+        let mut line = failure_line(code, retryable, facts);
+        // What the diagnostics add that decides the next call: the parameter at fault,
+        // arguments set aside, tabwire's more specific reason.
+        let diagnostics = &envelope["diagnostics"];
+        for key in ["param", "ignored_arguments", "reason", "next_action", "stale_session_id"] {
+            let said = facts.get(key).is_some();
+            if let Some(value) = diagnostics.get(key).filter(|v| !is_empty(v) && !said) {
+                line.push_str(&format!("; {}: {}", key.replace('_', " "), inline(value)));
+            }
+        }
+        return line;
     }
     let mut out = lean.unwrap_or_else(|| encode(&envelope["data"]));
     let diagnostics = &envelope["diagnostics"];

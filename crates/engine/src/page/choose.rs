@@ -173,7 +173,7 @@ impl Page {
         deadline: Instant,
     ) -> Result<Value> {
         let result = self.run(ctx, op, args, remaining(deadline)).await?;
-        if result["status"] == "too_many_options" {
+        if result["status"] == "invalid_input" {
             let message = result["message"].as_str().unwrap_or("one option only");
             return Err(EngineError::invalid(Input::Options, message));
         }
