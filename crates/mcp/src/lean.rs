@@ -108,7 +108,13 @@ fn envelope_text(envelope: &Value, lean: Option<String>) -> String {
         // What the diagnostics add that decides the next call: the parameter at fault,
         // arguments set aside, tabwire's more specific reason.
         let diagnostics = &envelope["diagnostics"];
-        for key in ["param", "ignored_arguments", "reason", "next_action", "stale_session_id"] {
+        for key in [
+            "param",
+            "ignored_arguments",
+            "reason",
+            "next_action",
+            "stale_session_id",
+        ] {
             let said = facts.get(key).is_some();
             if let Some(value) = diagnostics.get(key).filter(|v| !is_empty(v) && !said) {
                 line.push_str(&format!("; {}: {}", key.replace('_', " "), inline(value)));
