@@ -72,7 +72,10 @@ const browserCommands = {
   // window's selected tab, which CDP has no word for.
   'Browser.getWindowForTarget': async ({ targetId }) => {
     const tab = await chrome.tabs.get(tabOfTarget(targetId));
-    return { windowId: tab.windowId, bounds: {}, active: tab.active };
+    // Its bounds as CDP gives them, windowState included (normal, minimized, …).
+    const win = await chrome.windows.get(tab.windowId);
+    const bounds = { left: win.left, top: win.top, width: win.width, height: win.height, windowState: win.state };
+    return { windowId: tab.windowId, bounds, active: tab.active };
   },
   'Browser.setWindowBounds': async ({ windowId, bounds }) => {
     const { width, height, left, top } = bounds || {};
