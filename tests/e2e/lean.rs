@@ -268,3 +268,21 @@ async fn a_lean_reply_keeps_the_values_an_agent_asked_for() {
         cut.text
     );
 }
+
+/// Words laid out side by side as boxes of their own (flex items) read as separate words,
+/// while inline markup inside a sentence stays joined as it reads.
+#[tokio::test]
+async fn text_in_boxes_side_by_side_does_not_run_together() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with("lean-boxed", &["--replies", "lean"]).await;
+    tw.text("open_url", json!({ "url": site.url("boxed-text.html") }))
+        .await;
+    let read = tw.text("scan_page", json!({})).await;
+    assert!(
+        read.text.contains("File Path Untitled.ipynb"),
+        "{}",
+        read.text
+    );
+    assert!(!read.text.contains("PathUntitled"), "{}", read.text);
+    assert!(read.text.contains("Plain bold words"), "{}", read.text);
+}

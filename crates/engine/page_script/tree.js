@@ -166,7 +166,13 @@ TW.read_tree = function (args) {
         const inline = INLINE_TAGS.has(k.localName);
         if (!inline) { flush(); pendingDepth = depth; }
         if (!inline) pendingShown = !viewportOnly || inView(k.getBoundingClientRect()) || inFallback;
+        // An inline tag laid out as a box of its own (a flex or grid item, display:
+        // block) is a separate word on screen: "File Path" and "Untitled.ipynb" side by
+        // side must not read as "File PathUntitled.ipynb".
+        const boxed = inline && !textOff && !getComputedStyle(k).display.startsWith('inline');
+        if (boxed) pending += ' ';
         visit(k, depth, textOff);
+        if (boxed) pending += ' ';
         if (!inline) flush();
         continue;
       }
