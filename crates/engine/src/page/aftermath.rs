@@ -22,6 +22,8 @@ const TITLE_WAIT: Duration = Duration::from_secs(2);
 /// Events seen since `Page::watch_effects`.
 pub struct EffectWatch {
     events: Receiver<Arc<cdp::Event>>,
+    /// The tab's top frame, looked up once: a navigation keeps the frame's id.
+    main_frame: String,
 }
 
 /// What an input caused.
@@ -66,8 +68,14 @@ struct Seen {
 impl Page {
     /// Starts watching for what the next input sets off; hand the watch to `effects`.
     pub fn watch_effects(&self) -> EffectWatch {
+        let main_frame = self
+            .browser
+            .tab_by_target(&self.tab.target_id)
+            .and_then(|tab| tab.main_frame.clone())
+            .unwrap_or_else(|| self.tab.target_id.clone());
         EffectWatch {
             events: self.browser.conn.subscribe(),
+            main_frame,
         }
     }
 
@@ -104,7 +112,7 @@ impl Page {
     fn drain(&self, watch: &mut EffectWatch, seen: &mut Seen) {
         loop {
             match watch.events.try_recv() {
-                Ok(event) => self.note(&event, seen),
+                Ok(event) => self.note(&watch.main_frame, &event, seen),
                 Err(TryRecvError::Lagged(_)) => {}
                 Err(_) => return,
             }
@@ -115,7 +123,7 @@ impl Page {
     async fn next_event(&self, watch: &mut EffectWatch, seen: &mut Seen, until: Instant) -> bool {
         match tokio::time::timeout_at(until, watch.events.recv()).await {
             Ok(Ok(event)) => {
-                self.note(&event, seen);
+                self.note(&watch.main_frame, &event, seen);
                 true
             }
             Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => true,
@@ -123,7 +131,7 @@ impl Page {
         }
     }
 
-    fn note(&self, event: &cdp::Event, seen: &mut Seen) {
+    fn note(&self, main_frame: &str, event: &cdp::Event, seen: &mut Seen) {
         let params = &event.params;
         if event.method == "Target.targetCreated" {
             let info = &params["targetInfo"];
@@ -137,13 +145,7 @@ impl Page {
         if event.session_id.as_deref() != Some(self.session.as_str()) {
             return;
         }
-        let main_frame = self
-            .browser
-            .tab_by_target(&self.tab.target_id)
-            .and_then(|tab| tab.main_frame.clone())
-            .unwrap_or_else(|| self.tab.target_id.clone());
-        let main = params["frameId"] == main_frame.as_str()
-            || params["frame"]["id"] == main_frame.as_str();
+        let main = params["frameId"] == main_frame || params["frame"]["id"] == main_frame;
         let same_document = params["navigationType"] == "sameDocument"
             || params["navigationType"] == "historySameDocument";
         match event.method.as_str() {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::keys::{self, Chord};
 use super::{FrameContext, Page};
-use crate::browser::lock;
+use crate::browser::{HOUSEKEEPING, lock};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// What a click aims at.
@@ -257,14 +257,19 @@ impl Page {
                 crate::browser::HOUSEKEEPING,
             )
             .await;
-        let release = json!({ "objectId": watch });
-        let _ = self
-            .cdp(
-                "Runtime.releaseObject",
-                release,
-                crate::browser::HOUSEKEEPING,
-            )
-            .await;
+        // Releasing needs no answer; the click's caller should not wait for it.
+        let (conn, session) = (self.browser.conn.clone(), self.session.clone());
+        tokio::spawn(async move {
+            let release = json!({ "objectId": watch });
+            let _ = conn
+                .call(
+                    Some(&session),
+                    "Runtime.releaseObject",
+                    release,
+                    HOUSEKEEPING,
+                )
+                .await;
+        });
         reply
             .ok()
             .and_then(|r| r["result"]["value"].as_array().cloned())

@@ -103,3 +103,15 @@ pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, ToolError> {
         )),
     }
 }
+
+/// A frame path as BrowserTap spells it back: each step a locator object (a CSS string
+/// becomes `{css}`), so a target's locator, an inner frame's path and an echoed selector
+/// are written the same way whatever the caller wrote.
+pub fn frame_steps(path: Vec<Value>) -> Vec<Value> {
+    path.into_iter()
+        .map(|step| match step {
+            Value::String(css) => json!({ "css": css }),
+            other => other,
+        })
+        .collect()
+}

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use engine::{Acted, ClickTarget, Clicked, EngineError, ErrorCode, Typed};
 
 use super::args::named;
-use super::args::{LOCATOR_DOC, split_locator, with_ref};
+use super::args::{LOCATOR_DOC, frame_steps, split_locator, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -134,12 +134,8 @@ fn merge(data: &mut Value, facts: Value) {
 /// objects, the rest as given.
 fn echoed(selector: &Value) -> Value {
     let mut echo = selector.clone();
-    if let Some(steps) = echo.get_mut("frame").and_then(Value::as_array_mut) {
-        for step in steps {
-            if let Value::String(css) = step {
-                *step = json!({ "css": css });
-            }
-        }
+    if let Some(Value::Array(path)) = echo.get_mut("frame") {
+        *path = frame_steps(std::mem::take(path));
     }
     echo
 }

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use engine::ScanRequest;
 
-use super::args::{frame_path, named};
+use super::args::{frame_path, frame_steps, named};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
@@ -99,18 +99,6 @@ fn lean_text(data: &Value, tab: &str) -> String {
         text.push_str(&format!("[cut: read on with cursor \"{cursor}\"]\n"));
     }
     text
-}
-
-/// A frame path as BrowserTap spells it back: each step a locator object (a CSS string
-/// becomes `{css}`), so a target's locator and an inner frame's path are written the
-/// same way whatever the caller wrote.
-fn frame_steps(path: Vec<Value>) -> Vec<Value> {
-    path.into_iter()
-        .map(|step| match step {
-            Value::String(css) => json!({ "css": css }),
-            other => other,
-        })
-        .collect()
 }
 
 /// A scan after `extra_js` says, as BrowserTap does, that it lists no targets: the page
