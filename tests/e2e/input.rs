@@ -617,6 +617,20 @@ async fn an_input_says_what_it_set_off() {
         opened[0]["url"].as_str().unwrap().contains("from=popup"),
         "{popup}"
     );
+    // The popup opened in front of its opener; input to either still lands (a hidden
+    // page takes no trusted input until it is brought back to the front).
+    let back = tw
+        .chrome("chrome_click_element", json!({ "selector": "#stay" }))
+        .await;
+    assert!(!back.is_error, "{}", back.text);
+    assert_eq!(js(&tw, "document.title").await, "Stayed");
+    let popup_handle = opened[0]["session_id"].as_str().unwrap();
+    tw.ok(
+        "page_click",
+        json!({ "selector": "body", "session_id": popup_handle }),
+    )
+    .await;
+    tw.ok("page_click", json!({ "selector": "#stay" })).await;
 
     // Enter submits to a server that holds the answer: the call answers within its time
     // with the navigation on its way, and the server did get the request.

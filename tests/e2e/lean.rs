@@ -286,3 +286,4 @@ async fn text_in_boxes_side_by_side_does_not_run_together() {
     assert!(!read.text.contains("PathUntitled"), "{}", read.text);
     assert!(read.text.contains("Plain bold words"), "{}", read.text);
 }
+mod facts;

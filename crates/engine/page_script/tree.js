@@ -241,5 +241,8 @@ TW.read_tree = function (args) {
     offscreen,
     truncated,
     ref_next: nextRefNumber(),
+    // Whether the document is done rendering (scan.js): a read of a shell or a page
+    // still loading says so, so an agent waits rather than trusting an empty outline.
+    render_state: renderProbe().state,
   };
 };

@@ -318,8 +318,11 @@ pub struct Face {
     pub guides: &'static [Guide],
     /// Whether it answers `prompts/list` (with none), as its original's server does.
     pub lists_prompts: bool,
-    /// Turns a call's outcome into the MCP result the original would send.
-    pub render: fn(&ToolDef, Result<Reply, ToolError>, &Rendered) -> CallToolResult,
+    /// Judges a call's outcome as the original would: failed or not, its code and retry
+    /// verdict, its payload and the facts beside it.
+    pub judge: fn(&ToolDef, Result<Reply, ToolError>, &Rendered) -> Answer,
+    /// Writes an answer as the original's wire shape (exact replies).
+    pub write: fn(&ToolDef, Answer, &Rendered) -> CallToolResult,
     /// The output schema of a tool (None: it declares none).
     pub output_schema: fn(&ToolDef) -> Option<Map<String, Value>>,
     /// Whether each tool's annotations name every hint (BrowserTap declares all four), or
@@ -329,6 +332,56 @@ pub struct Face {
     pub every_hint: bool,
     /// The time limit of a call whose tool declares none.
     pub default_time_limit: std::time::Duration,
+}
+
+impl Face {
+    /// The MCP result of a call: judged by the face, then written exactly (by the face)
+    /// or leanly (by `lean::write`, the same for every face) from that one judgement.
+    pub fn reply(
+        &self,
+        tool: &ToolDef,
+        outcome: Result<Reply, ToolError>,
+        call: &Rendered,
+        replies: Replies,
+    ) -> CallToolResult {
+        let answer = (self.judge)(tool, outcome, call);
+        match replies {
+            Replies::Exact => (self.write)(tool, answer, call),
+            Replies::Lean => crate::lean::write(answer),
+        }
+    }
+}
+
+/// A call's answer as its face judged it, before it is written. Both writers read only
+/// this: whatever decides an agent's next call is here, typed or as the payload's facts.
+pub struct Answer {
+    /// Why the call failed (None: it succeeded).
+    pub fault: Option<Fault>,
+    /// What the tool answered: a success's data, or the payload a tool reports its own
+    /// failure in. Null for a raised failure.
+    pub payload: Value,
+    /// Facts beside the payload, in the face's words: the call's own (a tab switched
+    /// from, arguments set aside), a raised failure's (the parameter at fault, whether
+    /// anything ran), the tool's diagnostics.
+    pub facts: Map<String, Value>,
+    /// The tab it acted on.
+    pub target: Option<TabInfo>,
+    /// Images sent as MCP image content: (base64, mime type).
+    pub images: Vec<(String, &'static str)>,
+    /// The reply in a few words for a lean reply (an outline, what an input did); None:
+    /// the payload is written as it is.
+    pub lean: Option<String>,
+}
+
+/// A failed call, judged.
+pub struct Fault {
+    /// The code in the face's words (`not_found`, `invalid_request`).
+    pub code: String,
+    pub message: String,
+    /// The face's retry verdict, where its original gives one.
+    pub retryable: Option<bool>,
+    /// The tool reported it in its payload (true) rather than raising it.
+    pub reported: bool,
 }
 
 /// What the server knows of a call beyond its outcome.

@@ -1,7 +1,7 @@
 //! Lean replies (`--replies lean`): the same facts as a face's exact reply, written for a
-//! model to read rather than for a parser. Every face's exact reply is made first (so
-//! success, failure, retry verdicts and delivery facts are decided in one place, the
-//! face's own), then written again here:
+//! model to read rather than for a parser. A face judges each call once (success or
+//! failure, its code, retry verdict and delivery facts: an [`Answer`]); its exact writer
+//! and this one both write from that judgement, and this one is the same for every face:
 //!
 //! - a success is the reply's own lean text (an outline, what an input did) or its
 //!   payload as indented `key: value` lines, with nothing null, empty or merely "ok";
@@ -13,7 +13,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use crate::face::{Face, Rendered};
+use crate::face::{Answer, Fault};
 
 /// Keys that carry no news in a lean reply: the envelope's furniture and flags that only
 /// say "it worked".
@@ -44,114 +44,100 @@ const SILENT: &[&str] = &[
 /// Flags that are news only when they are set.
 const SAID_WHEN_TRUE: &[&str] = &["challenge_detected", "input_dispatched", "manual_blocked"];
 
-/// Diagnostics worth a lean line (the rest is bookkeeping).
-const SAID_DIAGNOSTICS: &[&str] = &[
+/// Facts beside a success worth a lean line (the rest is bookkeeping).
+const SAID_FACTS: &[&str] = &[
     "ignored_arguments",
     "switched_session",
     "switched_from",
+    "browser_lost",
     "superseded_operation_id",
     "reason",
 ];
 
-/// Writes `exact` (the face's exact result) as a lean one; `lean` is the reply's own
-/// lean text, if it wrote one.
-pub fn rewrite(
-    face: &Face,
-    exact: CallToolResult,
-    lean: Option<String>,
-    call: &Rendered,
-) -> CallToolResult {
-    let failed = exact.is_error == Some(true);
-    let mut images = Vec::new();
-    let mut text = String::new();
-    for block in exact.content {
-        match block {
-            ContentBlock::Text(t) => text = t.text.clone(),
-            other => images.push(other),
-        }
-    }
-    // btap's envelope (as text and structured content alike) or the chrome face's
-    // payload; a chrome error is already a plain line.
-    let parsed: Option<Value> = exact
-        .structured_content
-        .or_else(|| serde_json::from_str(&text).ok());
-    let written = match (face.name, parsed) {
-        ("btap", Some(envelope)) => envelope_text(&envelope, lean),
-        (_, Some(payload)) if !failed => lean.unwrap_or_else(|| encode(&payload)),
-        (_, Some(payload)) => failure_line(None, None, &payload),
-        (_, None) if failed => format!("error: {text}"),
-        (_, None) => lean.unwrap_or(text),
+/// Facts beside a reported failure that decide the next call: the parameter at fault,
+/// arguments set aside, tabwire's more specific reason, what to do next.
+const FAILURE_FACTS: &[&str] = &[
+    "param",
+    "ignored_arguments",
+    "reason",
+    "next_action",
+    "stale_session_id",
+    "switched_session",
+    "browser_lost",
+];
+
+/// Facts of a raised failure that are bookkeeping, not news.
+const BOOKKEEPING: &[&str] = &["tool", "elapsed_ms"];
+
+/// Writes a judged call for a model: the same for every face, from the answer alone.
+pub fn write(answer: Answer) -> CallToolResult {
+    let text = match &answer.fault {
+        Some(fault) => fault_line(fault, &answer),
+        None => success_text(&answer),
     };
-    let mut written = written.trim_end().to_owned();
-    if face.name != "btap" && !call.ignored.is_empty() {
-        written.push_str(&format!("\nignored arguments: {}", call.ignored.join(", ")));
-    }
-    let mut content = vec![ContentBlock::text(written)];
-    content.extend(images);
-    if failed {
+    let mut content = vec![ContentBlock::text(text.trim_end())];
+    content.extend(
+        answer
+            .images
+            .into_iter()
+            .map(|(data, mime)| ContentBlock::image(data, mime)),
+    );
+    if answer.fault.is_some() {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     }
 }
 
-/// A btap envelope, leanly: its data (or the reply's lean text) and the diagnostics that
-/// say something; a failure as one line.
-fn envelope_text(envelope: &Value, lean: Option<String>) -> String {
-    if envelope["ok"] != true {
-        let code = envelope["error_code"].as_str();
-        let retryable = envelope["retryable"].as_bool();
-        // A failure the tool reported carries its payload; a raised one its delivery
-        // facts at the envelope's top.
-        let facts = envelope.get("legacy").unwrap_or(envelope);
-        let mut line = failure_line(code, retryable, facts);
-        // What the diagnostics add that decides the next call: the parameter at fault,
-        // arguments set aside, tabwire's more specific reason.
-        let diagnostics = &envelope["diagnostics"];
-        for key in [
-            "param",
-            "ignored_arguments",
-            "reason",
-            "next_action",
-            "stale_session_id",
-        ] {
-            let said = facts.get(key).is_some();
-            if let Some(value) = diagnostics.get(key).filter(|v| !is_empty(v) && !said) {
-                line.push_str(&format!("; {}: {}", key.replace('_', " "), inline(value)));
-            }
-        }
-        return line;
-    }
-    let mut out = lean.unwrap_or_else(|| encode(&envelope["data"]));
-    let diagnostics = &envelope["diagnostics"];
-    for key in SAID_DIAGNOSTICS {
-        if let Some(value) = diagnostics.get(*key).filter(|v| !is_empty(v)) {
+/// A success: the reply's own lean text or its payload, then the facts beside it that
+/// say something (an argument set aside, a tab switched from).
+fn success_text(answer: &Answer) -> String {
+    let mut out = answer
+        .lean
+        .clone()
+        .unwrap_or_else(|| encode(&answer.payload));
+    for key in SAID_FACTS {
+        if let Some(value) = answer.facts.get(*key).filter(|v| !is_empty(v)) {
             out.push_str(&format!("\n{}: {}", key.replace('_', " "), inline(value)));
         }
     }
     out
 }
 
-/// `error obscured (retryable): another element covers the point; occluded by: …`.
-fn failure_line(code: Option<&str>, retryable: Option<bool>, facts: &Value) -> String {
-    let code = code
-        .or_else(|| facts["code"].as_str())
-        .or_else(|| facts["status"].as_str())
-        .unwrap_or("failed");
-    let message = facts["message"]
-        .as_str()
-        .or_else(|| facts["error"].as_str())
-        .or_else(|| facts["error"]["message"].as_str())
-        .unwrap_or_default();
-    let mut line = format!("error {code}");
-    match retryable {
+/// A failure as one line: its code, verdict and message, then the facts an agent
+/// decides by. A reported failure's are its payload's, and the few facts beside it that
+/// decide the next call; a raised failure's are the facts themselves.
+fn fault_line(fault: &Fault, answer: &Answer) -> String {
+    if !fault.reported {
+        let facts: Map<String, Value> = answer
+            .facts
+            .iter()
+            .filter(|(key, _)| !BOOKKEEPING.contains(&key.as_str()))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        return failure_line(fault, &Value::Object(facts));
+    }
+    let mut line = failure_line(fault, &answer.payload);
+    for key in FAILURE_FACTS {
+        let said = answer.payload.get(*key).is_some();
+        if let Some(value) = answer.facts.get(*key).filter(|v| !is_empty(v) && !said) {
+            line.push_str(&format!("; {}: {}", key.replace('_', " "), inline(value)));
+        }
+    }
+    line
+}
+
+/// `error obscured (retryable): another element covers the point; occluded_by=…`.
+fn failure_line(fault: &Fault, facts: &Value) -> String {
+    let mut line = format!("error {}", fault.code);
+    match fault.retryable {
         Some(true) => line.push_str(" (retryable)"),
         Some(false) => line.push_str(" (not retryable)"),
         None => {}
     }
-    if !message.is_empty() {
+    if !fault.message.is_empty() {
         line.push_str(": ");
-        line.push_str(message);
+        line.push_str(&fault.message);
     }
     if let Value::Object(map) = facts {
         let said = [
@@ -331,6 +317,11 @@ pub fn header(title: &str, url: &str, tab: &str) -> String {
 /// A lean read: a header line, the outline, and where to read on.
 pub fn outline(snapshot: &engine::Snapshot, tab: &str, offscreen: Option<u64>) -> String {
     let mut out = header(&snapshot.title, &snapshot.url, tab);
+    if let Some(state) = &snapshot.unready {
+        out.push_str(&format!(
+            "[not rendered yet (render_state: {state}): wait, then read again]\n"
+        ));
+    }
     out.push_str(&snapshot.text);
     if let Some(next) = snapshot.next_line {
         out.push_str(&format!(
@@ -366,9 +357,14 @@ mod tests {
 
     #[test]
     fn a_failure_is_one_line_with_its_code_verdict_and_facts() {
+        let fault = Fault {
+            code: "obscured".into(),
+            message: "another element covers the point".into(),
+            retryable: Some(true),
+            reported: true,
+        };
         let line = failure_line(
-            Some("obscured"),
-            Some(true),
+            &fault,
             &json!({"message": "another element covers the point", "status": "obscured",
                     "occluded_by": {"tag": "div", "id": "cover"}, "retry_safe": true}),
         );

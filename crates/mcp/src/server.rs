@@ -468,7 +468,7 @@ impl TabwireServer {
         &self,
         face: &Face,
         tool: &ToolDef,
-        mut outcome: Result<Reply, ToolError>,
+        outcome: Result<Reply, ToolError>,
         started: Instant,
         arguments: serde_json::Map<String, Value>,
         ignored: Vec<String>,
@@ -509,12 +509,8 @@ impl TabwireServer {
                 "error": outcome.as_ref().err().map(ToString::to_string),
             }),
         );
-        if self.settings.lean() {
-            let lean = outcome.as_mut().ok().and_then(|reply| reply.lean.take());
-            let exact = (face.render)(tool, outcome, &rendered);
-            return crate::lean::rewrite(face, exact, lean, &rendered).into();
-        }
-        (face.render)(tool, outcome, &rendered).into()
+        face.reply(tool, outcome, &rendered, self.settings.replies)
+            .into()
     }
 }
 

@@ -483,7 +483,32 @@ impl Browser {
             )
             .await?;
         *lock(&self.front) = Some(tab.target_id.clone());
+        self.uncover(&tab.target_id);
         Ok(())
+    }
+
+    /// A tab now in front of its window: the tabs that may share that window with it
+    /// (its opener, its popups, its opener's other popups) are behind it.
+    fn uncover(&self, target_id: &str) {
+        let mut table = lock(&self.table);
+        let opener = table.get(target_id).and_then(|tab| tab.opener.clone());
+        for tab in table.values_mut() {
+            let beside = tab.opener.as_deref() == Some(target_id)
+                || opener.as_deref() == Some(tab.target_id.as_str())
+                || (opener.is_some() && tab.opener == opener);
+            if tab.target_id == target_id {
+                tab.covered = false;
+            } else if beside {
+                tab.covered = true;
+            }
+        }
+    }
+
+    /// Whether a tab may be hidden behind another of its window (see `TabState::covered`).
+    pub(crate) fn is_covered(&self, target_id: &str) -> bool {
+        lock(&self.table)
+            .get(target_id)
+            .is_some_and(|tab| tab.covered)
     }
 
     /// The target of the tab tabwire last brought to the front, if it is still open.

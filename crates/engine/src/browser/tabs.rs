@@ -60,6 +60,10 @@ pub struct TabState {
     /// A call that ended with a key or button down is releasing it; the tab is let go
     /// right after, so the next call waits for that instead of answering target_busy.
     pub(crate) releasing: bool,
+    /// Another tab of its window may be in front of it (a popup its page opened, a tab
+    /// brought forward beside it): the page is hidden, and trusted input to a hidden page
+    /// stalls until it is brought to the front.
+    pub(crate) covered: bool,
     /// What the tab is set to emulate, and which agent session set it.
     pub(crate) emulation: Option<super::emulation::Emulated>,
     /// The userscripts put into this tab's session: script id → CDP identifier.
@@ -213,6 +217,13 @@ impl TabTable {
         }
         let target_id = info["targetId"].as_str()?;
         let tab_id = registry.live_id(client, target_id)?;
+        // A popup opens in front of its opener, in the opener's window.
+        let opener = info["openerId"]
+            .as_str()
+            .filter(|_| !self.by_target.contains_key(target_id));
+        if let Some(opener) = opener.and_then(|id| self.by_target.get_mut(id)) {
+            opener.covered = true;
+        }
         let tab = self
             .by_target
             .entry(target_id.to_owned())
@@ -238,6 +249,7 @@ impl TabTable {
                 refs: RefBook::default(),
                 dialog_left_open: None,
                 releasing: false,
+                covered: false,
                 emulation: None,
                 userscripts: HashMap::new(),
             });

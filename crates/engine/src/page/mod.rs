@@ -249,6 +249,11 @@ impl Page {
         params: Value,
         timeout: Duration,
     ) -> Result<Value> {
+        // Trusted input to a hidden page waits until the page is shown: a tab a popup
+        // covered is brought to the front first, as a person would click back to it.
+        if method.starts_with("Input.") && self.browser.is_covered(&self.tab.target_id) {
+            self.browser.activate(&self.tab).await?;
+        }
         self.cdp_in(&self.session, method, params, timeout).await
     }
 

@@ -82,6 +82,9 @@ pub struct Snapshot {
     pub controls: Vec<Control>,
     /// Where the next read starts when this one was cut by `max_chars`.
     pub next_line: Option<usize>,
+    /// How far the top document has rendered when it is not done (`loading`,
+    /// `hydrating`, `shell_only`, `no_body`); None when its content is ready.
+    pub unready: Option<String>,
 }
 
 /// One control of a snapshot.
@@ -151,6 +154,10 @@ impl Page {
             truncated: first.reply["truncated"] == true,
             controls: Vec::new(),
             next_line: None,
+            unready: first.reply["render_state"]
+                .as_str()
+                .filter(|state| *state != "content")
+                .map(str::to_owned),
         };
         let mut lines = Vec::new();
         self.splice(

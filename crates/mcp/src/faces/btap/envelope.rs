@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use engine::{Delivery, EngineError, ErrorCode, Input, TabInfo};
 
-use crate::face::{Rendered, Reply, ToolDef, ToolError};
+use crate::face::{Answer, Fault, Rendered, Reply, ToolDef, ToolError};
 
 pub const CONTRACT: &str = "btap.result.v1";
 
@@ -131,45 +131,73 @@ const RETRYABLE_CODES: &[&str] = &[
     "browser_busy",
 ];
 
-/// The MCP result of one btap call.
-pub fn render(
-    tool: &ToolDef,
-    outcome: Result<Reply, ToolError>,
-    call: &Rendered,
-) -> CallToolResult {
-    let (envelope, images) = match outcome {
-        Ok(reply) => {
-            let images = reply
-                .images
-                .iter()
-                .map(|(data, mime)| ContentBlock::image(data.clone(), *mime))
-                .collect();
-            (reported(tool, reply, call), images)
-        }
+/// A btap call judged as BrowserTap judges it: a page's own failure is reported in the
+/// payload, anything else raised; each with BrowserTap's retry verdict.
+pub fn judge(tool: &ToolDef, outcome: Result<Reply, ToolError>, call: &Rendered) -> Answer {
+    match outcome {
+        Ok(reply) => reported(tool, reply, call),
         // What the page reports as its own failure is carried in the payload, as
         // BrowserTap's extension reports it.
         Err(ToolError::Engine(error)) if let Some(reply) = as_reported(&error) => {
-            (reported(tool, reply, call), Vec::new())
+            reported(tool, reply, call)
         }
-        Err(error) => (raised(tool, &error, call), Vec::new()),
-    };
-    let is_error = envelope["ok"] != true;
-    let mut result = if is_error {
+        Err(error) => raised(tool, &error, call),
+    }
+}
+
+/// The envelope of a judged call, as text and structured content; images follow.
+pub fn write(_: &ToolDef, answer: Answer, call: &Rendered) -> CallToolResult {
+    let Answer {
+        fault,
+        payload,
+        facts,
+        target: acted_on,
+        images,
+        lean: _,
+    } = answer;
+    let mut envelope = header(fault.is_none());
+    envelope["target"] = target(acted_on.as_ref(), &call.arguments, &payload);
+    match &fault {
+        None => envelope["data"] = payload.clone(),
+        Some(fault) => {
+            envelope["error"] = json!({
+                "code": fault.code, "message": fault.message, "retryable": fault.retryable,
+            });
+            envelope["error_code"] = json!(fault.code);
+            envelope["retryable"] = json!(fault.retryable);
+            if fault.reported {
+                envelope["legacy"] = payload.clone();
+            } else {
+                for key in DELIVERY_TOP {
+                    if let Some(value) = facts.get(*key) {
+                        envelope[*key] = value.clone();
+                    }
+                }
+            }
+        }
+    }
+    envelope["diagnostics"] = Value::Object(facts);
+    project(&mut envelope, &payload);
+    if envelope["ok"] == false && envelope.get("retry_safe").is_some() {
+        envelope["retry_safe"] = envelope["retryable"].clone();
+    }
+    let mut result = if fault.is_some() {
         CallToolResult::structured_error(envelope)
     } else {
         CallToolResult::structured(envelope)
     };
-    result.content.extend(images);
+    result.content.extend(
+        images
+            .into_iter()
+            .map(|(data, mime)| ContentBlock::image(data, mime)),
+    );
     result
 }
 
-/// A successful call: a success envelope, or a failure the payload itself reports.
-fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Value {
+/// A call that answered: a success, or a failure the payload itself reports.
+fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Answer {
     let payload = reply.data;
-    let failure = reply.failure.map(|f| (f.code, f.message));
     let mut facts = reply.facts;
-    let mut envelope = header(failure.is_none());
-    envelope["target"] = target(reply.target.as_ref(), &call.arguments, &payload);
     let mut diagnostics = diagnostics(tool, call, &mut facts);
     if let Value::Object(data) = &payload {
         for key in DIAGNOSTIC_KEYS {
@@ -178,35 +206,32 @@ fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Value {
             }
         }
     }
-    match failure {
-        None => {
-            envelope["data"] = payload.clone();
-            envelope["diagnostics"] = Value::Object(diagnostics);
+    let fault = reply.failure.map(|failure| {
+        let retryable = verdict(&[&payload], false);
+        if diagnostics.contains_key("retry_safe") {
+            diagnostics.insert("retry_safe".into(), json!(retryable));
         }
-        Some((code, message)) => {
-            let retryable = verdict(&[&payload, &Value::Object(facts.clone())], false);
-            if diagnostics.contains_key("retry_safe") {
-                diagnostics.insert("retry_safe".into(), json!(retryable));
-            }
-            envelope["error"] = json!({ "code": code, "message": message, "retryable": retryable });
-            envelope["error_code"] = json!(code);
-            envelope["retryable"] = json!(retryable);
-            envelope["legacy"] = payload.clone();
-            envelope["diagnostics"] = Value::Object(diagnostics);
+        Fault {
+            code: failure.code,
+            message: failure.message,
+            retryable: Some(retryable),
+            reported: true,
         }
+    });
+    Answer {
+        fault,
+        payload,
+        facts: diagnostics,
+        target: reply.target,
+        images: reply.images,
+        lean: reply.lean,
     }
-    project(&mut envelope, &payload);
-    if envelope["ok"] == false && envelope.get("retry_safe").is_some() {
-        envelope["retry_safe"] = envelope["retryable"].clone();
-    }
-    envelope
 }
 
-/// A call that raised: no data, no legacy; the delivery facts at the top level too.
-fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Value {
+/// A call that raised: no payload; its delivery facts beside it.
+fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Answer {
     let failure = Failure::of(error);
-    let mut facts = failure.facts.clone();
-    let mut envelope = header(false);
+    let mut facts = failure.facts;
     let retryable = verdict(
         &[&Value::Object(facts.clone())],
         RETRYABLE_CODES.contains(&failure.code),
@@ -214,19 +239,19 @@ fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Value {
     if facts.contains_key("retry_safe") {
         facts.insert("retry_safe".into(), json!(retryable));
     }
-    envelope["error"] =
-        json!({ "code": failure.code, "message": failure.message, "retryable": retryable });
-    envelope["error_code"] = json!(failure.code);
-    envelope["retryable"] = json!(retryable);
-    envelope["target"] = target(None, &call.arguments, &Value::Null);
-    for key in DELIVERY_TOP {
-        if let Some(value) = facts.get(*key) {
-            envelope[*key] = value.clone();
-        }
+    Answer {
+        fault: Some(Fault {
+            code: failure.code.to_owned(),
+            message: failure.message,
+            retryable: Some(retryable),
+            reported: false,
+        }),
+        payload: Value::Null,
+        facts: diagnostics(tool, call, &mut facts),
+        target: None,
+        images: Vec::new(),
+        lean: None,
     }
-    let diagnostics = diagnostics(tool, call, &mut facts);
-    envelope["diagnostics"] = Value::Object(diagnostics);
-    envelope
 }
 
 fn header(ok: bool) -> Value {

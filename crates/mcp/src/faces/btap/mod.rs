@@ -67,7 +67,8 @@ pub const FACE: Face = Face {
     guides: GUIDES,
     // BrowserTap's server answers prompts/list, with none.
     lists_prompts: true,
-    render: envelope::render,
+    judge: envelope::judge,
+    write: envelope::write,
     output_schema: envelope::output_schema,
     every_hint: true,
     default_time_limit: std::time::Duration::from_secs(15),

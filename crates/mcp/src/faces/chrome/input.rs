@@ -252,6 +252,9 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     for tab in &effects.new_tabs {
         lean.push_str(&format!("; opened a new tab: {}", tab.url));
     }
+    for error in &report.page_errors {
+        lean.push_str(&format!("; the page threw: {error}"));
+    }
     info["clickMethod"] = json!(method);
     info["clickPosition"] = json!({ "x": report.x, "y": report.y });
     let mut data = json!({
@@ -264,6 +267,9 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     }
     if !effects.new_tabs.is_empty() {
         data["newTabs"] = json!(effects.new_tabs);
+    }
+    if !report.page_errors.is_empty() {
+        data["pageErrors"] = json!(report.page_errors);
     }
     Ok(Reply::action(data)
         .on(landed)

@@ -60,7 +60,8 @@ pub const FACE: Face = Face {
     // The Chrome MCP Server serves tools only.
     guides: &[],
     lists_prompts: false,
-    render: reply::render,
+    judge: reply::judge,
+    write: reply::write,
     output_schema: |_| None,
     every_hint: false,
     // Where a tool names no limit: long enough for a page to load.

@@ -5,32 +5,79 @@
 //! original flags it) is `isError` with that payload.
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use engine::{EngineError, Input};
 
-use crate::face::{Rendered, Reply, TextStyle, ToolDef, ToolError};
+use crate::face::{Answer, Fault, Rendered, Reply, TextStyle, ToolDef, ToolError};
 
-pub fn render(tool: &ToolDef, outcome: Result<Reply, ToolError>, _: &Rendered) -> CallToolResult {
+/// A chrome call judged: the original flags only a tool's own `success: false` payload
+/// and raised errors; tabwire's code and retry verdict go beside them for lean replies.
+pub fn judge(_: &ToolDef, outcome: Result<Reply, ToolError>, call: &Rendered) -> Answer {
+    let mut facts = call.facts.clone();
+    if !call.ignored.is_empty() {
+        facts.insert("ignored_arguments".into(), json!(call.ignored));
+    }
     match outcome {
         Ok(reply) => {
-            let text = match tool.text {
-                TextStyle::Pretty => serde_json::to_string_pretty(&reply.data),
-                TextStyle::Compact => serde_json::to_string(&reply.data),
-            }
-            .unwrap_or_default();
-            let failed = reply.failure.is_some();
-            let mut content = vec![ContentBlock::text(text)];
-            for (data, mime) in reply.images {
-                content.push(ContentBlock::image(data, mime));
-            }
-            if failed {
-                CallToolResult::error(content)
-            } else {
-                CallToolResult::success(content)
+            facts.extend(reply.facts);
+            Answer {
+                fault: reply.failure.map(|failure| Fault {
+                    code: failure.code,
+                    message: failure.message,
+                    retryable: None,
+                    reported: true,
+                }),
+                payload: reply.data,
+                facts,
+                target: reply.target,
+                images: reply.images,
+                lean: reply.lean,
             }
         }
-        Err(error) => CallToolResult::error(vec![ContentBlock::text(message(&error))]),
+        Err(error) => Answer {
+            fault: Some(Fault {
+                code: code(&error).to_owned(),
+                message: message(&error),
+                retryable: error.engine_error().map(EngineError::retryable),
+                reported: false,
+            }),
+            payload: Value::Null,
+            facts,
+            target: None,
+            images: Vec::new(),
+            lean: None,
+        },
+    }
+}
+
+/// The payload as JSON text (pretty where the tool says), or the failure's message.
+pub fn write(tool: &ToolDef, answer: Answer, _: &Rendered) -> CallToolResult {
+    let text = match &answer.fault {
+        Some(fault) if !fault.reported => fault.message.clone(),
+        _ => match tool.text {
+            TextStyle::Pretty => serde_json::to_string_pretty(&answer.payload),
+            TextStyle::Compact => serde_json::to_string(&answer.payload),
+        }
+        .unwrap_or_default(),
+    };
+    let mut content = vec![ContentBlock::text(text)];
+    for (data, mime) in answer.images {
+        content.push(ContentBlock::image(data, mime));
+    }
+    if answer.fault.is_some() {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+/// tabwire's code for a raised failure (the original's message names none).
+fn code(error: &ToolError) -> &'static str {
+    match error {
+        ToolError::Param { .. } => engine::ErrorCode::InvalidInput.as_str(),
+        ToolError::Face { code, .. } => code,
+        ToolError::Engine(error) => error.code().as_str(),
     }
 }
 
