@@ -673,6 +673,53 @@ async fn an_input_says_what_it_set_off() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_submit_sent_by_script_is_answered_before_the_input_answers() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("fetch-submit", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("fetch-login.html") }))
+        .await;
+    // The server answers the login only once it has arrived: the call waits for it.
+    let released = std::sync::atomic::AtomicBool::new(false);
+    let answering = async {
+        site.arrived("login").await;
+        released.store(true, std::sync::atomic::Ordering::SeqCst);
+        site.release("login");
+    };
+    let typing = async {
+        let typed = tw
+            .ok(
+                "page_type",
+                json!({ "selector": "#user", "text": "ann", "submit_key": "Enter" }),
+            )
+            .await;
+        // It answered after the server let the login through, not before.
+        assert!(
+            released.load(std::sync::atomic::Ordering::SeqCst),
+            "{typed}"
+        );
+        typed
+    };
+    let ((), typed) = tokio::join!(answering, typing);
+    assert!(typed.get("requests_pending").is_none(), "{typed}");
+    assert_eq!(
+        js(&tw, "document.getElementById('status').textContent").await,
+        "Welcome"
+    );
+
+    // A server that does not answer within the call's time: the reply says the request
+    // is still on its way, and the server did get it.
+    tw.ok("open_url", json!({ "url": site.url("fetch-login.html") }))
+        .await;
+    let clicked = tw
+        .ok("page_click", json!({ "selector": "#go", "timeout": 1 }))
+        .await;
+    assert_eq!(clicked["requests_pending"], 1, "{clicked}");
+    site.arrived("login").await;
+    site.release("login");
+}
+
 mod refs;
 mod select;
 

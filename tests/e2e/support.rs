@@ -76,7 +76,7 @@ fn routes() -> Router {
             ),
         )
         .route("/cookies", get(echo_cookies))
-        .route("/hold/{key}", get(hold))
+        .route("/hold/{key}", get(hold).post(hold))
         .route("/echo-request", axum::routing::any(echo_request))
         .route("/report", get(report))
         .route("/report.html", get(html_report))

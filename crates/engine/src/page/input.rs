@@ -25,6 +25,9 @@ pub enum ClickTarget {
 /// How many times a click is aimed and sent before it is reported undelivered.
 const CLICK_ATTEMPTS: usize = 3;
 
+/// The page watch of an input that may submit (`watch_page`).
+const PAGE_WATCH: &str = include_str!("../../page_script/input_watch.js");
+
 /// What a click aims at, once its frame is known.
 struct Aim<'a> {
     frame: &'a [Value],
@@ -150,23 +153,25 @@ impl Page {
                 challenge: None,
                 checked: None,
                 page_errors: Vec::new(),
+                requests_pending: 0,
             };
             *lock(&self.last_aim) = Some(clicked.clone());
-            let errors = if ctx.framed {
+            let watch = if ctx.framed {
                 None
             } else {
-                self.watch_page_errors().await
+                self.watch_page().await
             };
             let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
             // Read (and remove) the guard whatever became of the press.
             let seen = self.click_guard_seen(&ctx, guard, timeout).await;
-            let page_errors = match errors {
-                Some(watch) => self.page_errors_seen(watch).await,
-                None => Vec::new(),
+            let page = match watch {
+                Some(watch) => self.page_seen(watch, timeout).await,
+                None => PageSeen::default(),
             };
             pressed?;
             let clicked = Clicked {
-                page_errors,
+                page_errors: page.errors,
+                requests_pending: page.requests_pending,
                 ..clicked
             };
             let Some(seen) = seen else {
@@ -222,21 +227,15 @@ impl Page {
         Ok(reply["result"]["objectId"].as_str().map(str::to_owned))
     }
 
-    /// Starts noting the errors the page's own scripts throw (its `error` and
-    /// `unhandledrejection` events, which only the page's world hears), held by reference
-    /// so nothing is left on the page; None where that cannot be had.
-    async fn watch_page_errors(&self) -> Option<String> {
-        const WATCH: &str = "(() => { const errors = []; \
-            const note = (text) => { if (errors.length < 5) errors.push(String(text).slice(0, 200)); }; \
-            const onError = (e) => note(e.message || e.error || 'error'); \
-            const onRejection = (e) => note('unhandled rejection: ' + ((e.reason && e.reason.message) || e.reason)); \
-            const add = EventTarget.prototype.addEventListener, remove = EventTarget.prototype.removeEventListener; \
-            add.call(window, 'error', onError); add.call(window, 'unhandledrejection', onRejection); \
-            return { stop() { remove.call(window, 'error', onError); remove.call(window, 'unhandledrejection', onRejection); return errors; } }; })()";
+    /// Starts watching the top document, in its own world, for what an input makes it
+    /// do: errors its handlers throw, and requests they send (`fetch`, `XMLHttpRequest`),
+    /// so the input's reply can wait for a submit sent by script as for one that
+    /// navigates. None when the watch could not be set.
+    async fn watch_page(&self) -> Option<String> {
         let reply = self
             .cdp(
                 "Runtime.evaluate",
-                json!({ "expression": WATCH, "returnByValue": false }),
+                json!({ "expression": PAGE_WATCH, "returnByValue": false }),
                 crate::browser::HOUSEKEEPING,
             )
             .await
@@ -244,20 +243,24 @@ impl Page {
         reply["result"]["objectId"].as_str().map(str::to_owned)
     }
 
-    /// The errors noted since `watch_page_errors` (and the watch removed).
-    async fn page_errors_seen(&self, watch: String) -> Vec<String> {
+    /// What the page did since `watch_page`, the watch removed: the errors it threw,
+    /// once the requests it sent have been answered (within `wait`).
+    async fn page_seen(&self, watch: String, wait: Duration) -> PageSeen {
+        let wait_ms = wait.as_millis().min(u128::from(u32::MAX)) as u64;
         let reply = self
             .cdp(
                 "Runtime.callFunctionOn",
                 json!({
                     "objectId": watch,
-                    "functionDeclaration": "function () { return this.stop(); }",
+                    "functionDeclaration": "function (ms) { return this.stop(ms); }",
+                    "arguments": [{ "value": wait_ms }],
+                    "awaitPromise": true,
                     "returnByValue": true,
                 }),
-                crate::browser::HOUSEKEEPING,
+                wait + crate::browser::HOUSEKEEPING,
             )
             .await;
-        // Releasing needs no answer; the click's caller should not wait for it.
+        // Releasing needs no answer; the input's caller should not wait for it.
         let (conn, session) = (self.browser.conn.clone(), self.session.clone());
         tokio::spawn(async move {
             let release = json!({ "objectId": watch });
@@ -270,13 +273,35 @@ impl Page {
                 )
                 .await;
         });
-        reply
-            .ok()
-            .and_then(|r| r["result"]["value"].as_array().cloned())
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.as_str().map(str::to_owned))
-            .collect()
+        // A document gone with the input (it navigated) says nothing more.
+        let seen = reply
+            .map(|mut r| r["result"]["value"].take())
+            .unwrap_or_default();
+        PageSeen {
+            errors: seen["errors"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.as_str().map(str::to_owned))
+                .collect(),
+            requests_pending: seen["pending"].as_u64().unwrap_or_default() as u32,
+        }
+    }
+
+    /// Runs an input that may submit (a key press) under a page watch: it answers once
+    /// the requests its handlers sent are answered, within `wait`.
+    async fn watched<T>(
+        &self,
+        wait: Duration,
+        input: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<(T, PageSeen)> {
+        let watch = self.watch_page().await;
+        let done = input.await;
+        let seen = match watch {
+            Some(watch) => self.page_seen(watch, wait).await,
+            None => PageSeen::default(),
+        };
+        done.map(|value| (value, seen))
     }
 
     /// What the guard saw (and removes it); None when the document is gone.
@@ -543,6 +568,7 @@ impl Page {
             clamped: false,
             typed_chars: text.chars().count(),
             submitted: submit_key.map(str::to_owned),
+            requests_pending: 0,
         };
         if report["slider"].is_object() && locator.is_some() && !text.is_empty() {
             let target: f64 = text.trim().parse().map_err(|_| {
@@ -584,7 +610,10 @@ impl Page {
                 .await?;
         }
         if let Some(chord) = &submit {
-            self.press_chord(chord, timeout).await?;
+            let ((), seen) = self
+                .watched(timeout, self.press_chord(chord, timeout))
+                .await?;
+            typed.requests_pending = seen.requests_pending;
         }
         Ok(typed)
     }
@@ -660,6 +689,21 @@ impl Page {
                 Err(error) => return Err(error),
             });
         }
+        // A key in the sequence may submit: the sequence answers once the requests
+        // the page sent are answered.
+        let (sent, _) = self
+            .watched(timeout, self.send_steps(steps, plan, pause, timeout))
+            .await?;
+        Ok(sent)
+    }
+
+    async fn send_steps(
+        &self,
+        steps: &[KeyStep],
+        plan: Vec<std::result::Result<Chord, String>>,
+        pause: Duration,
+        timeout: Duration,
+    ) -> Result<Vec<SentStep>> {
         let mut sent = Vec::with_capacity(plan.len());
         for (i, (step, planned)) in steps.iter().zip(plan).enumerate() {
             if i > 0 && !pause.is_zero() {
@@ -687,9 +731,12 @@ impl Page {
     /// Presses one chord (`enter`, `ctrl,shift,k`); says it as pressed (`Control+Shift+k`).
     pub async fn press(&self, keys: &str, timeout: Duration) -> Result<Pressed> {
         let chord = keys::parse_chord(keys)?;
-        self.press_chord(&chord, timeout).await?;
+        let ((), seen) = self
+            .watched(timeout, self.press_chord(&chord, timeout))
+            .await?;
         Ok(Pressed {
             keys: chord.describe(),
+            requests_pending: seen.requests_pending,
         })
     }
 
@@ -841,6 +888,9 @@ pub struct Clicked {
     /// Errors the page's handlers threw while taking the click.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub page_errors: Vec<String>,
+    /// Requests the page's handlers sent and still wait on when the call's time ran
+    /// out (0: none, or all answered before the reply).
+    pub requests_pending: u32,
 }
 
 impl Page {
@@ -863,6 +913,7 @@ impl Clicked {
             challenge: None,
             checked: None,
             page_errors: Vec::new(),
+            requests_pending: 0,
         }
     }
 }
@@ -887,10 +938,27 @@ pub struct Typed {
     pub typed_chars: usize,
     /// The key pressed afterwards, if one was.
     pub submitted: Option<String>,
+    /// Requests the submit sent and still waits on when the call's time ran out.
+    pub requests_pending: u32,
 }
 
 /// A chord pressed, as the engine names its keys (`Control+Shift+k`).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Pressed {
     pub keys: String,
+    /// Requests the page sent on the press and still waits on when the call's time ran
+    /// out (0: none, or all answered).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub requests_pending: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// What a watched page did on an input.
+#[derive(Debug, Default)]
+struct PageSeen {
+    errors: Vec<String>,
+    requests_pending: u32,
 }

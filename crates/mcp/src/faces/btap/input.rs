@@ -176,6 +176,9 @@ fn click_facts(clicked: Clicked, selector: &Value, offset: (Option<f64>, Option<
     if !clicked.page_errors.is_empty() {
         facts["page_errors"] = json!(clicked.page_errors);
     }
+    if clicked.requests_pending > 0 {
+        facts["requests_pending"] = json!(clicked.requests_pending);
+    }
     if let Some(attempts) = clicked.attempts {
         facts["aim_attempts"] = json!(attempts);
     }
@@ -226,6 +229,9 @@ fn type_facts(typed: Typed, target: Value) -> Value {
     });
     if let Some(key) = typed.submitted {
         facts["submitted"] = json!(key);
+    }
+    if typed.requests_pending > 0 {
+        facts["requests_pending"] = json!(typed.requests_pending);
     }
     if let Some(value) = typed.value {
         facts["value"] = value;
@@ -356,6 +362,11 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
 /// the tab landed; `new_tabs`: tabs the page opened); the same facts for a lean line.
 fn with_effects(data: &mut Value, effects: &engine::Aftermath) -> String {
     let mut lean = String::new();
+    if let Some(pending) = data["requests_pending"].as_u64() {
+        lean.push_str(&format!(
+            "; {pending} request(s) it sent still unanswered when the call's time ran out"
+        ));
+    }
     if let Some(landing) = &effects.navigation {
         data["navigated"] = json!(landing);
         if landing.committed {
@@ -594,7 +605,10 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
     let mut lean = format!("pressed {}", pressed.keys);
     // A chord is a key down and up for each of its keys.
     let events = 2 * pressed.keys.split('+').count();
-    let facts = json!({ "target": { "keys_csv": p.keys_csv }, "keys": pressed.keys });
+    let mut facts = json!({ "target": { "keys_csv": p.keys_csv }, "keys": pressed.keys });
+    if pressed.requests_pending > 0 {
+        facts["requests_pending"] = json!(pressed.requests_pending);
+    }
     let mut data = succeeded(&page, events, facts);
     let effects = page.effects(watch, call.deadline.remaining()).await;
     lean.push_str(&with_effects(&mut data, &effects));

@@ -255,6 +255,12 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     for error in &report.page_errors {
         lean.push_str(&format!("; the page threw: {error}"));
     }
+    if report.requests_pending > 0 {
+        lean.push_str(&format!(
+            "; {} request(s) it sent still unanswered when the call's time ran out",
+            report.requests_pending
+        ));
+    }
     info["clickMethod"] = json!(method);
     info["clickPosition"] = json!({ "x": report.x, "y": report.y });
     let mut data = json!({
@@ -270,6 +276,9 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     }
     if !report.page_errors.is_empty() {
         data["pageErrors"] = json!(report.page_errors);
+    }
+    if report.requests_pending > 0 {
+        data["requestsPending"] = json!(report.requests_pending);
     }
     Ok(Reply::action(data)
         .on(landed)
