@@ -22,6 +22,7 @@ mod lifecycle;
 mod performance;
 mod permissions;
 mod pick;
+mod profiles;
 mod protocol;
 mod reading;
 mod recording;

@@ -313,6 +313,9 @@ pub struct Guide {
 pub struct Face {
     pub name: &'static str,
     pub tools: &'static [ToolDef],
+    /// Its everyday tools, served by `--tools core`: open, read, click, type, press,
+    /// select, wait, screenshot, tabs, run a script.
+    pub core: &'static [&'static str],
     pub instructions: &'static str,
     /// Its guides, served as resources (`resources/list`, `resources/read`).
     pub guides: &'static [Guide],

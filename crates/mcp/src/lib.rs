@@ -19,8 +19,10 @@ mod params_fuzz;
 #[allow(deprecated)]
 mod server;
 mod stream;
+mod tools;
 
 pub use face::OVERRIDE_ENV;
 pub use face::{Face, Guide, Profile, Replies, ToolDef};
 pub use http::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
 pub use server::{ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream};
+pub use tools::ToolSet;

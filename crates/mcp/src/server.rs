@@ -15,7 +15,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use engine::{AgentSession, Engine, lock};
 
@@ -53,6 +53,8 @@ pub struct SessionOptions {
     /// Sessions reach this server through a broker that other MCP clients share (the
     /// browser is held by another process than the client started).
     pub brokered: bool,
+    /// Which of the faces' tools are served.
+    pub tools: crate::ToolSet,
 }
 
 impl SessionOptions {
@@ -64,11 +66,12 @@ impl SessionOptions {
             .faces
             .iter()
             .flat_map(|face| face.tools.iter().map(move |tool| (*face, tool)))
+            .filter(|(face, tool)| self.tools.serves(face, tool))
             .collect();
         let listed = catalogue
             .iter()
             .filter(|(_, tool)| tool.listed)
-            .map(|(face, tool)| describe(face, tool, self.replies))
+            .map(|(face, tool)| describe(face, tool, self.replies, self.tools.compact()))
             .collect();
         let instructions = self
             .faces
@@ -202,13 +205,13 @@ impl TabwireServer {
     }
 }
 
-fn describe(face: &Face, tool: &ToolDef, replies: Replies) -> Tool {
+fn describe(face: &Face, tool: &ToolDef, replies: Replies, compact: bool) -> Tool {
     let hints = &tool.hints;
     let mut annotations = ToolAnnotations::new();
     let mut any = false;
     // MCP's defaults: read-only false, destructive true, idempotent false, open-world true.
     let mut said = |value: bool, default: bool| {
-        let say = face.every_hint || value != default;
+        let say = (face.every_hint && !compact) || value != default;
         any |= say;
         say
     };
@@ -224,13 +227,21 @@ fn describe(face: &Face, tool: &ToolDef, replies: Replies) -> Tool {
     if said(hints.open_world, true) {
         annotations = annotations.open_world(hints.open_world);
     }
-    let schema = params::schema((tool.params)());
+    let mut schema = params::schema((tool.params)());
+    if compact {
+        schema = crate::tools::compact_schema(schema);
+    }
     let mut described = Tool::new(tool.name, tool.description, Arc::new(schema));
     if any {
         described = described.with_annotations(annotations);
     }
     // A lean reply is text, not structured content, so it declares no output schema.
-    if let Some(schema) = (face.output_schema)(tool).filter(|_| replies == Replies::Exact) {
+    // A compact list leaves out an output schema that says no more than "an object".
+    let says_more = |schema: &Map<String, Value>| !compact || schema.len() > 1;
+    if let Some(schema) = (face.output_schema)(tool)
+        .filter(|_| replies == Replies::Exact)
+        .filter(says_more)
+    {
         described = described.with_raw_output_schema(Arc::new(schema));
     }
     described
@@ -326,10 +337,17 @@ impl ServerHandler for TabwireServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.catalogue
+        // As listed; a tool served but not listed (as its original hides it) in full.
+        self.listed
             .iter()
-            .find(|(_, tool)| tool.name == name)
-            .map(|(face, tool)| describe(face, tool, self.settings.replies))
+            .find(|tool| tool.name == name)
+            .cloned()
+            .or_else(|| {
+                self.catalogue
+                    .iter()
+                    .find(|(_, tool)| tool.name == name)
+                    .map(|(face, tool)| describe(face, tool, self.settings.replies, false))
+            })
     }
 
     #[allow(deprecated)]

@@ -35,6 +35,9 @@ pub struct Preamble {
     /// `exact` or `lean` (an older client says nothing: exact).
     #[serde(default)]
     pub replies: String,
+    /// `--tools` as the client was started with (an older client says nothing: all).
+    #[serde(default)]
+    pub tools: String,
     pub engine: Value,
 }
 
@@ -214,12 +217,14 @@ fn session_for(preamble: &Preamble, settings: &Value) -> anyhow::Result<mcp::Ses
         "lab" => mcp::Profile::Lab,
         other => bail!("unknown profile '{other}'"),
     };
+    let tools = mcp::ToolSet::parse(&preamble.tools, &faces).map_err(anyhow::Error::msg)?;
     Ok(mcp::SessionOptions {
         faces,
         profile,
         allow_blocked_cdp: preamble.allow_blocked_cdp,
         replies: mcp::Replies::parse(&preamble.replies).map_err(anyhow::Error::msg)?,
         brokered: true,
+        tools,
     })
 }
 

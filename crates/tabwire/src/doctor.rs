@@ -18,6 +18,27 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
                 })
                 .collect();
             println!("ok   faces: {} (--face / TABWIRE_FACE)", named.join(", "));
+            match mcp::ToolSet::parse(&args.tools, &faces) {
+                Ok(tools) => {
+                    let served: usize = faces
+                        .iter()
+                        .map(|f| {
+                            f.tools
+                                .iter()
+                                .filter(|t| t.listed && tools.serves(f, t))
+                                .count()
+                        })
+                        .sum();
+                    println!(
+                        "ok   tools: {} ({served} listed; --tools / TABWIRE_TOOLS: all, core or names)",
+                        tools.spelling()
+                    );
+                }
+                Err(error) => {
+                    problems += 1;
+                    println!("BAD  tools: {error}");
+                }
+            }
         }
         Err(error) => {
             problems += 1;

@@ -111,6 +111,17 @@ struct ServeArgs {
         value_name = "exact|lean"
     )]
     replies: String,
+    /// Which tools to serve: all (the default: every tool, as the originals serve them),
+    /// core (the everyday ones: open, read, click, type, press, select, wait, screenshot,
+    /// tabs, run a script), or tool names separated by commas (`core,get_cookies`). Any
+    /// list but all is declared compactly.
+    #[arg(
+        long,
+        env = "TABWIRE_TOOLS",
+        default_value = "all",
+        value_name = "all|core|NAMES"
+    )]
+    tools: String,
     /// Where screenshots, PDFs and large results are written (default ~/Downloads/tabwire).
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
@@ -294,6 +305,10 @@ enum Command {
         /// comma-separated (default: the --face given before the command, else btap).
         #[arg(long = "face", value_name = "FACES")]
         faces: Option<String>,
+        /// The tools it serves: all, core, or names (default: the --tools given before the
+        /// command, else all).
+        #[arg(long = "tools", value_name = "all|core|NAMES")]
+        tools: Option<String>,
     },
 }
 
@@ -378,13 +393,16 @@ fn run() -> anyhow::Result<()> {
                 client,
                 lean,
                 faces,
+                tools,
             }) => {
                 let lean =
                     lean || mcp::Replies::parse(&cli.serve.replies) == Ok(mcp::Replies::Lean);
                 let faces = faces.unwrap_or_else(|| cli.serve.face.clone());
+                let tools = tools.unwrap_or_else(|| cli.serve.tools.clone());
+                let config = print_config(client, &faces, &tools, lean)?;
                 // Where it goes on stderr, so stdout stays the configuration alone.
                 eprintln!("{}", config_file(client));
-                println!("{}", print_config(client, &faces, lean)?);
+                println!("{config}");
                 Ok(())
             }
         }
@@ -514,8 +532,11 @@ fn default_profile_dir() -> PathBuf {
 impl ServeArgs {
     /// How this process's MCP sessions are served.
     fn session_options(&self) -> anyhow::Result<mcp::SessionOptions> {
+        let faces = mcp::faces::by_names(&self.face).map_err(anyhow::Error::msg)?;
+        let tools = mcp::ToolSet::parse(&self.tools, &faces).map_err(anyhow::Error::msg)?;
         Ok(mcp::SessionOptions {
-            faces: mcp::faces::by_names(&self.face).map_err(anyhow::Error::msg)?,
+            faces,
+            tools,
             profile: match self.profile {
                 ProfileArg::Safe => mcp::Profile::Safe,
                 ProfileArg::Lab => mcp::Profile::Lab,
@@ -536,6 +557,7 @@ impl ServeArgs {
             profile: options.profile.name().to_owned(),
             allow_blocked_cdp: options.allow_blocked_cdp,
             replies: options.replies.name().to_owned(),
+            tools: options.tools.spelling(),
             engine: self.engine_settings(),
         })
     }
@@ -684,8 +706,11 @@ fn config_file(client: Client) -> &'static str {
     }
 }
 
-fn print_config(client: Client, faces: &str, lean: bool) -> anyhow::Result<String> {
-    mcp::faces::by_names(faces).map_err(anyhow::Error::msg)?;
+fn print_config(client: Client, faces: &str, tools: &str, lean: bool) -> anyhow::Result<String> {
+    let served = mcp::faces::by_names(faces).map_err(anyhow::Error::msg)?;
+    let tools = mcp::ToolSet::parse(tools, &served)
+        .map_err(anyhow::Error::msg)?
+        .spelling();
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let exe = exe.display().to_string();
     let mut args: Vec<&str> = if faces == "btap" {
@@ -695,6 +720,9 @@ fn print_config(client: Client, faces: &str, lean: bool) -> anyhow::Result<Strin
     };
     if lean {
         args.extend(["--replies", "lean"]);
+    }
+    if tools != "all" {
+        args.extend(["--tools", &tools]);
     }
     let joined = args.join(" ");
     let command_line = if joined.is_empty() {

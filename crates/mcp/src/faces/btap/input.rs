@@ -44,7 +44,8 @@ tool_params! {
 }
 
 /// How page_select's selector is described: a ref from a read goes inside it.
-const SELECT_TARGET_DOC: &str = "the <select>, listbox or combobox: a ref from a read ({\"ref\": \"e12\"}), a CSS string, or {css|role(+name)|text|label, frame?: [iframe locators]}";
+const SELECT_TARGET_DOC: &str =
+    "the <select>, listbox or combobox, as page_click's selector (a ref from a read too)";
 
 tool_params! {
     pub struct PageSelect {

@@ -67,6 +67,19 @@ pub const FACE: Face = Face {
     guides: GUIDES,
     // BrowserTap's server answers prompts/list, with none.
     lists_prompts: true,
+    core: &[
+        "open_url",
+        "scan_page",
+        "page_click",
+        "page_type",
+        "page_press",
+        "page_select",
+        "wait_for",
+        "capture_page_screenshot",
+        "list_tabs",
+        "switch_tab",
+        "execute_js",
+    ],
     judge: envelope::judge,
     write: envelope::write,
     output_schema: envelope::output_schema,
@@ -278,7 +291,7 @@ pub const TOOLS: &[ToolDef] = &[
         ACT,
         input::PageSelect,
         input::page_select,
-        "Choose options in a <select> (single or multiple), listbox or combobox by label or value, as a user would (the page hears input/change or the clicks); answers what is selected now (tabwire)."
+        "Choose options in a <select>, listbox or combobox by label or value, as a user would; answers what is selected now (tabwire)."
     ),
     tool!(
         "page_press",

@@ -18,9 +18,9 @@ tool_params! {
         instruction: String = Str, default(""), "what you are looking for (echoed)";
         extra_js: String = Str, default(""), "script run before the scan; may change the page";
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
-        frame: Option<Value> = List, nullable, "iframe locator path to scan inside (an observation.frames entry's frame)";
+        frame: Option<Value> = List, nullable, "iframe path to scan (an observation.frames entry's frame)";
         max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls and frames listed in observation (0: none)";
-        cursor: String = Str, default(""), "read on from a truncated reply: its continuation.cursor (tabwire)";
+        cursor: String = Str, default(""), "a truncated reply's continuation.cursor, to read on (tabwire)";
     }
 }
 

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use engine::EngineError;
 
-use super::args::{LOCATOR_DOC, named, split_locator, with_ref};
+use super::args::{named, split_locator, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -20,7 +20,7 @@ tool_params! {
 
 tool_params! {
     pub struct WaitFor {
-        selector: Option<Value> = Locator, nullable, LOCATOR_DOC;
+        selector: Option<Value> = Locator, nullable, "as page_click's selector (a ref from a read too)";
         r#ref: Option<String> = Str, unlisted, "";
         text: Option<String> = Str, nullable, "substring of the body text";
         url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";

@@ -60,6 +60,18 @@ pub const FACE: Face = Face {
     // The Chrome MCP Server serves tools only.
     guides: &[],
     lists_prompts: false,
+    // The original has no wait tool of its own (a click or navigation waits).
+    core: &[
+        "chrome_navigate",
+        "chrome_read_page",
+        "chrome_click_element",
+        "chrome_fill_or_select",
+        "chrome_keyboard",
+        "chrome_screenshot",
+        "get_windows_and_tabs",
+        "chrome_switch_tab",
+        "chrome_javascript",
+    ],
     judge: reply::judge,
     write: reply::write,
     output_schema: |_| None,
