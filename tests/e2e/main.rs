@@ -9,6 +9,7 @@ mod basics;
 mod browser_data;
 mod capture;
 mod chrome;
+mod cli;
 mod contract;
 mod emulation;
 mod envelope;

@@ -24,5 +24,12 @@ mod tools;
 pub use face::OVERRIDE_ENV;
 pub use face::{Face, Guide, Profile, Replies, ToolDef};
 pub use http::{DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
-pub use server::{ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream};
+pub use server::{
+    ServeError, SessionOptions, TabwireServer, serve_stdio, serve_stream, serve_stream_as,
+};
 pub use tools::ToolSet;
+
+/// A tool's parameters as the JSON Schema its `tools/list` entry declares (in full).
+pub fn input_schema(tool: &ToolDef) -> serde_json::Value {
+    serde_json::Value::Object(params::schema((tool.params)()))
+}

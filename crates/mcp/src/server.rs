@@ -187,8 +187,13 @@ impl TabwireServer {
     }
 
     pub fn with(engine: &Arc<Engine>, shared: &SharedSession) -> TabwireServer {
+        TabwireServer::speaking_as(Arc::new(engine.new_session()), shared)
+    }
+
+    /// A session handler for an agent that may outlive it (the command line's).
+    fn speaking_as(session: Arc<AgentSession>, shared: &SharedSession) -> TabwireServer {
         TabwireServer {
-            session: Arc::new(engine.new_session()),
+            session,
             settings: Arc::new(SessionSettings::new(
                 shared.profile,
                 shared.allow_blocked_cdp,
@@ -645,7 +650,26 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let server = TabwireServer::new(&engine, &options);
+    serve_stream_as(engine, options, None, reader, writer).await
+}
+
+/// An MCP session on a byte stream that speaks as `agent` when given: an agent kept
+/// across connections (its default tab, its tabs), as the command line's calls are.
+pub async fn serve_stream_as<R, W>(
+    engine: Arc<Engine>,
+    options: SessionOptions,
+    agent: Option<Arc<AgentSession>>,
+    reader: R,
+    writer: W,
+) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let server = match agent {
+        Some(agent) => TabwireServer::speaking_as(agent, &options.shared()),
+        None => TabwireServer::new(&engine, &options),
+    };
     let (reader, writer) = crate::stream::guard_initialize(reader, writer);
     let running = server
         .serve((reader, writer))

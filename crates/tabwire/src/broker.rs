@@ -13,10 +13,11 @@
 //! refused with the difference named, rather than silently served with the others'.
 //! The broker leaves, with its browser, a short grace period after its last client.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -38,6 +39,17 @@ pub struct Preamble {
     /// `--tools` as the client was started with (an older client says nothing: all).
     #[serde(default)]
     pub tools: String,
+    /// The agent this connection speaks as, kept by the broker across connections (the
+    /// command line's `--session`); None: an agent of its own, gone when it leaves.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// How long the browser should stay up after this client leaves, at least (the
+    /// command line keeps it between calls); None: the broker's own grace.
+    #[serde(default)]
+    pub keep_s: Option<f64>,
+    /// Not a session: `status` (what runs) or `stop` (end the browser and the broker).
+    #[serde(default)]
+    pub command: Option<String>,
     pub engine: Value,
 }
 
@@ -101,30 +113,54 @@ pub fn bind(paths: &BrokerPaths) -> anyhow::Result<Listener> {
     Ok(Listener::bind(&paths.socket)?)
 }
 
+/// What one broker holds for its clients.
+#[derive(Default)]
+struct BrokerState {
+    clients: AtomicUsize,
+    left: tokio::sync::Notify,
+    /// The longest stay any client asked for after the last one leaves, in ms.
+    keep_ms: AtomicU64,
+    /// Agents kept by name across connections (the command line's sessions).
+    agents: std::sync::Mutex<HashMap<String, Arc<engine::AgentSession>>>,
+    /// Asked to stop (`tabwire browser stop`).
+    stop: tokio::sync::Notify,
+}
+
 /// Serves MCP sessions on the socket. With a grace period, returns once no client has
-/// been connected for that long; without one, serves until the process ends.
+/// been connected for that long (or as long as a client asked for, if longer); without
+/// one, serves until the process ends. Either way it returns when a client asks it to
+/// stop.
 pub async fn serve(
     engine: Arc<engine::Engine>,
     settings: Value,
     mut listener: Listener,
     grace: Option<Duration>,
 ) {
-    let clients = Arc::new(AtomicUsize::new(0));
-    let left = Arc::new(tokio::sync::Notify::new());
+    let state = Arc::new(BrokerState::default());
     // The client that started this broker connects right after "ready"; give it time
     // even when the grace period is zero.
     let mut served_anyone = false;
     loop {
         let wait = match grace {
             Some(grace) if !served_anyone => Some(grace.max(FIRST_CLIENT_WAIT)),
-            other => other,
+            Some(grace) => {
+                let asked = Duration::from_millis(state.keep_ms.load(Ordering::Acquire));
+                Some(grace.max(asked))
+            }
+            None => None,
         };
+        // True once nobody has been connected for the whole wait; false when a client
+        // left (the wait starts then, in the next round).
         let idle = async {
             match wait {
-                Some(wait) if clients.load(Ordering::Acquire) == 0 => {
-                    tokio::time::sleep(wait).await
+                Some(wait) if state.clients.load(Ordering::Acquire) == 0 => {
+                    tokio::time::sleep(wait).await;
+                    true
                 }
-                _ => left.notified().await,
+                _ => {
+                    state.left.notified().await;
+                    false
+                }
             }
         };
         tokio::select! {
@@ -140,31 +176,33 @@ pub async fn serve(
                         continue;
                     }
                 };
-                clients.fetch_add(1, Ordering::AcqRel);
+                state.clients.fetch_add(1, Ordering::AcqRel);
                 served_anyone = true;
-                let (engine, settings) = (engine.clone(), settings.clone());
-                let (clients, left) = (clients.clone(), left.clone());
+                let (engine, settings, state) = (engine.clone(), settings.clone(), state.clone());
                 tokio::spawn(async move {
-                    if let Err(error) = serve_client(engine, &settings, stream).await {
+                    if let Err(error) = serve_client(engine, &settings, &state, stream).await {
                         tracing::debug!(%error, "broker session ended with an error");
                     }
-                    clients.fetch_sub(1, Ordering::AcqRel);
-                    left.notify_one();
+                    state.clients.fetch_sub(1, Ordering::AcqRel);
+                    state.left.notify_one();
                 });
             }
-            () = idle => {
-                if grace.is_some() && clients.load(Ordering::Acquire) == 0 {
+            waited_out = idle => {
+                if waited_out && state.clients.load(Ordering::Acquire) == 0 {
                     return;
                 }
             }
+            () = state.stop.notified() => return,
         }
     }
 }
 
-/// One client: its preamble checked and answered, then its MCP session.
+/// One client: its preamble checked and answered, then its MCP session (or the
+/// command it asked for).
 async fn serve_client(
     engine: Arc<engine::Engine>,
     settings: &Value,
+    state: &BrokerState,
     stream: Stream,
 ) -> anyhow::Result<()> {
     let (reader, mut writer) = tokio::io::split(stream);
@@ -173,13 +211,27 @@ async fn serve_client(
     tokio::time::timeout(PREAMBLE_WAIT, reader.read_line(&mut line))
         .await
         .context("no preamble from the client")??;
-    let verdict = serde_json::from_str::<Preamble>(line.trim())
-        .map_err(|e| anyhow::anyhow!("the first line is not a tabwire client preamble: {e}"))
+    let preamble = serde_json::from_str::<Preamble>(line.trim())
+        .map_err(|e| anyhow::anyhow!("the first line is not a tabwire client preamble: {e}"));
+    if let Ok(Preamble {
+        command: Some(command),
+        ..
+    }) = &preamble
+    {
+        let answer = broker_command(command, &engine, state);
+        writer.write_all(format!("{answer}\n").as_bytes()).await?;
+        writer.flush().await?;
+        if command == "stop" && answer["ok"] == true {
+            state.stop.notify_one();
+        }
+        return Ok(());
+    }
+    let verdict = preamble
         .and_then(|preamble| session_for(&preamble, settings).map(|options| (preamble, options)));
-    let options = match verdict {
-        Ok((_, options)) => {
+    let (preamble, options) = match verdict {
+        Ok(verdict) => {
             writer.write_all(b"{\"ok\":true}\n").await?;
-            options
+            verdict
         }
         Err(error) => {
             let refusal = json!({ "ok": false, "error": error.to_string() });
@@ -187,8 +239,38 @@ async fn serve_client(
             return Err(error);
         }
     };
-    mcp::serve_stream(engine, options, reader, writer).await?;
+    if let Some(keep) = preamble.keep_s.filter(|k| k.is_finite() && *k > 0.0) {
+        let keep_ms = (keep.min(86_400.0) * 1000.0) as u64;
+        state.keep_ms.fetch_max(keep_ms, Ordering::AcqRel);
+    }
+    let agent = preamble.agent.as_ref().map(|name| {
+        let mut agents = engine::lock(&state.agents);
+        agents
+            .entry(name.clone())
+            .or_insert_with(|| Arc::new(engine.new_session()))
+            .clone()
+    });
+    mcp::serve_stream_as(engine, options, agent, reader, writer).await?;
     Ok(())
+}
+
+/// `status`: what this broker runs; `stop`: ends it (answered first).
+fn broker_command(command: &str, engine: &engine::Engine, state: &BrokerState) -> Value {
+    let agents: Vec<String> = engine::lock(&state.agents).keys().cloned().collect();
+    match command {
+        "status" | "stop" => json!({
+            "ok": true,
+            "pid": std::process::id(),
+            "clients": state.clients.load(Ordering::Acquire).saturating_sub(1),
+            "agents": agents,
+            "link": engine.link_name(),
+            "browser_running": engine.browser_processes().own_pid.is_some()
+                || !engine.browsers.connected_now().is_empty(),
+            "browser_pid": engine.browser_processes().own_pid,
+            "stays_s": state.keep_ms.load(Ordering::Acquire) as f64 / 1000.0,
+        }),
+        other => json!({ "ok": false, "error": format!("unknown broker command '{other}'") }),
+    }
 }
 
 /// The session a preamble asks for, if the broker's engine is the one it expects.

@@ -2,6 +2,7 @@
 //! lives in the library crates; this is the edge where errors become `anyhow`.
 
 mod broker;
+mod cli;
 mod demo;
 mod doctor;
 mod extension;
@@ -13,6 +14,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand, ValueEnum};
 
 use engine::{Engine, EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};
@@ -294,6 +297,37 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         browser_user_data_dir: Option<PathBuf>,
     },
+    /// Run one tool and exit: its reply as lean text on stdout (a failure on stderr,
+    /// exit status 1; a call that could not be made, 2). Calls on one profile act as one
+    /// agent (its tabs, default tab and refs carry over) in a browser that stays up
+    /// between them (--keep), until `tabwire browser stop`.
+    Call {
+        /// The tool, as `tabwire tools` lists it.
+        tool: String,
+        /// Its arguments as a JSON object; `-` reads them from standard input.
+        arguments: Option<String>,
+        /// Print the exact reply (the original's JSON) instead of lean text.
+        #[arg(long)]
+        json: bool,
+        /// The agent this call speaks as: calls with another name have tabs and a default
+        /// tab of their own.
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        session: String,
+        /// Seconds the browser stays up after this call, for the next one.
+        #[arg(long, value_name = "SECONDS", default_value_t = cli::KEEP_SECONDS)]
+        keep: f64,
+    },
+    /// List the tools (with --face and --tools as given): `tabwire tools NAME` describes
+    /// one and its parameters.
+    Tools { name: Option<String> },
+    /// Print the skill document for coding agents (how to drive a browser with
+    /// `tabwire call`), front matter included.
+    Skill,
+    /// What the command line's browser is doing, or end it.
+    Browser {
+        #[arg(value_enum)]
+        action: BrowserAction,
+    },
     /// Print the MCP client configuration for a client.
     PrintConfig {
         #[arg(value_enum)]
@@ -310,6 +344,14 @@ enum Command {
         #[arg(long = "tools", value_name = "all|core|NAMES")]
         tools: Option<String>,
     },
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum BrowserAction {
+    /// Say whether a browser runs for this profile, and for whom.
+    Status,
+    /// End the profile's broker and its browser.
+    Stop,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -347,9 +389,9 @@ fn init_logging() {
 }
 
 /// Errors are said in one line (with their causes), never as a backtrace.
-fn main() -> std::process::ExitCode {
+fn main() -> ExitCode {
     match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("tabwire: {error:#}");
             std::process::ExitCode::FAILURE
@@ -357,7 +399,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-fn run() -> anyhow::Result<()> {
+fn run() -> anyhow::Result<ExitCode> {
     // A browser starts the native-messaging host with the extension's origin as argument.
     if let Some(origin) = std::env::args()
         .nth(1)
@@ -366,7 +408,9 @@ fn run() -> anyhow::Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        return runtime.block_on(native_host::run(&origin));
+        return runtime
+            .block_on(native_host::run(&origin))
+            .map(|()| ExitCode::SUCCESS);
     }
     let cli = Cli::parse();
     platform::shutdown::raise_open_file_limit();
@@ -377,11 +421,45 @@ fn run() -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        match cli.command {
+        let done = match cli.command {
             None => serve(cli.serve).await,
             Some(Command::Demo) => demo::run().await,
             Some(Command::Broker) => run_broker(cli.serve).await,
             Some(Command::Doctor) => doctor::run(&cli.serve),
+            Some(Command::Call {
+                tool,
+                arguments,
+                json,
+                session,
+                keep,
+            }) => {
+                let request = cli::CallRequest {
+                    tool,
+                    arguments,
+                    json,
+                    session,
+                    keep,
+                };
+                return cli::call(&cli.serve, request).await.map(ExitCode::from);
+            }
+            Some(Command::Tools { name }) => {
+                return match name {
+                    Some(name) => cli::show_tool(&cli.serve, &name),
+                    None => cli::list_tools(&cli.serve),
+                }
+                .map(ExitCode::from);
+            }
+            Some(Command::Skill) => {
+                cli::print_skill();
+                Ok(())
+            }
+            Some(Command::Browser { action }) => {
+                return match action {
+                    BrowserAction::Status => cli::browser_status(&cli.serve).await,
+                    BrowserAction::Stop => cli::browser_stop(&cli.serve).await,
+                }
+                .map(ExitCode::from);
+            }
             Some(Command::ExtensionPath) => {
                 println!("{}", extension::write_out()?.display());
                 Ok(())
@@ -405,7 +483,8 @@ fn run() -> anyhow::Result<()> {
                 println!("{config}");
                 Ok(())
             }
-        }
+        };
+        done.map(|()| ExitCode::SUCCESS)
     })
 }
 
@@ -558,6 +637,9 @@ impl ServeArgs {
             allow_blocked_cdp: options.allow_blocked_cdp,
             replies: options.replies.name().to_owned(),
             tools: options.tools.spelling(),
+            agent: None,
+            keep_s: None,
+            command: None,
             engine: self.engine_settings(),
         })
     }
