@@ -25,11 +25,12 @@ use serde_json::{Value, json};
 use crate::mcp::{Reply, call, call_ok};
 use crate::servers::{Env, Kind};
 
-/// One server as measured: which one, and whether its replies are lean.
+/// One server as measured: which one, and whether its replies are lean (`bench task`
+/// measures the same six).
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct Config {
-    kind: Kind,
-    lean: bool,
+pub(crate) struct Config {
+    pub(crate) kind: Kind,
+    pub(crate) lean: bool,
 }
 
 const CONFIGS: [Config; 6] = [
@@ -60,7 +61,7 @@ const CONFIGS: [Config; 6] = [
 ];
 
 impl Config {
-    fn label(self) -> String {
+    pub(crate) fn label(self) -> String {
         match (self.kind, self.lean) {
             (Kind::Tabwire, false) => "tabwire btap exact".into(),
             (Kind::Tabwire, true) => "tabwire btap lean".into(),
@@ -178,7 +179,7 @@ fn pages(root: &Path, site: &str) -> anyhow::Result<Vec<Page>> {
     Ok(pages)
 }
 
-async fn start(
+pub(crate) async fn start(
     env: &Env,
     config: Config,
 ) -> anyhow::Result<(RunningService<RoleClient, ()>, tokio::process::Child)> {
@@ -272,22 +273,20 @@ async fn measure(
     Ok(())
 }
 
-async fn navigate(
+/// Opens `url` in the server's page (the chrome face: in the tab it opened first); the
+/// reply, as the agent reads it.
+pub(crate) async fn navigate(
     peer: &Peer<RoleClient>,
     config: Config,
     url: &str,
     tab: &mut Option<u64>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Reply> {
     match config.kind {
-        Kind::Tabwire => call_ok(peer, "open_url", json!({ "url": url }))
-            .await
-            .map(drop),
-        Kind::Playwright => call_ok(peer, "browser_navigate", json!({ "url": url }))
-            .await
-            .map(drop),
-        Kind::DevTools => call_ok(peer, "navigate_page", json!({ "type": "url", "url": url }))
-            .await
-            .map(drop),
+        Kind::Tabwire => call_ok(peer, "open_url", json!({ "url": url })).await,
+        Kind::Playwright => call_ok(peer, "browser_navigate", json!({ "url": url })).await,
+        Kind::DevTools => {
+            call_ok(peer, "navigate_page", json!({ "type": "url", "url": url })).await
+        }
         Kind::TabwireChrome => {
             let mut args = json!({ "url": url });
             if let Some(id) = tab {
@@ -307,7 +306,7 @@ async fn navigate(
             if id.is_some() {
                 *tab = id;
             }
-            Ok(())
+            Ok(reply)
         }
     }
 }
@@ -341,7 +340,7 @@ async fn read_whole(peer: &Peer<RoleClient>, config: Config) -> anyhow::Result<(
     }
 }
 
-fn cursor_of(config: Config, text: &str) -> Option<String> {
+pub(crate) fn cursor_of(config: Config, text: &str) -> Option<String> {
     if config.lean {
         return text
             .lines()
@@ -455,7 +454,7 @@ fn recall(wanted: &[(String, String)], named: &[(String, String)]) -> usize {
 }
 
 /// The handle of a control: a ref, uid or locator as each server takes it.
-fn handle(config: Config, text: &str, role: &str, name: Option<&str>) -> Option<Value> {
+pub(crate) fn handle(config: Config, text: &str, role: &str, name: Option<&str>) -> Option<Value> {
     if config.kind == Kind::Tabwire && !config.lean {
         let envelope: Value = serde_json::from_str(text.lines().next()?).ok()?;
         let observation = &envelope["data"]["observation"];
@@ -746,7 +745,7 @@ fn splice_into_benchmarks(root: &Path, report: &str) -> anyhow::Result<()> {
 }
 
 /// Today's date, as `date` prints it.
-fn today() -> String {
+pub(crate) fn today() -> String {
     std::process::Command::new("date")
         .args(["-u", "+%F"])
         .output()

@@ -4,10 +4,12 @@
 //! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
 //! `cargo run -p bench --release -- search [--model DIR]…`
 //! `cargo run -p bench --release -- floor [--runs N]`
+//! `cargo run -p bench --release -- task`
 //!
-//! Drives the release `tabwire` binary (and, for `peers`, Playwright MCP and Chrome
-//! DevTools MCP) with rmcp's client, against pages served on loopback, and prints medians
-//! and spreads. Absolute times are machine-dependent; compare runs made side by side.
+//! Drives the release `tabwire` binary (and, for `peers`, `lean` and `task`, Playwright
+//! MCP and Chrome DevTools MCP) with rmcp's client, against pages served on loopback, and
+//! prints medians and spreads. Absolute times are machine-dependent; compare runs made
+//! side by side.
 
 mod agents;
 mod floor;
@@ -22,6 +24,7 @@ mod report;
 mod search;
 mod servers;
 mod stats;
+mod task;
 
 use std::process::Stdio;
 use std::time::Instant;
@@ -50,6 +53,7 @@ async fn main() -> anyhow::Result<()> {
         Some("peers") => peers(runs.unwrap_or(15), &args).await,
         Some("floor") => floor::run(runs.unwrap_or(20)).await,
         Some("lean") => lean_bench().await,
+        Some("task") => task_bench().await,
         Some("search") => {
             // Each --model DIR is run after the shipped model, for comparison.
             let models: Vec<String> = args
@@ -61,7 +65,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Some(other) => {
             bail!(
-                "unknown benchmark '{other}'; available: page, agents, link, peers, lean, search, floor"
+                "unknown benchmark '{other}'; available: page, agents, link, peers, lean, search, floor, task"
             )
         }
     }
@@ -100,6 +104,32 @@ async fn lean_bench() -> anyhow::Result<()> {
     };
     let site = pages::serve().await?;
     let outcome = lean::run(&env, &site).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    outcome
+}
+
+/// `bench task`: one scripted task on a small admin app, by each server with its own
+/// tools; writes docs/task-benchmark.md. A peer that cannot be installed is reported as
+/// not run, and tabwire is still measured.
+async fn task_bench() -> anyhow::Result<()> {
+    if !std::path::Path::new(servers::CHROMIUM).exists() {
+        bail!(
+            "{} not found: apt-get install -y chromium",
+            servers::CHROMIUM
+        );
+    }
+    let root = workspace();
+    let peers_dir = root.join("bench-peers");
+    let peers = install::ensure_peers(&peers_dir).map_err(|e| format!("{e:#}"));
+    let scratch = std::env::temp_dir().join(format!("tabwire-bench-task-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let env = servers::Env {
+        tabwire: tabwire_binary()?,
+        peers: peers_dir,
+        scratch: scratch.clone(),
+    };
+    let site = pages::serve().await?;
+    let outcome = task::run(&env, &site, peers).await;
     let _ = std::fs::remove_dir_all(&scratch);
     outcome
 }

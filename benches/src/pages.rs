@@ -105,8 +105,76 @@ fn lean_corpus(path: &str) -> Option<(Vec<u8>, &'static str)> {
     Some((body, kind))
 }
 
+/// A page of the task benchmark's admin app (`benches/pages/task`, plain file names).
+fn task_page(name: &str) -> Option<String> {
+    if name.contains('/') || name.contains("..") || !name.ends_with(".html") {
+        return None;
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pages/task");
+    std::fs::read_to_string(dir.join(name)).ok()
+}
+
+/// The user and password the task app's login accepts.
+pub const TASK_USER: &str = "ada";
+pub const TASK_PASSWORD: &str = "lovelace";
+
+/// The task app's login: a form POST answered with a redirect, so signing in is a real
+/// navigation (to the dashboard, naming the user, or back to the form on a wrong
+/// password).
+fn task_login(form: &str) -> String {
+    let field = |key: &str| {
+        form.split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.replace('+', " "))
+            .unwrap_or_default()
+    };
+    let location = if field("username") == TASK_USER && field("password") == TASK_PASSWORD {
+        format!("/task/dashboard.html?user={TASK_USER}")
+    } else {
+        "/task/login.html?failed=1".to_owned()
+    };
+    format!(
+        "HTTP/1.1 303 See Other\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+}
+
+/// A whole request: its head, and as much body as its Content-Length says (a POST's body
+/// may come in a later packet than its head).
+async fn read_request(socket: &mut tokio::net::TcpStream) -> String {
+    let mut request = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = socket.read(&mut chunk).await.unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        request.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&request);
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            if request.len() > 65_536 {
+                break;
+            }
+            continue;
+        };
+        let length = text[..head_end]
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            })
+            .unwrap_or(0);
+        if request.len() >= head_end + 4 + length {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&request).into_owned()
+}
+
 /// Serves /big (any path starting so), /corpus/NAME (the fidelity corpus), /real/NAME (a
-/// fetched real page) and everything else as the small page; returns the base URL.
+/// fetched real page), /task/NAME (the task benchmark's app, and its login POST) and
+/// everything else as the small page; returns the base URL.
 pub async fn serve() -> anyhow::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
@@ -115,9 +183,12 @@ pub async fn serve() -> anyhow::Result<String> {
         while let Ok((mut socket, _)) = listener.accept().await {
             let big = big.clone();
             tokio::spawn(async move {
-                let mut request = vec![0u8; 4096];
-                let n = socket.read(&mut request).await.unwrap_or(0);
-                let request = String::from_utf8_lossy(&request[..n]);
+                let request = read_request(&mut socket).await;
+                if request.starts_with("POST /task/login") {
+                    let form = request.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+                    let _ = socket.write_all(task_login(form).as_bytes()).await;
+                    return;
+                }
                 let path = request
                     .strip_prefix("GET /")
                     .and_then(|rest| rest.split([' ', '?']).next())
@@ -133,6 +204,11 @@ pub async fn serve() -> anyhow::Result<String> {
                 }
                 let body = if request.starts_with("GET /big") {
                     big
+                } else if let Some(page) = request
+                    .strip_prefix("GET /task/")
+                    .and_then(|rest| rest.split([' ', '?']).next())
+                {
+                    task_page(page).unwrap_or_else(|| SMALL.to_owned())
                 } else if let Some(page) = request
                     .strip_prefix("GET /corpus/")
                     .and_then(|rest| rest.split([' ', '?']).next())
