@@ -806,6 +806,8 @@ async fn role_less_clickables_are_read_with_a_ref_that_clicks_them() {
         .iter()
         .find(|t| t["locator"]["css"] == "#columns")
         .unwrap_or_else(|| panic!("the column menu's button: {more:?}"));
+    // Named as a person would name it (its title), though it has no accessible name.
+    assert_eq!(columns["name"], "Columns", "{columns}");
     assert!(
         !more.iter().any(|t| t["tag"] == "span"),
         "a link's child is not listed again: {more:?}"
@@ -816,6 +818,16 @@ async fn role_less_clickables_are_read_with_a_ref_that_clicks_them() {
     )
     .await;
     tw.ok("wait_for", json!({ "text": "menu open" })).await;
+    // An entry with no role is named by its words.
+    let opened = tw.ok("scan_page", json!({})).await;
+    let rename = opened["observation"]["more_targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["locator"]["css"] == "#rename")
+        .cloned()
+        .unwrap_or_else(|| panic!("the menu's entries: {opened}"));
+    assert_eq!(rename["name"], "Rename column", "{rename}");
 
     // The chrome face's outline names the entries the menu shows, and a ref clicks one.
     let read = tw.chrome_ok("chrome_read_page", json!({})).await;

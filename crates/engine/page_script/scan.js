@@ -552,7 +552,15 @@ function observe(limit, skip, refBase) {
     if (frame) out.frames.push(describeFrame(el, vp));
     else out.targets.push(describeTarget(el, refBase, vp));
   }
-  if (more.length) out.more_targets = more.map(el => describeTarget(el, refBase, vp));
+  // A clickable with no role has no accessible name from its content: it is named by
+  // its title or words, as outlines name it.
+  if (more.length) {
+    out.more_targets = more.map((el) => {
+      const target = describeTarget(el, refBase, vp);
+      if (!target.name) target.name = clickableName(el);
+      return target;
+    });
+  }
   return out;
 }
 

@@ -35,7 +35,6 @@ const SILENT: &[&str] = &[
     // the bot-check bookkeeping.
     "session_id",
     "active_session_id",
-    "result",
     "input_commands_dispatched",
     "challenge_check",
     "attempts",
@@ -244,7 +243,8 @@ fn is_empty(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
+        // A list of nothing says nothing (BrowserTap's `{}` per input event).
+        Value::Array(a) => a.iter().all(is_empty),
         Value::Object(o) => o.is_empty(),
         _ => false,
     }

@@ -310,12 +310,7 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
     let mut values = arguments.unwrap_or_default();
     // Clients send explicit nulls for omitted optionals; treat them as absent.
     values.retain(|_, v| !v.is_null());
-    let mut ignored: Vec<String> = values
-        .keys()
-        .filter(|name| !params.iter().any(|p| p.name == name.as_str()))
-        .cloned()
-        .collect();
-    ignored.sort();
+    let ignored = undeclared(params, &values);
     for name in &ignored {
         values.remove(name);
     }
@@ -331,13 +326,31 @@ pub fn check(params: &[Param], arguments: Option<Map<String, Value>>) -> Result<
     Ok(Args { values, ignored })
 }
 
-/// Why a required argument is refused: it is missing, and when the call gave a `ref`
-/// this tool does not take beside its selector, where the ref goes instead.
-fn missing(param: &Param, ignored: &[String]) -> &'static str {
+/// The arguments of a call that the tool does not declare, in name order.
+pub fn undeclared(params: &[Param], arguments: &Map<String, Value>) -> Vec<String> {
+    // A null is an argument left out (see `check`).
+    let mut names: Vec<String> = arguments
+        .iter()
+        .filter(|(name, value)| !value.is_null() && !params.iter().any(|p| p.name == name.as_str()))
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Why a required argument is refused: it is missing; when the call gave a `ref` this
+/// tool does not take beside its selector, where the ref goes instead; when it gave
+/// other names, that those are not this tool's (a peer's spelling, say).
+fn missing(param: &Param, ignored: &[String]) -> String {
     if param.name == "selector" && ignored.iter().any(|name| name == "ref") {
-        "is required: a ref from a read goes here, e.g. \"selector\": \"e12\""
+        "is required: a ref from a read goes here, e.g. \"selector\": \"e12\"".into()
+    } else if ignored.is_empty() {
+        "is required".into()
     } else {
-        "is required"
+        format!(
+            "is required (the call gave {} instead, which this tool does not take)",
+            ignored.join(", ")
+        )
     }
 }
 

@@ -392,12 +392,10 @@ impl ServerHandler for TabwireServer {
         let _running = self.calls.begin(context.ct.clone());
         let started = Instant::now();
         let arguments = request.arguments.clone().unwrap_or_default();
-        let mut ignored = Vec::new();
+        // What the call gave that the tool does not take is said, a refusal included.
+        let ignored = params::undeclared((tool.params)(), &arguments);
         let outcome = match params::check((tool.params)(), request.arguments) {
-            Ok(args) => {
-                ignored = args.ignored.clone();
-                self.run(face, tool, args, &context).await
-            }
+            Ok(args) => self.run(face, tool, args, &context).await,
             Err(error) => Err(error),
         };
         Ok(self.render(face, tool, outcome, started, arguments, ignored))

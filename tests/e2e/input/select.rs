@@ -47,6 +47,21 @@ async fn a_native_select_is_chosen_by_label_value_or_ref_and_the_page_hears_it()
     assert!(chosen["session_id"].is_string(), "{chosen}");
     assert_eq!(heard(&tw).await, ["input color=2", "change color=2"]);
 
+    // A peer's spelling of the arguments is refused naming what was given instead.
+    let peers = tw
+        .call(
+            "page_select",
+            json!({ "locator": "#color", "values": ["Green"] }),
+        )
+        .await
+        .err();
+    let said = peers["error"]["message"].as_str().unwrap_or_default();
+    assert!(said.contains("gave locator, values instead"), "{peers}");
+    assert_eq!(
+        peers["diagnostics"]["ignored_arguments"],
+        json!(["locator", "values"])
+    );
+
     // A value names its option too; the reply answers by label.
     let by_value = select(&tw, json!({ "css": "#color" }), json!(["3"])).await;
     assert_eq!(by_value["selected"], json!(["Blue"]), "{by_value}");

@@ -70,6 +70,13 @@ async fn lean_and_exact_say_the_same_facts_for_every_tool() {
             json!({ "selector": "#color", "options": "Mauve" }),
         ),
         ("page_type", json!({ "selector": "#color", "text": "x" })),
+        ("open_url", json!({ "url": site.url("sliders.html") })),
+        ("page_type", json!({ "selector": "#volume", "text": "99" })),
+        (
+            "chrome_javascript",
+            json!({ "code": "return document.title + '!'" }),
+        ),
+        ("page_drag", json!({ "x1": 5, "y1": 5, "x2": 40, "y2": 5 })),
         ("open_url", json!({ "url": site.url("dialogs.html") })),
         ("execute_js", json!({ "script": "alert('Saved!'); 1" })),
         (
@@ -110,6 +117,8 @@ async fn lean_and_exact_say_the_same_facts_for_every_tool() {
         ("handle_dialog", "Leave?"),
         ("scan_page", "hydrating"),
         ("page_click", "stale_ref"),
+        ("page_type", "50"),
+        ("chrome_javascript", "Sliders!"),
     ] {
         assert!(
             told.iter()
@@ -267,6 +276,16 @@ fn payload_facts(payload: &Value, said: &mut Vec<Said>) {
         {
             said.push(Said::Text(state.to_owned()));
         }
+    }
+    // A value set whole that the control changed (a slider stops at its range's end).
+    if payload["clamped"] == true
+        && let Some(value) = payload["value"].as_str()
+    {
+        said.push(Said::Text(value.to_owned()));
+    }
+    // What a script returned (the chrome face's `result` is the value, as text).
+    if let Some(value) = payload["result"].as_str() {
+        said.push(Said::Text(value.to_owned()));
     }
     for key in ["next_action", "recommended_tool"] {
         if let Some(text) = payload[key].as_str() {

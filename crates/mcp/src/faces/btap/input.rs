@@ -496,6 +496,17 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
         typed.typed_chars,
         crate::lean::element(typed.active_element.as_ref().unwrap_or(&Value::Null))
     );
+    // A slider, date or colour set whole: the value it holds now (a slider stops at its
+    // range's end).
+    if let Some(value) = &typed.value {
+        let value = value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_owned);
+        lean.push_str(&format!("; its value is now \"{value}\""));
+        if typed.clamped {
+            lean.push_str(" (brought within its range)");
+        }
+    }
     if typed.submitted.is_some() {
         lean.push_str(", then submitted");
     }
@@ -636,9 +647,14 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
         "steps": steps,
     });
     // A press, the moves between, and a release.
+    let lean = format!(
+        "dragged from ({}, {}) to ({}, {}) in {steps} steps",
+        p.x1, p.y1, p.x2, p.y2
+    );
     Ok(Reply::action(succeeded(&page, steps + 2, facts))
         .dragged((p.x1, p.y1), (p.x2, p.y2))
-        .on(page.info()))
+        .on(page.info())
+        .lean(lean))
 }
 
 pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError> {
