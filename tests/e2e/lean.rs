@@ -287,3 +287,32 @@ async fn text_in_boxes_side_by_side_does_not_run_together() {
     assert!(read.text.contains("Plain bold words"), "{}", read.text);
 }
 mod facts;
+
+#[tokio::test]
+async fn a_table_row_reads_as_one_line_under_its_named_region() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio_with(
+        "lean-table",
+        &["--face", "btap,chrome", "--replies", "lean"],
+    )
+    .await;
+    tw.text("open_url", json!({ "url": site.url("table.html") }))
+        .await;
+    for tool in ["scan_page", "chrome_read_page"] {
+        let read = tw.text(tool, json!({})).await.text;
+        let has_line = |wanted: &str| read.lines().any(|l| l.trim() == wanted);
+        assert!(
+            read.lines()
+                .any(|l| l.trim().starts_with("region \"Filters\"")),
+            "{tool}: {read}"
+        );
+        assert!(has_line("Name | Email | Age"), "{tool}: {read}");
+        assert!(has_line("Alice | alice@acme.test | 34"), "{tool}: {read}");
+        assert!(
+            read.lines().any(|l| l.contains("checkbox \"Select Bob\"")),
+            "{tool}: {read}"
+        );
+        // The clickable's words are its name, said once.
+        assert_eq!(read.matches("Refresh").count(), 1, "{tool}: {read}");
+    }
+}

@@ -13,6 +13,8 @@ const TREE_NAMED = words('heading img figure table list tablist menu menubar too
 // Roles whose name is their text: their text is not listed again below them.
 const TREE_TEXT_ROLES = words('heading button link tab menuitem menuitemcheckbox menuitemradio option treeitem ' +
   'checkbox radio switch');
+// A table's cells: a row's cells read as one line, `a | b | c`.
+const TREE_CELL_ROLES = words('cell gridcell columnheader rowheader');
 const TREE_NAME_MAX = 100;
 const TREE_TEXT_MAX = 200;
 const TREE_OPTIONS_SHOWN = 12;
@@ -130,7 +132,11 @@ TW.read_tree = function (args) {
     }
     if (interactiveOnly) return null;
     if (!role || BORING_ROLES.has(role)) return null;
-    if (TREE_LANDMARKS.has(role)) return { role };
+    if (TREE_LANDMARKS.has(role)) {
+      // A landmark's name says which one it is ("Filters", "Search results").
+      const name = accessibleName(el);
+      return name ? { role, name } : { role };
+    }
     if (TREE_NAMED.has(role)) {
       const name = accessibleName(el);
       return name ? { role, name } : null;
@@ -140,6 +146,9 @@ TW.read_tree = function (args) {
 
   // Inside a canvas's fallback content (see visit).
   let inFallback = false;
+  // How many table cells enclose the element visited: inside one, blocks are words of
+  // the row's line rather than lines of their own.
+  let inCell = 0;
 
   function visit(node, depth, textOff) {
     const kids = flatKids(node);
@@ -162,8 +171,16 @@ TW.read_tree = function (args) {
         visit(k, depth, true);
         continue;
       }
+      if (!line && (TREE_CELL_ROLES.has(role) || k.localName === 'td' || k.localName === 'th')) {
+        // A row is one line, its cells apart by `|` (a control in a cell keeps its own line).
+        if (collapse(pending)) pending += ' | ';
+        inCell++;
+        visit(k, depth, textOff);
+        inCell--;
+        continue;
+      }
       if (!line) {
-        const inline = INLINE_TAGS.has(k.localName);
+        const inline = INLINE_TAGS.has(k.localName) || inCell > 0;
         if (!inline) { flush(); pendingDepth = depth; }
         if (!inline) pendingShown = !viewportOnly || inView(k.getBoundingClientRect()) || inFallback;
         // An inline tag laid out as a box of its own (a flex or grid item, display:
@@ -206,7 +223,9 @@ TW.read_tree = function (args) {
         if (depth < maxDepth) {
           const outer = inFallback;
           if (tag === 'canvas') inFallback = true;
-          visit(k, depth + 1, TREE_TEXT_ROLES.has(line.role) || tag === 'select');
+          // A clickable named by its words has said them.
+          const saidItsText = line.clickable && !k.getAttribute('title');
+          visit(k, depth + 1, TREE_TEXT_ROLES.has(line.role) || tag === 'select' || saidItsText);
           inFallback = outer;
         }
         pendingDepth = depth;
