@@ -720,6 +720,7 @@ async fn a_submit_sent_by_script_is_answered_before_the_input_answers() {
     site.release("login");
 }
 
+mod fill;
 mod refs;
 mod select;
 

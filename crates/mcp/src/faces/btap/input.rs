@@ -57,6 +57,14 @@ tool_params! {
 }
 
 tool_params! {
+    pub struct PageFill {
+        fields: Value = List, required, "[{selector, value}]: each field as page_click's selector (a ref from a read too), its value text for a text field, slider, date or colour, an option's label for a select, true or false for a checkbox or radio";
+        session_id: Option<TabRef> = Session, nullable, "";
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds, for each field";
+    }
+}
+
+tool_params! {
     pub struct PagePress {
         keys_csv: String = Str, required, "key or chord, e.g. enter or ctrl,shift,k";
         session_id: Option<TabRef> = Session, nullable, "";
@@ -593,6 +601,89 @@ pub async fn page_select(call: Call, p: PageSelect) -> Result<Reply, ToolError> 
     Ok(Reply::action(succeeded(&page, events, facts))
         .on(page.info())
         .lean(lean))
+}
+
+/// Fills several fields in one call, in order, each the way a user gives its value (see
+/// `Page::fill`): a form in one step. Stops at the first field that cannot take its
+/// value; the reply says which, and what was filled before it.
+pub async fn page_fill(call: Call, p: PageFill) -> Result<Reply, ToolError> {
+    let fields = p.fields.as_array().cloned().unwrap_or_default();
+    if fields.is_empty() {
+        return Err(ToolError::param(
+            "fields",
+            "give at least one {selector, value}",
+        ));
+    }
+    for (index, field) in fields.iter().enumerate() {
+        if field.get("selector").is_none_or(Value::is_null) || field.get("value").is_none() {
+            return Err(ToolError::param(
+                "fields",
+                format!(
+                    "field {index} needs a selector and a value: {{\"selector\": \"e12\", \"value\": \"ann\"}}"
+                ),
+            ));
+        }
+    }
+    let page = call
+        .session
+        .page(named(&p.session_id, &None).as_deref())
+        .await?;
+    let mut filled = Vec::new();
+    let mut lean = Vec::new();
+    for (index, field) in fields.iter().enumerate() {
+        let (locator, frame) = split_locator(field.get("selector"))?;
+        let done = page
+            .fill(locator, frame, &field["value"], params::seconds(p.timeout))
+            .await;
+        let done = match done {
+            Ok(done) => done,
+            Err(error) => {
+                // Fields before this one were filled: the call had effects, said here.
+                let base = undispatched(
+                    &page,
+                    json!({ "filled": filled, "failed_field": index, "target": { "selector": echoed(&field["selector"]) } }),
+                );
+                return envelope::reported_with(error.into(), base).map(|r| r.on(page.info()));
+            }
+        };
+        lean.push(filled_line(&done));
+        let mut one = json!({
+            "selector": echoed(&field["selector"]), "kind": done.kind, "value": done.value,
+            "element": done.element,
+        });
+        if let Some(label) = &done.label {
+            one["option"] = json!(label);
+        }
+        filled.push(one);
+    }
+    let events = filled.len();
+    let facts = json!({ "filled": filled });
+    Ok(Reply::action(succeeded(&page, events, facts))
+        .on(page.info())
+        .lean(format!("filled {}", lean.join("; "))))
+}
+
+/// One filled field, leanly: `textbox "User" = "ann"`, `checkbox "Agree" checked`.
+fn filled_line(done: &engine::Filled) -> String {
+    let element = crate::lean::element(&done.element);
+    match done.kind {
+        engine::FilledKind::Checkbox | engine::FilledKind::Radio => {
+            let state = if done.value == "true" {
+                "checked"
+            } else {
+                "unchecked"
+            };
+            format!("{element} {state}")
+        }
+        engine::FilledKind::Select => {
+            format!(
+                "{element} = {:?}",
+                done.label.as_deref().unwrap_or(&done.value)
+            )
+        }
+        _ if done.element["type"] == "password" => format!("{element} = \"•••\""),
+        _ => format!("{element} = {:?}", done.value),
+    }
 }
 
 /// `"Red", "Blue"`; `nothing` for none.

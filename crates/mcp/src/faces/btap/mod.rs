@@ -294,6 +294,14 @@ pub const TOOLS: &[ToolDef] = &[
         "Choose options in a <select>, listbox or combobox by label or value, as a user would; answers what is selected now (tabwire)."
     ),
     tool!(
+        "page_fill",
+        "page",
+        ACT,
+        input::PageFill,
+        input::page_fill,
+        "Fill several fields in one call, each as a user gives its value: text typed, a select's option chosen, a box ticked, a slider moved (tabwire)."
+    ),
+    tool!(
         "page_press",
         "page",
         ACT,
