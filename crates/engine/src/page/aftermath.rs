@@ -142,33 +142,17 @@ impl Page {
             }
             return;
         }
-        if event.session_id.as_deref() != Some(self.session.as_str()) {
-            return;
-        }
-        let main = params["frameId"] == main_frame || params["frame"]["id"] == main_frame;
-        let same_document = params["navigationType"] == "sameDocument"
-            || params["navigationType"] == "historySameDocument";
-        match event.method.as_str() {
-            "Page.windowOpen" => {
-                let url = params["url"].as_str().unwrap_or_default().to_owned();
-                seen.window_urls.push(url);
-            }
-            "Page.frameRequestedNavigation" | "Page.frameStartedNavigating"
-                if main && !same_document =>
-            {
-                let url = params["url"].as_str().unwrap_or_default().to_owned();
-                seen.started = Some(url);
-            }
-            "Page.frameNavigated" if main && params["type"] != "BackForwardCacheRestore" => {
-                let url = params["frame"]["url"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
+        match navigation_event(event, &self.session, main_frame) {
+            Some(NavigationEvent::WindowOpen(url)) => seen.window_urls.push(url),
+            Some(NavigationEvent::Started(url)) => seen.started = Some(url),
+            Some(NavigationEvent::Committed {
+                url,
+                restored: false,
+            }) => {
                 seen.started.get_or_insert_with(|| url.clone());
                 seen.committed = Some(url);
             }
-            "Page.navigatedWithinDocument" if main => {
-                let url = params["url"].as_str().unwrap_or_default().to_owned();
+            Some(NavigationEvent::WithinDocument(url)) => {
                 seen.started = Some(url.clone());
                 seen.committed = Some(url);
             }
@@ -224,5 +208,55 @@ impl Page {
                 }
             })
             .collect()
+    }
+}
+
+/// What a CDP event says of a tab's top document: a navigation it started, committed or
+/// made within the document, its load, or a window it asked for. The one reading of these
+/// events, for inputs' aftermath and for scripts (`user_script`).
+pub(crate) enum NavigationEvent {
+    Started(String),
+    /// A new document replaced the old one; `restored` when it came back from the
+    /// back-forward cache.
+    Committed {
+        url: String,
+        restored: bool,
+    },
+    WithinDocument(String),
+    Loaded,
+    WindowOpen(String),
+}
+
+/// `event` read for the top frame `main_frame` of the tab whose CDP session is `session`;
+/// None when it says nothing of it.
+pub(crate) fn navigation_event(
+    event: &cdp::Event,
+    session: &str,
+    main_frame: &str,
+) -> Option<NavigationEvent> {
+    if event.session_id.as_deref() != Some(session) {
+        return None;
+    }
+    let params = &event.params;
+    let url = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
+    let main = params["frameId"] == main_frame || params["frame"]["id"] == main_frame;
+    let same_document = params["navigationType"] == "sameDocument"
+        || params["navigationType"] == "historySameDocument";
+    match event.method.as_str() {
+        "Page.windowOpen" => Some(NavigationEvent::WindowOpen(url(&params["url"]))),
+        "Page.frameRequestedNavigation" | "Page.frameStartedNavigating"
+            if main && !same_document =>
+        {
+            Some(NavigationEvent::Started(url(&params["url"])))
+        }
+        "Page.frameNavigated" if main => Some(NavigationEvent::Committed {
+            url: url(&params["frame"]["url"]),
+            restored: params["type"] == "BackForwardCacheRestore",
+        }),
+        "Page.navigatedWithinDocument" if main => {
+            Some(NavigationEvent::WithinDocument(url(&params["url"])))
+        }
+        "Page.loadEventFired" => Some(NavigationEvent::Loaded),
+        _ => None,
     }
 }

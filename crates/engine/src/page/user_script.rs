@@ -244,27 +244,19 @@ fn navigation_seen(
     session: &str,
     main_frame: &str,
 ) -> NavigationSeen {
+    use super::aftermath::{NavigationEvent, navigation_event};
     let mut seen = NavigationSeen::default();
     while let Ok(event) = events.try_recv() {
-        if event.session_id.as_deref() != Some(session) {
-            continue;
-        }
-        let main =
-            event.params["frameId"] == main_frame || event.params["frame"]["id"] == main_frame;
-        let same_document = event.params["navigationType"] == "sameDocument"
-            || event.params["navigationType"] == "historySameDocument";
-        match event.method.as_str() {
+        match navigation_event(&event, session, main_frame) {
             // The old document may still finish loading after a navigation was asked for;
             // only a load after the new document committed counts.
-            "Page.loadEventFired" => seen.loaded = seen.committed,
-            "Page.frameRequestedNavigation" | "Page.frameStartedNavigating"
-                if main && !same_document =>
-            {
+            Some(NavigationEvent::Loaded) => seen.loaded = seen.committed,
+            Some(NavigationEvent::Started(_)) => {
                 seen.started = true;
                 seen.committed = false;
                 seen.loaded = false;
             }
-            "Page.frameNavigated" if main => {
+            Some(NavigationEvent::Committed { .. }) => {
                 seen.started = true;
                 seen.committed = true;
                 seen.loaded = false;
