@@ -183,10 +183,20 @@ pub(crate) async fn start(
     env: &Env,
     config: Config,
 ) -> anyhow::Result<(RunningService<RoleClient, ()>, tokio::process::Child)> {
+    start_with(env, config, &[]).await
+}
+
+/// The server of `config`, with more flags after its own (`bench task`'s `--tools core`).
+pub(crate) async fn start_with(
+    env: &Env,
+    config: Config,
+    extra: &[&str],
+) -> anyhow::Result<(RunningService<RoleClient, ()>, tokio::process::Child)> {
     let mut line = env.command_line(config.kind, false);
     if config.lean {
         line.extend(["--replies".to_owned(), "lean".to_owned()]);
     }
+    line.extend(extra.iter().map(|flag| (*flag).to_owned()));
     let cwd = env
         .scratch
         .join(format!("cwd-lean-{}", config.label().replace(' ', "-")));

@@ -5,13 +5,15 @@
 //! `cargo run -p bench --release -- search [--model DIR]…`
 //! `cargo run -p bench --release -- floor [--runs N]`
 //! `cargo run -p bench --release -- task`
+//! `cargo run -p bench --release -- cli [--runs N]`
 //!
 //! Drives the release `tabwire` binary (and, for `peers`, `lean` and `task`, Playwright
-//! MCP and Chrome DevTools MCP) with rmcp's client, against pages served on loopback, and
-//! prints medians and spreads. Absolute times are machine-dependent; compare runs made
+//! MCP and Chrome DevTools MCP) with rmcp's client, and for `task` and `cli` as `tabwire
+//! call` processes too, against pages served on loopback, and prints medians and spreads. Absolute times are machine-dependent; compare runs made
 //! side by side.
 
 mod agents;
+mod cli;
 mod floor;
 mod install;
 mod lean;
@@ -23,6 +25,7 @@ mod procs;
 mod report;
 mod search;
 mod servers;
+mod shell;
 mod stats;
 mod task;
 
@@ -54,6 +57,7 @@ async fn main() -> anyhow::Result<()> {
         Some("floor") => floor::run(runs.unwrap_or(20)).await,
         Some("lean") => lean_bench().await,
         Some("task") => task_bench().await,
+        Some("cli") => cli::run(runs.unwrap_or(30)).await,
         Some("search") => {
             // Each --model DIR is run after the shipped model, for comparison.
             let models: Vec<String> = args
@@ -65,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Some(other) => {
             bail!(
-                "unknown benchmark '{other}'; available: page, agents, link, peers, lean, search, floor, task"
+                "unknown benchmark '{other}'; available: page, agents, link, peers, lean, search, floor, task, cli"
             )
         }
     }

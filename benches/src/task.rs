@@ -11,6 +11,11 @@
 //! locators), and the last read must show the app's own account of every step, or the
 //! server is reported as not having completed the task.
 //!
+//! tabwire is measured in more ways than the peers: both faces, exact and lean; lean with
+//! `--tools core` (the same steps, a shorter tool list); and its command line, the task
+//! done by `tabwire call` processes as a coding agent's shell runs them (shell.rs), whose
+//! agent reads `tabwire skill` once instead of tools/list.
+//!
 //! Writes docs/task-benchmark.md.
 
 use std::fmt::Write as _;
@@ -23,34 +28,72 @@ use crate::lean::{self, Config};
 use crate::mcp::{Reply, call_ok, clip};
 use crate::pages::{TASK_PASSWORD, TASK_USER};
 use crate::servers::{Env, Kind};
+use crate::shell::Shell;
 
-/// The servers, in the report's order.
-const SERVERS: [Config; 6] = [
-    Config {
-        kind: Kind::Playwright,
-        lean: false,
-    },
-    Config {
-        kind: Kind::DevTools,
-        lean: false,
-    },
-    Config {
-        kind: Kind::Tabwire,
-        lean: true,
-    },
-    Config {
-        kind: Kind::Tabwire,
-        lean: false,
-    },
-    Config {
-        kind: Kind::TabwireChrome,
-        lean: true,
-    },
-    Config {
-        kind: Kind::TabwireChrome,
-        lean: false,
-    },
+/// How the agent reaches a server.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// An MCP session, with every tool the server serves unless told otherwise.
+    Mcp,
+    /// An MCP session to tabwire started with `--tools core`.
+    McpCore,
+    /// `tabwire call` processes from a shell, one a step: the btap face, lean text.
+    Cli,
+}
+
+/// One row of the report: a server as the agent reads it (`config`: which replies, so
+/// which handles to look for) and how the agent reaches it.
+#[derive(Clone, Copy)]
+struct Row {
+    config: Config,
+    access: Access,
+}
+
+const fn row(kind: Kind, lean: bool, access: Access) -> Row {
+    Row {
+        config: Config { kind, lean },
+        access,
+    }
+}
+
+/// The rows, in the report's order. The command line prints the btap face's lean text,
+/// so its agent reads and acts as the btap lean row's does.
+const ROWS: [Row; 9] = [
+    row(Kind::Playwright, false, Access::Mcp),
+    row(Kind::DevTools, false, Access::Mcp),
+    row(Kind::Tabwire, true, Access::Mcp),
+    row(Kind::Tabwire, true, Access::McpCore),
+    row(Kind::Tabwire, false, Access::Mcp),
+    row(Kind::TabwireChrome, true, Access::Mcp),
+    row(Kind::TabwireChrome, true, Access::McpCore),
+    row(Kind::TabwireChrome, false, Access::Mcp),
+    row(Kind::Tabwire, true, Access::Cli),
 ];
+
+impl Row {
+    fn label(self) -> String {
+        match self.access {
+            Access::Mcp => self.config.label(),
+            Access::McpCore => format!("{} --tools core", self.config.label()),
+            Access::Cli => "tabwire CLI (btap)".into(),
+        }
+    }
+
+    /// Whether the agent has a form tool to fill a step's fields in one call: every
+    /// server serves one (the btap face page_fill, which its command line calls too), but
+    /// `--tools core` leaves both faces' out (page_fill, chrome_computer).
+    fn has_form_tool(self) -> bool {
+        self.access != Access::McpCore
+    }
+
+    /// The flags after the server's own command line.
+    fn extra_flags(self) -> &'static [&'static str] {
+        match self.access {
+            Access::McpCore => &["--tools", "core"],
+            Access::Mcp | Access::Cli => &[],
+        }
+    }
+}
 
 /// How the agent fills the form fields of a step.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -58,8 +101,9 @@ enum Style {
     /// One call a field, with each server's single-field tools (the task as scripted).
     StepByStep,
     /// The fields of a step in one call, with the server's form tool where it has one
-    /// (Playwright MCP's browser_fill_form, Chrome DevTools MCP's fill_form, the chrome
-    /// face's chrome_computer fill_form; tabwire's btap face has none).
+    /// (Playwright MCP's browser_fill_form, Chrome DevTools MCP's fill_form, the btap
+    /// face's page_fill, the chrome face's chrome_computer fill_form; none with `--tools
+    /// core`).
     FormTool,
 }
 
@@ -70,6 +114,21 @@ impl Style {
         match self {
             Style::StepByStep => "One call a field (the task as scripted)",
             Style::FormTool => "With each server's form-filling tool",
+        }
+    }
+
+    /// The style in a few words, for a heading.
+    fn short(self) -> &'static str {
+        match self {
+            Style::StepByStep => "one call a field",
+            Style::FormTool => "form-filling tools",
+        }
+    }
+
+    fn slug(self) -> &'static str {
+        match self {
+            Style::StepByStep => "step-by-step",
+            Style::FormTool => "form-tool",
         }
     }
 }
@@ -168,8 +227,9 @@ struct Outcome {
     label: String,
     /// Why it was not measured at all.
     not_run: Option<String>,
-    /// tools/list: (tools, characters of the tools array as JSON).
-    tools: (usize, usize),
+    /// What the agent reads once to know its tools, and its characters: tools/list (the
+    /// number of tools; the tools array as JSON), or for the command line `tabwire skill`.
+    tools: (String, usize),
     /// Per style: the cold and warm runs, or why the task was not completed.
     runs: Vec<(Style, Runs)>,
     /// Things the agent had to do differently on this server, worth a line in the report.
@@ -182,19 +242,19 @@ pub async fn run(env: &Env, site: &str, peers: Result<(), String>) -> anyhow::Re
     // BENCH_TASK_SERVERS=word measures only the servers whose label has it (a look, not
     // a report: the report is written all the same).
     let only = std::env::var("BENCH_TASK_SERVERS").unwrap_or_default();
-    for config in SERVERS {
-        let label = config.label();
+    for row in ROWS {
+        let label = row.label();
         if !label.contains(only.as_str()) {
             continue;
         }
-        let is_peer = matches!(config.kind, Kind::Playwright | Kind::DevTools);
+        let is_peer = matches!(row.config.kind, Kind::Playwright | Kind::DevTools);
         if let (true, Err(reason)) = (is_peer, &peers) {
             eprintln!("{label}: not run: {reason}");
             outcomes.push(Outcome::not_run(label, reason.clone()));
             continue;
         }
         eprintln!("{label} …");
-        outcomes.push(measure(env, config, site).await);
+        outcomes.push(measure(env, row, site).await);
     }
     let report = report(&outcomes, env);
     let path = root.join("docs/task-benchmark.md");
@@ -212,7 +272,7 @@ impl Outcome {
         Outcome {
             label,
             not_run: None,
-            tools: (0, 0),
+            tools: (String::new(), 0),
             runs: Vec::new(),
             notes: Vec::new(),
         }
@@ -240,45 +300,17 @@ impl Outcome {
 }
 
 /// For each style: starts the server afresh (so both styles' runs are a session's first
-/// and second: the servers number their handles by session), reads its tool list, does
-/// the task twice (the first run warms the browser and the server; the second is the one
-/// reported) and stops it.
-async fn measure(env: &Env, config: Config, site: &str) -> Outcome {
-    let label = config.label();
+/// and second: the servers number their handles by session), reads its tool list (the
+/// command line: its skill), does the task twice (the first run warms the browser and the
+/// server; the second is the one reported) and stops it.
+async fn measure(env: &Env, row: Row, site: &str) -> Outcome {
+    let label = row.label();
     let mut outcome = Outcome::new(label.clone());
     for style in STYLES {
-        let (client, mut child) = match lean::start(env, config).await {
-            Ok(started) => started,
-            Err(error) => {
-                eprintln!("{label}: not run: {error:#}");
-                return Outcome::not_run(label, format!("did not start: {error:#}"));
-            }
+        let result = match row.access {
+            Access::Mcp | Access::McpCore => over_mcp(env, row, site, style, &mut outcome).await,
+            Access::Cli => over_cli(env, row, site, style, &mut outcome).await,
         };
-        let peer = client.peer().clone();
-        let result = match crate::servers::tools_list(&peer).await {
-            Ok((count, json)) => {
-                outcome.tools = (count, json.chars().count());
-                let mut agent = Agent {
-                    peer: &peer,
-                    config,
-                    tab: None,
-                    run: Run::default(),
-                    answered: false,
-                    notes: std::mem::take(&mut outcome.notes),
-                };
-                let result = twice(&mut agent, site, style).await;
-                outcome.notes = agent.notes;
-                // A server that never answered a call did not get going (its browser did
-                // not start, say): that is "not run", not a task it failed.
-                if let (false, Err(reason)) = (agent.answered, &result) {
-                    outcome.not_run = Some(reason.clone());
-                }
-                result
-            }
-            Err(error) => Err(format!("tools/list failed: {error:#}")),
-        };
-        let _ = client.cancel().await;
-        crate::procs::end_tree(&mut child).await;
         if let Some(reason) = &outcome.not_run {
             eprintln!("  {label}: not run: {reason}");
             return Outcome::not_run(label, reason.clone());
@@ -289,6 +321,99 @@ async fn measure(env: &Env, config: Config, site: &str) -> Outcome {
         outcome.runs.push((style, result));
     }
     outcome
+}
+
+/// One style over a fresh MCP session: tools/list, the task twice, and a check that every
+/// tool called was listed (what `--tools core` must keep).
+async fn over_mcp(env: &Env, row: Row, site: &str, style: Style, outcome: &mut Outcome) -> Runs {
+    let (client, mut child) = match lean::start_with(env, row.config, row.extra_flags()).await {
+        Ok(started) => started,
+        Err(error) => {
+            let reason = format!("did not start: {error:#}");
+            outcome.not_run = Some(reason.clone());
+            return Err(reason);
+        }
+    };
+    let peer = client.peer().clone();
+    let result = match crate::servers::tools_list(&peer).await {
+        Ok((count, json)) => {
+            outcome.tools = (count.to_string(), json.chars().count());
+            let result = attempt(Via::Mcp(&peer), row, site, style, outcome).await;
+            result.and_then(|runs| all_listed(&runs, &json).map(|()| runs))
+        }
+        Err(error) => Err(format!("tools/list failed: {error:#}")),
+    };
+    let _ = client.cancel().await;
+    crate::procs::end_tree(&mut child).await;
+    result
+}
+
+/// Every tool the runs called is named in tools/list (a tool left out of a profile is
+/// not callable either, so a call of one would have failed already; this says so plainly).
+fn all_listed((cold, warm): &(Run, Run), tools_json: &str) -> Result<(), String> {
+    let listed: Vec<String> = serde_json::from_str::<Value>(tools_json)
+        .ok()
+        .and_then(|tools| tools.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect();
+    match cold
+        .calls
+        .iter()
+        .chain(&warm.calls)
+        .find(|c| !listed.contains(&c.tool))
+    {
+        Some(call) => Err(format!(
+            "it called {}, which tools/list does not list",
+            call.tool
+        )),
+        None => Ok(()),
+    }
+}
+
+/// One style on the command line: a fresh scratch profile (so its refs start afresh as a
+/// new MCP session's do), `tabwire skill` read once, the task twice, the browser stopped.
+async fn over_cli(env: &Env, row: Row, site: &str, style: Style, outcome: &mut Outcome) -> Runs {
+    let dir = env.scratch.join(format!("cli-{}", style.slug()));
+    let shell = match Shell::new(&env.tabwire, &dir) {
+        Ok(shell) => shell,
+        Err(error) => {
+            let reason = format!("no scratch profile: {error:#}");
+            outcome.not_run = Some(reason.clone());
+            return Err(reason);
+        }
+    };
+    let result = match shell.skill().await {
+        Ok(skill) => {
+            outcome.tools = ("skill".into(), skill.chars().count());
+            attempt(Via::Cli(&shell), row, site, style, outcome).await
+        }
+        Err(error) => Err(format!("{error:#}")),
+    };
+    // Stopped whatever happened: the broker would keep the browser up for 10 minutes.
+    let stopped = shell.stop().await.map_err(|e| format!("{e:#}"));
+    result.and_then(|runs| stopped.map(|()| runs))
+}
+
+/// The task twice by one agent; a server that never answered a call did not get going
+/// (its browser did not start, say): that is "not run", not a task it failed.
+async fn attempt(via: Via<'_>, row: Row, site: &str, style: Style, outcome: &mut Outcome) -> Runs {
+    let mut agent = Agent {
+        via,
+        config: row.config,
+        form_tool: row.has_form_tool(),
+        tab: None,
+        run: Run::default(),
+        answered: false,
+        notes: std::mem::take(&mut outcome.notes),
+    };
+    let result = twice(&mut agent, site, style).await;
+    outcome.notes = agent.notes;
+    if let (false, Err(reason)) = (agent.answered, &result) {
+        outcome.not_run = Some(reason.clone());
+    }
+    result
 }
 
 /// The task twice on one server: (cold, warm).
@@ -387,10 +512,20 @@ async fn perform(agent: &mut Agent<'_>, site: &str, style: Style) -> anyhow::Res
     Ok(())
 }
 
+/// How the agent's calls reach the server.
+#[derive(Clone, Copy)]
+enum Via<'a> {
+    Mcp(&'a Peer<RoleClient>),
+    Cli(&'a Shell),
+}
+
 /// One agent on one server: its calls so far, and the chrome face's tab.
 struct Agent<'a> {
-    peer: &'a Peer<RoleClient>,
+    via: Via<'a>,
+    /// The replies it reads (so how it finds handles) and the tools it calls.
     config: Config,
+    /// Whether it has a tool that fills several fields in one call.
+    form_tool: bool,
     tab: Option<u64>,
     run: Run,
     /// Whether any call of this session has succeeded.
@@ -401,9 +536,11 @@ struct Agent<'a> {
 impl Agent<'_> {
     /// A counted call; an error reply fails the task.
     async fn call(&mut self, tool: &str, args: Value) -> anyhow::Result<Reply> {
-        let reply = call_ok(self.peer, tool, args)
-            .await
-            .with_context(|| format!("{} failed", self.config.label()))?;
+        let reply = match self.via {
+            Via::Mcp(peer) => call_ok(peer, tool, args).await,
+            Via::Cli(shell) => shell.call(tool, &args).await,
+        }
+        .with_context(|| format!("{} failed", self.config.label()))?;
         self.count(tool, &reply);
         Ok(reply)
     }
@@ -428,7 +565,11 @@ impl Agent<'_> {
     }
 
     async fn open(&mut self, url: &str) -> anyhow::Result<()> {
-        let reply = lean::navigate(self.peer, self.config, url, &mut self.tab).await?;
+        let Via::Mcp(peer) = self.via else {
+            // The command line's face is btap's: open_url, counted as any call.
+            return self.call("open_url", json!({ "url": url })).await.map(drop);
+        };
+        let reply = lean::navigate(peer, self.config, url, &mut self.tab).await?;
         let tool = match self.config.kind {
             Kind::Tabwire => "open_url",
             Kind::Playwright => "browser_navigate",
@@ -579,8 +720,7 @@ impl Agent<'_> {
         fields: &[(Value, Control, Setting)],
         style: Style,
     ) -> anyhow::Result<()> {
-        let has_form_tool = self.config.kind != Kind::Tabwire;
-        if style == Style::FormTool && has_form_tool {
+        if style == Style::FormTool && self.form_tool {
             return self.fill_form(fields).await;
         }
         for (handle, control, value) in fields {
@@ -678,7 +818,19 @@ impl Agent<'_> {
                     json!({ "action": "fill_form", "elements": elements }),
                 )
             }
-            Kind::Tabwire => bail!("the btap face has no form tool"),
+            Kind::Tabwire => {
+                let fields: Vec<Value> = fields
+                    .iter()
+                    .map(|(handle, _, value)| {
+                        let value = match value {
+                            Setting::Checked => json!(true),
+                            other => json!(value_text(other)),
+                        };
+                        json!({ "selector": self.target(handle), "value": value })
+                    })
+                    .collect();
+                ("page_fill", json!({ "fields": fields }))
+            }
         };
         self.call(tool, args).await.map(drop)
     }
@@ -761,11 +913,11 @@ fn report(outcomes: &[Outcome], env: &Env) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# One task, six servers: what an agent spends\n\n\
+        "# One task, nine ways in: what an agent spends\n\n\
          Written by `cargo run -p bench --release -- task` on {}: Playwright MCP {}, Chrome \
-         DevTools MCP {} and tabwire (both faces, both reply modes), all on Debian's \
-         Chromium, headless, through the same rmcp client. tabwire: {}, built from commit {}; \
-         {}.\n",
+         DevTools MCP {} and tabwire (both faces, both reply modes, lean with `--tools core`, \
+         and its command line), all on Debian's Chromium, headless; every MCP server through \
+         the same rmcp client. tabwire: {}, built from commit {}; {}.\n",
         lean::today(),
         crate::install::PLAYWRIGHT_MCP,
         crate::install::DEVTOOLS_MCP,
@@ -804,6 +956,7 @@ fn report(outcomes: &[Outcome], env: &Env) -> String {
          which an agent reads once a session. The task runs twice on each server; the \
          figures are the second (warm) run's, and the bench checks the two runs agree.\n"
     );
+    ways_in(&mut out);
     let _ = writeln!(
         out,
         "## How to run\n\n```\ncargo build --release && cargo build --release -p bench\n./target/release/bench task\n```\n\n\
@@ -820,8 +973,9 @@ fn report(outcomes: &[Outcome], env: &Env) -> String {
                  form tool: the user name and password; the role and the slider; the two \
                  rows' checkboxes (Playwright MCP's `browser_fill_form`, Chrome DevTools MCP's \
                  `fill_form` — whose description says to ALWAYS prefer it over several \
-                 `fill` or `click` calls — and the chrome face's `chrome_computer` \
-                 `fill_form`). tabwire's btap face has no form tool, so it makes the same \
+                 `fill` or `click` calls —, tabwire's `page_fill` in the btap face and on its \
+                 command line, and the chrome face's `chrome_computer` `fill_form`). Neither \
+                 face's form tool is a core tool, so the `--tools core` rows make the same \
                  calls as above.\n"
             );
         } else {
@@ -837,24 +991,8 @@ fn report(outcomes: &[Outcome], env: &Env) -> String {
         }
         table(&mut out, outcomes, style);
     }
-    let _ = writeln!(
-        out,
-        "## Each server's calls (warm run, one call a field)\n\nThe characters of each reply in brackets.\n"
-    );
-    for outcome in outcomes {
-        let Some((_, Ok((_, warm)))) = outcome
-            .runs
-            .iter()
-            .find(|(style, _)| *style == Style::StepByStep)
-        else {
-            continue;
-        };
-        let calls: Vec<String> = warm
-            .calls
-            .iter()
-            .map(|c| format!("{} ({})", c.tool, c.chars))
-            .collect();
-        let _ = writeln!(out, "- **{}**: {}", outcome.label, calls.join(", "));
+    for style in STYLES {
+        calls_list(&mut out, outcomes, style);
     }
     let mut notes = Vec::new();
     for outcome in outcomes {
@@ -912,19 +1050,81 @@ fn report(outcomes: &[Outcome], env: &Env) -> String {
             }
         }
     }
-    let _ = writeln!(out, "\n## Command lines\n");
-    for config in SERVERS {
-        let mut line = env.command_line(config.kind, false);
-        if config.lean {
-            line.extend(["--replies".to_owned(), "lean".to_owned()]);
-        }
-        let line = line
-            .join(" ")
-            .replace(&env.scratch.display().to_string(), "$SCRATCH")
-            .replace(&format!("{}/", crate::workspace().display()), "");
-        let _ = writeln!(out, "- {}: `{line}`", config.label());
-    }
+    command_lines(&mut out, env);
     out
+}
+
+/// Each row's calls in a style's warm run, with the characters of each reply.
+fn calls_list(out: &mut String, outcomes: &[Outcome], style: Style) {
+    // A blank line between this and what came before, whichever section that was.
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "## Each server's calls (warm run, {})\n\nThe characters of each reply in brackets.\n",
+        style.short()
+    );
+    for outcome in outcomes {
+        let Some(warm) = outcome.warm(style) else {
+            continue;
+        };
+        let calls: Vec<String> = warm
+            .calls
+            .iter()
+            .map(|c| format!("{} ({})", c.tool, c.chars))
+            .collect();
+        let _ = writeln!(out, "- **{}**: {}", outcome.label, calls.join(", "));
+    }
+}
+
+/// What the `--tools core` rows and the command-line row are, and how they are counted.
+fn ways_in(out: &mut String) {
+    let _ = writeln!(
+        out,
+        "## tabwire's other ways in\n\n\
+         **`--tools core`** (the rows so named): the same server and the same calls, with \
+         only each face's everyday tools served (btap: open_url, scan_page, page_click, \
+         page_type, page_press, page_select, wait_for, capture_page_screenshot, list_tabs, \
+         switch_tab, execute_js; chrome: chrome_navigate, chrome_read_page, \
+         chrome_click_element, chrome_fill_or_select, chrome_keyboard, chrome_screenshot, \
+         get_windows_and_tabs, chrome_switch_tab, chrome_javascript); the bench checks that \
+         every tool a run called is in the tools/list it read. Neither face's form tool \
+         (`page_fill`, `chrome_computer`) is a core tool, so with the form-filling style \
+         the core rows fill one field a call.\n\n\
+         **tabwire CLI (btap)**: the task done as a coding agent with a shell does it: one \
+         `tabwire call TOOL 'JSON'` process a step (the Command lines below), refs read \
+         from the outline `tabwire call scan_page` prints, every process of a style's two \
+         runs on one scratch profile (`cli-step-by-step`, `cli-form-tool`) whose broker \
+         keeps the browser up between them. Calls are the \
+         processes run for the task; characters read are all each one printed, stdout and \
+         stderr (the btap lean row's replies, each ended by a newline); the tools/list column is the characters of `tabwire skill`'s output, the \
+         document the agent reads once instead. The browser is stopped (`tabwire browser \
+         stop`, not counted) after the two runs of a style.\n"
+    );
+}
+
+/// Each row's command line, the scratch dir and the checkout written as names.
+fn command_lines(out: &mut String, env: &Env) {
+    let _ = writeln!(out, "\n## Command lines\n");
+    let anonymous = |line: String| {
+        line.replace(&env.scratch.display().to_string(), "$SCRATCH")
+            .replace(&format!("{}/", crate::workspace().display()), "")
+    };
+    for row in ROWS {
+        let line = match row.access {
+            Access::Cli => Shell::at(&env.tabwire, &env.scratch.join("cli-STYLE")).command_line(),
+            Access::Mcp | Access::McpCore => {
+                let mut line = env.command_line(row.config.kind, false);
+                if row.config.lean {
+                    line.extend(["--replies".to_owned(), "lean".to_owned()]);
+                }
+                line.extend(row.extra_flags().iter().map(|flag| (*flag).to_owned()));
+                line.join(" ")
+            }
+        };
+        let _ = writeln!(out, "- {}: `{}`", row.label(), anonymous(line));
+    }
 }
 
 /// Whether a server's two runs agree: the same calls, characters within 3%.
@@ -937,7 +1137,7 @@ fn agree(cold: &Run, warm: &Run) -> bool {
 fn table(out: &mut String, outcomes: &[Outcome], style: Style) {
     let _ = writeln!(
         out,
-        "| server | tool calls | characters read | tools/list (tools) | read + tools/list | read vs Playwright MCP | total vs Playwright MCP |\n|---|---:|---:|---:|---:|---:|---:|"
+        "| server | tool calls | characters read | tools/list (tools) or skill | read + tools/list | read vs Playwright MCP | total vs Playwright MCP |\n|---|---:|---:|---:|---:|---:|---:|"
     );
     let base = outcomes
         .iter()
