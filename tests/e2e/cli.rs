@@ -153,6 +153,23 @@ async fn calls_in_separate_processes_act_as_one_agent_and_exit_as_a_shell_expect
     assert_eq!(not_json.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&not_json.stderr).contains("not JSON"));
 
+    // A call the broker refuses (other engine settings than the running browser's) made
+    // no call: status 2, the difference named.
+    let refused = tokio::process::Command::new(BINARY)
+        .args(shell.flags().iter().take(3))
+        .args([
+            "--output-dir",
+            &shell.work.join("elsewhere").display().to_string(),
+        ])
+        .args(["call", "list_tabs"])
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .env("XDG_CONFIG_HOME", config_dir())
+        .output()
+        .await
+        .expect("run tabwire");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("output_dir"));
+
     // --json: the original's reply, whole.
     let exact = shell.run(&["call", "list_tabs", "--json"]).await;
     assert!(exact.status.success());
@@ -184,8 +201,19 @@ async fn calls_in_separate_processes_act_as_one_agent_and_exit_as_a_shell_expect
         status.contains("cli:default") && status.contains("cli:other"),
         "{status}"
     );
+    let browser_pid: u32 = status
+        .split("browser pid ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .and_then(|pid| pid.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the browser's pid: {status}"));
     let stopped = shell.run(&["browser", "stop"]).await;
     assert_eq!(String::from_utf8_lossy(&stopped.stdout).trim(), "stopped");
+    // Stopped means gone: the profile is free when the command returns.
+    assert!(
+        !crate::support::process_alive(browser_pid),
+        "the browser still runs"
+    );
     let gone = shell.run(&["browser", "status"]).await;
     assert!(String::from_utf8_lossy(&gone.stdout).starts_with("not running"));
 }

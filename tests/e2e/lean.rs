@@ -312,7 +312,9 @@ async fn a_table_row_reads_as_one_line_under_its_named_region() {
             read.lines().any(|l| l.contains("checkbox \"Select Bob\"")),
             "{tool}: {read}"
         );
-        // The clickable's words are its name, said once.
+        // The clickable's words are its name, said once; so are a live region's.
         assert_eq!(read.matches("Refresh").count(), 1, "{tool}: {read}");
+        assert_eq!(read.matches("Deleted 2 rows").count(), 1, "{tool}: {read}");
+        assert!(read.contains("status \"Deleted 2 rows\""), "{tool}: {read}");
     }
 }

@@ -13,6 +13,8 @@ const TREE_NAMED = words('heading img figure table list tablist menu menubar too
 // Roles whose name is their text: their text is not listed again below them.
 const TREE_TEXT_ROLES = words('heading button link tab menuitem menuitemcheckbox menuitemradio option treeitem ' +
   'checkbox radio switch');
+// Live regions: what they announce is their text, said as their name (`status "Saved"`).
+const TREE_LIVE_ROLES = words('status alert log');
 // A table's cells: a row's cells read as one line, `a | b | c`.
 const TREE_CELL_ROLES = words('cell gridcell columnheader rowheader');
 const TREE_NAME_MAX = 100;
@@ -201,9 +203,11 @@ TW.read_tree = function (args) {
       if (line.control) {
         if (!shown) { offscreen++; visit(k, depth, true); continue; }
         const ref = refFor(k, refBase);
-        const name = tag === 'iframe' || tag === 'frame'
+        let name = tag === 'iframe' || tag === 'frame'
           ? collapse(k.getAttribute('title') || k.getAttribute('name') || '')
           : treeName(k, line.role) || (line.clickable ? clickableName(k) : '');
+        const announces = !name && TREE_LIVE_ROLES.has(line.role);
+        if (announces) name = collapse(k.textContent);
         let text = '- ' + (tag === 'iframe' || tag === 'frame' ? 'iframe' : line.role);
         if (name) text += ' ' + quoteName(name, TREE_NAME_MAX);
         text += ' [ref=' + ref + ']';
@@ -224,7 +228,7 @@ TW.read_tree = function (args) {
           const outer = inFallback;
           if (tag === 'canvas') inFallback = true;
           // A clickable named by its words has said them.
-          const saidItsText = line.clickable && !k.getAttribute('title');
+          const saidItsText = (line.clickable && !k.getAttribute('title')) || announces;
           visit(k, depth + 1, TREE_TEXT_ROLES.has(line.role) || tag === 'select' || saidItsText);
           inFallback = outer;
         }

@@ -65,15 +65,14 @@ pub async fn call(args: &ServeArgs, request: CallRequest) -> anyhow::Result<u8> 
     preamble.replies = if request.json { "exact" } else { "lean" }.into();
     preamble.agent = Some(format!("cli:{}", request.session));
     preamble.keep_s = Some(request.keep);
-    let stream = broker::connect_or_start(&paths, &args.broker_args()).await?;
-    let mut session = Session::open(stream, &preamble).await?;
-    let answer = session
-        .request(
-            "tools/call",
-            json!({ "name": request.tool, "arguments": arguments }),
-        )
-        .await?;
-    session.close().await;
+    let answer = match ask(&paths, args, &preamble, &request.tool, arguments).await {
+        Ok(answer) => answer,
+        // No tool ran: the broker could not start or refused this call.
+        Err(error) => {
+            eprintln!("tabwire: {error:#}");
+            return Ok(EXIT_NOT_CALLED);
+        }
+    };
     if let Some(error) = answer.get("error") {
         eprintln!(
             "tabwire: {}",
@@ -95,6 +94,27 @@ pub async fn call(args: &ServeArgs, request: CallRequest) -> anyhow::Result<u8> 
     }
     let _ = std::io::stdout().flush();
     Ok(if failed { EXIT_TOOL_FAILED } else { EXIT_OK })
+}
+
+/// One `tools/call` through the profile's broker (started if none runs): its JSON-RPC
+/// answer.
+async fn ask(
+    paths: &broker::BrokerPaths,
+    args: &ServeArgs,
+    preamble: &broker::Preamble,
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> anyhow::Result<Value> {
+    let stream = broker::connect_or_start(paths, &args.broker_args()).await?;
+    let mut session = Session::open(stream, preamble).await?;
+    let answer = session
+        .request(
+            "tools/call",
+            json!({ "name": tool, "arguments": arguments }),
+        )
+        .await?;
+    session.close().await;
+    Ok(answer)
 }
 
 /// What the broker of this profile runs, if one does.
@@ -132,12 +152,33 @@ pub async fn browser_status(args: &ServeArgs) -> anyhow::Result<u8> {
 
 /// Ends the profile's broker and its browser, if one runs.
 pub async fn browser_stop(args: &ServeArgs) -> anyhow::Result<u8> {
-    match broker_command(args, "stop").await? {
-        Some(_) => say!("stopped"),
-        None => say!("not running: nothing to stop"),
+    if broker_command(args, "stop").await?.is_none() {
+        say!("not running: nothing to stop");
+        return Ok(EXIT_OK);
     }
-    Ok(EXIT_OK)
+    // The broker holds its lock until its browser has closed the profile: once the lock
+    // is free, the profile is the caller's again (to copy, or remove).
+    let paths = broker::paths_for(&shared_key(args)?)?;
+    let deadline = tokio::time::Instant::now() + STOP_WAIT;
+    loop {
+        if broker::try_lock(&paths)?.is_some() {
+            say!("stopped");
+            return Ok(EXIT_OK);
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!(
+                "the browser was asked to stop but still holds the profile after {} s",
+                STOP_WAIT.as_secs()
+            );
+        }
+        tokio::time::sleep(STOP_POLL).await;
+    }
 }
+
+/// How long `browser stop` waits for the browser to let go of the profile, and how often
+/// it looks (the lock has no event to wait on across processes).
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Says a command to the broker, if one answers on this profile's socket.
 async fn broker_command(args: &ServeArgs, command: &str) -> anyhow::Result<Option<Value>> {

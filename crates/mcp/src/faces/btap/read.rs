@@ -187,7 +187,7 @@ async fn lean_scan(page: &engine::Page, p: ScanPage) -> Result<Reply, ToolError>
 /// The one line a lean read adds when the page has a select, listbox or combobox: the
 /// tool that chooses in it (BrowserTap has none; typing and clicking options do not).
 const CHOOSE_WITH_PAGE_SELECT: &str =
-    "[choose options with page_select {selector: {ref: \"eN\"}, options: [label]}]\n";
+    "[choose options with page_select {\"selector\": \"eN\", \"options\": [\"label\"]}]\n";
 
 /// Whether an outline has a line for a select (its `options=[…]`), listbox or combobox.
 fn has_choices(outline: &str) -> bool {
