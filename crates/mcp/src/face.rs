@@ -337,24 +337,6 @@ pub struct Face {
     pub default_time_limit: std::time::Duration,
 }
 
-impl Face {
-    /// The MCP result of a call: judged by the face, then written exactly (by the face)
-    /// or leanly (by `lean::write`, the same for every face) from that one judgement.
-    pub fn reply(
-        &self,
-        tool: &ToolDef,
-        outcome: Result<Reply, ToolError>,
-        call: &Rendered,
-        replies: Replies,
-    ) -> CallToolResult {
-        let answer = (self.judge)(tool, outcome, call);
-        match replies {
-            Replies::Exact => (self.write)(tool, answer, call),
-            Replies::Lean => crate::lean::write(answer),
-        }
-    }
-}
-
 /// A call's answer as its face judged it, before it is written. Both writers read only
 /// this: whatever decides an agent's next call is here, typed or as the payload's facts.
 pub struct Answer {

@@ -221,7 +221,13 @@ fn whatever_the_arguments_the_parameter_layer_answers_and_never_panics() {
                     ignored: Vec::new(),
                     facts: Default::default(),
                 };
-                let reply = face.reply(tool, Err(error), &rendered, crate::face::Replies::Exact);
+                let reply = crate::server::written(
+                    face,
+                    tool,
+                    Err(error),
+                    &rendered,
+                    crate::face::Replies::Exact,
+                );
                 assert_eq!(reply.is_error, Some(true), "{}", context());
                 assert!(
                     reply.structured_content.is_some() || !reply.content.is_empty(),

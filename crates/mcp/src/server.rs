@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourcesRequestMethod,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourcesCapability, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    ListResourcesRequestMethod, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourcesCapability, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -530,8 +531,7 @@ impl TabwireServer {
                 "error": outcome.as_ref().err().map(ToString::to_string),
             }),
         );
-        face.reply(tool, outcome, &rendered, self.settings.replies)
-            .into()
+        written(face, tool, outcome, &rendered, self.settings.replies).into()
     }
 }
 
@@ -678,6 +678,22 @@ where
         .await
         .map_err(|e| ServeError::Transport(e.to_string()))?;
     Ok(())
+}
+
+/// The MCP result of a call: judged by its face, then written exactly (by the face) or
+/// leanly (by `lean::write`, the same for every face) from that one judgement.
+pub(crate) fn written(
+    face: &Face,
+    tool: &ToolDef,
+    outcome: Result<Reply, ToolError>,
+    call: &Rendered,
+    replies: Replies,
+) -> CallToolResult {
+    let answer = (face.judge)(tool, outcome, call);
+    match replies {
+        Replies::Exact => (face.write)(tool, answer, call),
+        Replies::Lean => crate::lean::write(answer),
+    }
 }
 
 /// What a GIF frame after an action calls it: `CLICK` or `DRAG` where it landed,

@@ -7,6 +7,7 @@ use engine::{EngineError, Page};
 
 use crate::face::{Call, ToolError};
 use crate::params::TabRef;
+use crate::tool_params;
 
 /// How every locator parameter is described.
 pub const LOCATOR_DOC: &str = "CSS string, a ref from a read (\"e12\", \"ref_12\"), or {css|ref|role(+name)|text|label, exact?, frame?: [iframe locators], shadow?: [host CSS]}";
@@ -114,4 +115,11 @@ pub fn frame_steps(path: Vec<Value>) -> Vec<Value> {
             other => other,
         })
         .collect()
+}
+
+// The arguments of a tool that takes only the tab it acts on.
+tool_params! {
+    pub struct SessionOnly {
+        session_id: Option<TabRef> = Session, nullable, "tab handle (client:tab) from list_tabs; default: this session's tab";
+    }
 }

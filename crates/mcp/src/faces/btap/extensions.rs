@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use engine::data::bookmarks;
 use engine::{EngineError, ErrorCode};
 
-use super::tabs::SessionOnly;
+use super::args::SessionOnly;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;

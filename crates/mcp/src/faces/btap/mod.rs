@@ -151,7 +151,7 @@ pub const TOOLS: &[ToolDef] = &[
         "list_all_tabs",
         "browser",
         READ,
-        tabs::SessionOnly,
+        args::SessionOnly,
         tabs::list_all_tabs,
         "List every page target, including chrome-extension:// pages."
     ),
@@ -215,7 +215,7 @@ pub const TOOLS: &[ToolDef] = &[
         "activate_tab",
         "browser",
         ACT,
-        tabs::SessionOnly,
+        args::SessionOnly,
         tabs::activate_tab,
         "Bring a tab to the foreground; on_screen says whether the page is now visible."
     ),
@@ -354,7 +354,7 @@ pub const TOOLS: &[ToolDef] = &[
         "resolve_leave_dialog",
         "page",
         ACT,
-        tabs::SessionOnly,
+        args::SessionOnly,
         script::resolve_leave_dialog,
         "Accept an open leave-page prompt through the protocol; never sends OS keys (requires_user_action instead)."
     ),
@@ -502,7 +502,7 @@ pub const TOOLS: &[ToolDef] = &[
         "debugger_targets",
         "browser",
         READ,
-        tabs::SessionOnly,
+        args::SessionOnly,
         raw::debugger_targets,
         "List every CDP target: pages, iframes, workers, extension pages."
     ),
@@ -519,7 +519,7 @@ pub const TOOLS: &[ToolDef] = &[
         "list_extensions",
         "browser",
         READ,
-        tabs::SessionOnly,
+        args::SessionOnly,
         extensions::list_extensions,
         "Installed extensions: id, name, enabled, type, version."
     ),
@@ -551,7 +551,7 @@ pub const TOOLS: &[ToolDef] = &[
         "get_bookmarks",
         "browser",
         READ,
-        tabs::SessionOnly,
+        args::SessionOnly,
         extensions::get_bookmarks,
         "The bookmark tree."
     ),

@@ -6,9 +6,10 @@ use serde_json::{Map, Value, json};
 
 use engine::{EngineError, ErrorCode, Page};
 
+use super::args::SessionOnly;
 use super::args::page_by_tab_id;
 use super::browser_data::{chrome_cookies, json_object};
-use super::tabs::{SessionOnly, tab_json};
+use super::tabs::tab_json;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;

@@ -8,8 +8,8 @@ use engine::{
     ScriptRequest, TabInfo,
 };
 
+use super::args::SessionOnly;
 use super::args::named;
-use super::tabs::SessionOnly;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;

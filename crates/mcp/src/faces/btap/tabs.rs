@@ -7,15 +7,10 @@ use engine::{
     OpenTabRequest, Opened, TabInfo,
 };
 
+use super::args::SessionOnly;
 use crate::face::{Call, Profile, Reply, ToolError};
 use crate::params::{self, TabRef};
 use crate::tool_params;
-
-tool_params! {
-    pub struct SessionOnly {
-        session_id: Option<TabRef> = Session, nullable, "tab handle (client:tab) from list_tabs; default: this session's tab";
-    }
-}
 
 tool_params! {
     pub struct SearchTabs {
