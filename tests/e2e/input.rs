@@ -718,6 +718,35 @@ async fn a_submit_sent_by_script_is_answered_before_the_input_answers() {
     assert_eq!(clicked["requests_pending"], 1, "{clicked}");
     site.arrived("login").await;
     site.release("login");
+
+    // The chrome face's Enter waits the same way.
+    tw.ok("open_url", json!({ "url": site.url("fetch-login.html") }))
+        .await;
+    let released = std::sync::atomic::AtomicBool::new(false);
+    let answering = async {
+        site.arrived("login").await;
+        released.store(true, std::sync::atomic::Ordering::SeqCst);
+        site.release("login");
+    };
+    let pressing = async {
+        let pressed = tw
+            .chrome(
+                "chrome_keyboard",
+                json!({ "keys": "Enter", "selector": "#user" }),
+            )
+            .await;
+        assert!(!pressed.is_error, "{}", pressed.text);
+        assert!(
+            released.load(std::sync::atomic::Ordering::SeqCst),
+            "{}",
+            pressed.text
+        );
+    };
+    tokio::join!(answering, pressing);
+    assert_eq!(
+        js(&tw, "document.getElementById('status').textContent").await,
+        "Welcome"
+    );
 }
 
 mod fill;

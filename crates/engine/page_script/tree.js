@@ -21,6 +21,16 @@ const TREE_NAME_MAX = 100;
 const TREE_TEXT_MAX = 200;
 const TREE_OPTIONS_SHOWN = 12;
 
+// scan.js's render verdict, without its cost on the pages that need none: the full probe
+// reads the whole body's text and markup, so it runs only when the document says it is
+// still loading or the outline is nearly empty (what a framework's shell gives).
+function treeRenderState(lines) {
+  const busy = document.readyState !== 'complete' ||
+    document.querySelector('[aria-busy="true"], [data-loading="true"], [data-testid*="loading" i]');
+  if (!busy && lines > 3) return 'content';
+  return renderProbe().state;
+}
+
 function quoteName(s, max) {
   return '"' + clip(collapse(s), max).replace(/\\/g, '\\\\').replace(/"/g, '\\"') + '"';
 }
@@ -264,8 +274,8 @@ TW.read_tree = function (args) {
     offscreen,
     truncated,
     ref_next: nextRefNumber(),
-    // Whether the document is done rendering (scan.js): a read of a shell or a page
-    // still loading says so, so an agent waits rather than trusting an empty outline.
-    render_state: renderProbe().state,
+    // Whether the document is done rendering: a read of a shell or a page still loading
+    // says so, so an agent waits rather than trusting an empty outline.
+    render_state: treeRenderState(nodes.length),
   };
 };

@@ -52,7 +52,7 @@ pub use ids::Deadline;
 pub use page::aftermath::{Aftermath, Landing, OpenedByPage};
 pub use page::choose::{ChoiceKind, Selected};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
-pub use page::forms::{Filled, FilledKind};
+pub use page::forms::{Filled, FilledKind, FormField, FormFilled};
 pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
 pub use page::navigation::{Navigated, Readiness};

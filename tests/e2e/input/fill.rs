@@ -101,3 +101,43 @@ async fn a_lean_fill_takes_refs_and_says_each_field_in_a_line() {
         "filled textbox \"Full name\" = \"Ada\"; textbox \"Password\" = \"•••\"; combobox \"Plan\" = \"Pro\"; checkbox \"I agree\" checked"
     );
 }
+
+#[tokio::test]
+async fn chrome_computer_fills_a_form_by_refs_through_the_same_engine_path() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("fill-chrome", &["--face", "btap,chrome"]).await;
+    tw.ok("open_url", json!({ "url": site.url("form.html") }))
+        .await;
+    let read = tw.chrome_ok("chrome_read_page", json!({})).await;
+    let outline = read["pageContent"].as_str().unwrap_or_default().to_owned();
+    let ref_of = |needle: &str| {
+        let line = outline
+            .lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle}: {outline}"));
+        line.split("[ref=")
+            .nth(1)
+            .and_then(|r| r.split(']').next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let filled = tw
+        .chrome_ok(
+            "chrome_computer",
+            json!({ "action": "fill_form", "elements": [
+                { "ref": ref_of("textbox \"Full name\""), "value": "Ada" },
+                { "ref": ref_of("combobox \"Plan\""), "value": "Pro" },
+                { "ref": ref_of("checkbox \"I agree\""), "value": true },
+            ] }),
+        )
+        .await;
+    assert_eq!(filled["filled"][1]["option"], "Pro", "{filled}");
+    assert_eq!(
+        js(
+            &tw,
+            "[document.getElementById('name').value, document.getElementById('plan').value, document.getElementById('terms').checked]"
+        )
+        .await,
+        json!(["Ada", "Pro", true])
+    );
+}

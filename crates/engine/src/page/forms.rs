@@ -51,7 +51,45 @@ pub struct Filled {
     pub element: Value,
 }
 
+/// One field of a form to fill: where it is and the value it takes.
+pub struct FormField {
+    pub locator: Value,
+    pub frame: Vec<Value>,
+    pub value: Value,
+}
+
+/// A form filled in order: the fields filled, and the first that could not take its
+/// value (its index and why), where the filling stopped.
+pub struct FormFilled {
+    pub filled: Vec<Filled>,
+    pub stopped: Option<(usize, EngineError)>,
+}
+
 impl Page {
+    /// Fills several fields in order, each as `fill` does; stops at the first that
+    /// refuses, keeping what was filled before it.
+    pub async fn fill_form(&self, fields: Vec<FormField>, timeout: Duration) -> FormFilled {
+        let mut filled = Vec::with_capacity(fields.len());
+        for (index, field) in fields.into_iter().enumerate() {
+            match self
+                .fill(field.locator, field.frame, &field.value, timeout)
+                .await
+            {
+                Ok(done) => filled.push(done),
+                Err(error) => {
+                    return FormFilled {
+                        filled,
+                        stopped: Some((index, error)),
+                    };
+                }
+            }
+        }
+        FormFilled {
+            filled,
+            stopped: None,
+        }
+    }
+
     /// Fills the field a locator names with `value` (a string, a number or a boolean).
     pub async fn fill(
         &self,

@@ -624,43 +624,53 @@ pub async fn page_fill(call: Call, p: PageFill) -> Result<Reply, ToolError> {
             ));
         }
     }
+    let mut form = Vec::with_capacity(fields.len());
+    for field in &fields {
+        let (locator, frame) = split_locator(field.get("selector"))?;
+        form.push(engine::FormField {
+            locator,
+            frame,
+            value: field["value"].clone(),
+        });
+    }
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let mut filled = Vec::new();
-    let mut lean = Vec::new();
-    for (index, field) in fields.iter().enumerate() {
-        let (locator, frame) = split_locator(field.get("selector"))?;
-        let done = page
-            .fill(locator, frame, &field["value"], params::seconds(p.timeout))
-            .await;
-        let done = match done {
-            Ok(done) => done,
-            Err(error) => {
-                // Fields before this one were filled: the call had effects, said here.
-                let base = undispatched(
-                    &page,
-                    json!({ "filled": filled, "failed_field": index, "target": { "selector": echoed(&field["selector"]) } }),
-                );
-                return envelope::reported_with(error.into(), base).map(|r| r.on(page.info()));
+    let done = page.fill_form(form, params::seconds(p.timeout)).await;
+    let filled: Vec<Value> = done
+        .filled
+        .iter()
+        .zip(&fields)
+        .map(|(one, field)| {
+            let mut said = json!({
+                "selector": echoed(&field["selector"]), "kind": one.kind, "value": one.value,
+                "element": one.element,
+            });
+            if let Some(label) = &one.label {
+                said["option"] = json!(label);
             }
-        };
-        lean.push(filled_line(&done));
-        let mut one = json!({
-            "selector": echoed(&field["selector"]), "kind": done.kind, "value": done.value,
-            "element": done.element,
-        });
-        if let Some(label) = &done.label {
-            one["option"] = json!(label);
-        }
-        filled.push(one);
+            said
+        })
+        .collect();
+    if let Some((index, error)) = done.stopped {
+        // Fields before this one were filled: the call had effects, said here.
+        let base = undispatched(
+            &page,
+            json!({
+                "filled": filled, "failed_field": index,
+                "target": { "selector": echoed(&fields[index]["selector"]) },
+            }),
+        );
+        return envelope::reported_with(error.into(), base).map(|r| r.on(page.info()));
     }
+    let lean: Vec<String> = done.filled.iter().map(filled_line).collect();
     let events = filled.len();
-    let facts = json!({ "filled": filled });
-    Ok(Reply::action(succeeded(&page, events, facts))
-        .on(page.info())
-        .lean(format!("filled {}", lean.join("; "))))
+    Ok(
+        Reply::action(succeeded(&page, events, json!({ "filled": filled })))
+            .on(page.info())
+            .lean(format!("filled {}", lean.join("; "))),
+    )
 }
 
 /// One filled field, leanly: `textbox "User" = "ann"`, `checkbox "Agree" checked`.

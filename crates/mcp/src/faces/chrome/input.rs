@@ -697,23 +697,37 @@ impl Act<'_> {
                     "is required for action fill_form: [{ref, value}]",
                 )
             })?;
-        let mut filled = Vec::new();
-        for item in items {
+        let mut form = Vec::with_capacity(items.len());
+        let mut refs = Vec::with_capacity(items.len());
+        for item in &items {
             let reference = item["ref"]
                 .as_str()
                 .ok_or_else(|| ToolError::param("elements", "each needs a ref"))?;
             let (locator, frame) =
                 element(self.page, Some(reference), None, "css")?.unwrap_or_default();
-            let done = self
-                .page
-                .fill(locator, frame, &item["value"], self.timeout)
-                .await?;
-            let mut one = json!({ "ref": reference, "value": done.value });
-            if let Some(option) = done.label {
-                one["option"] = json!(option);
-            }
-            filled.push(one);
+            form.push(engine::FormField {
+                locator,
+                frame,
+                value: item["value"].clone(),
+            });
+            refs.push(reference);
         }
+        let done = self.page.fill_form(form, self.timeout).await;
+        if let Some((_, error)) = done.stopped {
+            return Err(error.into());
+        }
+        let filled: Vec<Value> = done
+            .filled
+            .iter()
+            .zip(refs)
+            .map(|(one, reference)| {
+                let mut said = json!({ "ref": reference, "value": one.value });
+                if let Some(option) = &one.label {
+                    said["option"] = json!(option);
+                }
+                said
+            })
+            .collect();
         Ok(self.done(json!({ "filled": filled })))
     }
 
