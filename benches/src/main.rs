@@ -59,13 +59,15 @@ async fn main() -> anyhow::Result<()> {
         Some("task") => task_bench().await,
         Some("cli") => cli::run(runs.unwrap_or(30)).await,
         Some("search") => {
-            // Each --model DIR is run after the shipped model, for comparison.
-            let models: Vec<String> = args
-                .windows(2)
-                .filter(|w| w[0] == "--model")
-                .map(|w| w[1].clone())
-                .collect();
-            search::run(&models).await
+            // Each --model DIR, then each --compare BINARY (another tabwire build, its
+            // shipped model), is run after this build's shipped model, for comparison.
+            let flag = |name: &str| -> Vec<String> {
+                args.windows(2)
+                    .filter(|w| w[0] == name)
+                    .map(|w| w[1].clone())
+                    .collect()
+            };
+            search::run(&flag("--model"), &flag("--compare")).await
         }
         Some(other) => {
             bail!(
@@ -394,8 +396,15 @@ async fn start_tabwire() -> anyhow::Result<(Client, tokio::process::Child)> {
 
 /// The release binary over stdio with a throw-away profile, and more flags.
 async fn start_tabwire_with(extra: &[String]) -> anyhow::Result<(Client, tokio::process::Child)> {
+    start_binary_with(&tabwire_binary()?, extra).await
+}
+
+async fn start_binary_with(
+    binary: &std::path::Path,
+    extra: &[String],
+) -> anyhow::Result<(Client, tokio::process::Child)> {
     let out = std::env::temp_dir().join("tabwire-bench-out");
-    let mut child = tokio::process::Command::new(tabwire_binary()?)
+    let mut child = tokio::process::Command::new(binary)
         .args(["--isolated", "--output-dir"])
         .arg(&out)
         .args(extra)

@@ -72,6 +72,31 @@ fn status_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Resident set (VmRSS) of the server process alone, in KiB.
+pub fn server_rss_kib(server: u32) -> u64 {
+    status_kib(server, "VmRSS:")
+}
+
+/// CPU time (user and system) the server process has used, in ms.
+pub fn cpu_ms(server: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{server}/stat")) else {
+        return 0;
+    };
+    // Fields after the command's closing parenthesis; utime and stime are the 12th
+    // and 13th of those, in clock ticks (100 a second on Linux).
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (ticks(11) + ticks(12)) * 10
+}
+
 /// Peak resident set (VmHWM) of the server itself plus any helper processes it started
 /// that are not the browser, in KiB.
 pub fn server_peak_kib(server: u32) -> u64 {

@@ -4,10 +4,12 @@
 //! fetched into `target/search-corpus` by `scripts/fetch-search-corpus.sh`), each opened
 //! as a tab of the release binary's browser; the queries (`benches/search/queries.json`)
 //! were written by hand to paraphrase the page they want, to name an identifier it holds,
-//! or to ask in another language. Reports recall@1, recall@3 and MRR for words alone,
-//! meaning alone and both; indexing time; query latency at 50 tabs; whether indexing
-//! slows a page tool; memory; and what the model adds to the binary. Writes
-//! `docs/search-benchmark.md`.
+//! or to ask in another language; `benches/search/concept-queries.json` adds queries that
+//! share no word with their page (`benches/search/check-concept.py` checks it), each
+//! also in Chinese, German and Spanish. Reports recall@1, recall@3 and MRR for words
+//! alone, meaning alone and both; indexing time and CPU; query latency at 50 tabs;
+//! whether indexing slows a page tool; memory before the first search and at peak; and
+//! what the model adds to the binary. Writes `docs/search-benchmark.md`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -26,7 +28,7 @@ use crate::{Client, call, procs, tabwire_binary, workspace};
 const LATENCY_TABS: usize = 50;
 const MODES: &[(&str, &str)] = &[
     ("words", "words alone (BM25)"),
-    ("meaning", "meaning alone (static embeddings)"),
+    ("meaning", "meaning alone (embeddings)"),
     ("hybrid", "hybrid (both, fused)"),
 ];
 
@@ -72,6 +74,15 @@ struct Run {
     misses: Vec<String>,
     open_ms: Samples,
     first_search_ms: f64,
+    /// Passages the first search could not wait for.
+    first_not_embedded: u64,
+    /// From the first search until no passage waited for the encoder.
+    embed_wall_ms: f64,
+    /// The server's CPU time over the same span.
+    embed_cpu_ms: u64,
+    passages_embedded: u64,
+    tool_while_embedding: Samples,
+    rss_before_search_kib: u64,
     indexing_ms_total: u64,
     tabs_read: u64,
     chunks: u64,
@@ -84,15 +95,27 @@ struct Run {
     vector_search: bool,
 }
 
-pub async fn run(models: &[String]) -> anyhow::Result<()> {
+pub async fn run(models: &[String], compare: &[String]) -> anyhow::Result<()> {
     let root = workspace();
     let corpus = read_json(&root.join("benches/search/corpus.json"))?;
-    let queries: Vec<Query> = read_json(&root.join("benches/search/queries.json"))?
+    let mut listed = read_json(&root.join("benches/search/queries.json"))?;
+    listed.extend(read_json(
+        &root.join("benches/search/concept-queries.json"),
+    )?);
+    let queries: Vec<Query> = listed
         .iter()
-        .map(|q| Query {
-            text: q["query"].as_str().unwrap_or_default().to_owned(),
-            kind: q["kind"].as_str().unwrap_or_default().to_owned(),
-            answer: q["answer"].as_str().unwrap_or_default().to_owned(),
+        .map(|q| {
+            let kind = q["kind"].as_str().unwrap_or_default();
+            Query {
+                text: q["query"].as_str().unwrap_or_default().to_owned(),
+                // Concept queries by language: `concept-en` shares no word with its
+                // page; the others ask for the same English page in another language.
+                kind: match q["lang"].as_str() {
+                    Some(lang) => format!("{kind}-{lang}"),
+                    None => kind.to_owned(),
+                },
+                answer: q["answer"].as_str().unwrap_or_default().to_owned(),
+            }
         })
         .collect();
     let ids: Vec<String> = corpus
@@ -108,16 +131,21 @@ pub async fn run(models: &[String]) -> anyhow::Result<()> {
         tabwire_binary()?.display()
     );
     let mut runs = Vec::new();
-    let mut configs = vec![("shipped model".to_owned(), Vec::new())];
+    let this = tabwire_binary()?;
+    let mut configs = vec![("shipped model".to_owned(), this.clone(), Vec::new())];
     for dir in models {
         configs.push((
             format!("model {dir}"),
+            this.clone(),
             vec!["--embed-model".into(), dir.clone()],
         ));
     }
-    for (label, args) in configs {
+    for binary in compare {
+        configs.push((format!("tabwire {binary}"), binary.into(), Vec::new()));
+    }
+    for (label, binary, args) in configs {
         println!("\n== {label}");
-        runs.push(run_one(&label, &args, &site, &ids, &queries).await?);
+        runs.push(run_one(&label, &binary, &args, &site, &ids, &queries).await?);
     }
     println!("\n== tab search off (the baseline for a page tool while a tab opens)");
     let base = baseline(&site, &ids).await?;
@@ -130,12 +158,13 @@ pub async fn run(models: &[String]) -> anyhow::Result<()> {
 
 async fn run_one(
     label: &str,
+    binary: &Path,
     args: &[String],
     site: &str,
     ids: &[String],
     queries: &[Query],
 ) -> anyhow::Result<Run> {
-    let (client, child) = start(args).await?;
+    let (client, child) = start_binary(binary, args).await?;
     let pid = child.id().unwrap_or(0);
     let url = |id: &str| format!("{site}/p/{id}.html");
     let mut open_ms = Samples::default();
@@ -154,16 +183,50 @@ async fn run_one(
         call(&client, "execute_js", json!({ "script": "1 + 1" })).await?;
         tool_while_indexing.push(started.elapsed());
     }
-    // The first search waits for the tabs the index has not read yet.
+    // Every tab read (a search by words alone loads no model), then the memory.
+    call(
+        &client,
+        "search_tabs",
+        json!({ "query": "warm-up", "mode": "words" }),
+    )
+    .await?;
+    let rss_before_search_kib = procs::server_rss_kib(pid);
+    // The first search loads the encoder and waits for the outlines of the tabs.
+    let cpu_before = procs::cpu_ms(pid);
     let started = Instant::now();
     let first = call(&client, "search_tabs", json!({ "query": "warm-up" }))
         .await?
         .0;
     let first_search_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let first_not_embedded = first["not_embedded_yet"].as_u64().unwrap_or(0);
     println!(
-        "opened {} tabs; first search waited for {} and took {first_search_ms:.0} ms",
+        "opened {} tabs; first search waited for {} tabs read, took {first_search_ms:.0} ms, \
+         {first_not_embedded} outlines not embedded",
         ids.len(),
         first["waited_for_tabs"]
+    );
+    // A page tool while the encoder works through the rest in the background.
+    let mut tool_while_embedding = Samples::default();
+    let mut passages_embedded = 0;
+    loop {
+        let status = call(&client, "get_setup_status", json!({})).await?.0;
+        let search = &status["tab_search"];
+        passages_embedded = search["passages_embedded"]
+            .as_u64()
+            .unwrap_or(passages_embedded);
+        if search["passages_waiting"].as_u64().unwrap_or(0) == 0 {
+            break;
+        }
+        let started = Instant::now();
+        call(&client, "execute_js", json!({ "script": "1 + 1" })).await?;
+        tool_while_embedding.push(started.elapsed());
+        // Paced like an agent's calls, so the samples spread over the whole run.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let embed_wall_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let embed_cpu_ms = procs::cpu_ms(pid).saturating_sub(cpu_before);
+    println!(
+        "{passages_embedded} passages embedded in {embed_wall_ms:.0} ms ({embed_cpu_ms} ms of CPU)"
     );
     let mut tool_idle = Samples::default();
     for _ in 0..ids.len() {
@@ -243,6 +306,12 @@ async fn run_one(
         misses,
         open_ms,
         first_search_ms,
+        first_not_embedded,
+        embed_wall_ms,
+        embed_cpu_ms,
+        passages_embedded,
+        tool_while_embedding,
+        rss_before_search_kib,
         indexing_ms_total: search["indexing_ms"].as_u64().unwrap_or(0),
         tabs_read: search["tabs_read"].as_u64().unwrap_or(0),
         chunks: search["chunks"].as_u64().unwrap_or(0),
@@ -332,19 +401,26 @@ fn render(runs: &[Run], ids: &[String], queries: &[Query], base: &Samples) -> St
         let per_tab = run.indexing_ms_total as f64 / run.tabs_read.max(1) as f64;
         let _ = writeln!(
             out,
-            "\n- Indexing: {} tab reads, {:.1} ms a tab on average (read, chunk, embed; off the call path), \
-             {} chunks; the first search after opening the corpus waited {:.0} ms for the tabs not yet read.\n\
+            "\n- Indexing: {} tab reads, {:.1} ms a tab on average (read and chunk; off the call path), \
+             {} chunks. The first search (it loads the encoder and waits for each tab's outline) took {:.0} ms \
+             and could not wait for {} outlines. The encoder then read {} passages in the background \
+             in {:.1} s, using {:.1} s of CPU; a page tool meanwhile: {}.\n\
              - Query latency with {LATENCY_TABS} tabs indexed, through MCP: {}.\n\
              - A page tool (`execute_js`) right after each tab opened, while the index reads it: {}; \
              the same with tab search off (`--no-tab-search`): {} (difference: median {:+.1} ms, p90 {:+.1} ms); \
              when idle: {}.\n\
              - Opening a tab (`open_new_tab`): {}.\n\
-             - Memory: index ~{:.1} MiB; server peak RSS {:.0} MiB (model included).\n\
+             - Memory: index ~{:.1} MiB; server RSS before the first search {:.0} MiB, peak {:.0} MiB (model included).\n\
              - Size the model adds to the binary: {:.1} MB.\n",
             run.tabs_read,
             per_tab,
             run.chunks,
             run.first_search_ms,
+            run.first_not_embedded,
+            run.passages_embedded,
+            run.embed_wall_ms / 1000.0,
+            run.embed_cpu_ms as f64 / 1000.0,
+            run.tool_while_embedding.tail_summary(),
             run.query_at_50.tail_summary(),
             run.tool_while_indexing.tail_summary(),
             base.tail_summary(),
@@ -353,6 +429,7 @@ fn render(runs: &[Run], ids: &[String], queries: &[Query], base: &Samples) -> St
             run.tool_idle.tail_summary(),
             run.open_ms.summary(),
             run.index_bytes as f64 / 1048576.0,
+            run.rss_before_search_kib as f64 / 1024.0,
             run.peak_kib as f64 / 1024.0,
             run.model_bytes as f64 / 1e6,
         );
@@ -435,7 +512,14 @@ async fn serve_dir(dir: PathBuf) -> anyhow::Result<String> {
 }
 
 async fn start(extra: &[String]) -> anyhow::Result<(Client, tokio::process::Child)> {
-    let (client, child) = crate::start_tabwire_with(extra).await?;
+    start_binary(&tabwire_binary()?, extra).await
+}
+
+async fn start_binary(
+    binary: &Path,
+    extra: &[String],
+) -> anyhow::Result<(Client, tokio::process::Child)> {
+    let (client, child) = crate::start_binary_with(binary, extra).await?;
     // The browser starts on the first call; nothing is timed before it is up.
     tokio::time::timeout(
         Duration::from_secs(60),

@@ -54,6 +54,8 @@ async fn paraphrases_identifiers_and_other_languages_find_their_tab_first() {
     let found = search(&tw, "how do I get my money back for something I bought").await;
     assert_eq!(found["success"], true);
     assert_eq!(found["vectorSearchEnabled"], true, "{found}");
+    // The first search waited for every tab's outline to be read in context.
+    assert_eq!(found["indexStats"]["passagesNotYetEmbedded"], 0, "{found}");
     assert!(found["totalTabsSearched"].as_u64().unwrap() >= 5, "{found}");
     assert!(found["indexStats"]["totalDocuments"].as_u64().unwrap() >= 10);
     let top = &found["matchedTabs"][0];
@@ -77,13 +79,23 @@ async fn paraphrases_identifiers_and_other_languages_find_their_tab_first() {
         .unwrap();
     assert!(snippet.contains("ORD-48213"), "{snippet}");
 
-    // Meaning in words the page does not use, in its own language. (A query in one
-    // language for a page in another is weak with the static model: docs/benchmarks.md.)
+    // Meaning in words the page does not use, in its own language and in others (the
+    // refunds page is English; the bread page German).
     for (query, page) in [
         ("molten rock erupting from a mountain", "volcano.html"),
         ("Wie backe ich Brot mit Sauerteig?", "brot.html"),
         ("vegetables in pots outside the flat", "garden.html"),
         ("中国首都的名胜古迹", "beijing.html"),
+        (
+            "wie bekomme ich mein Geld zurück, wenn mir der Kauf nicht gefällt",
+            "refunds.html",
+        ),
+        ("买的东西不满意怎么退钱", "refunds.html"),
+        (
+            "cómo recupero mi dinero si devuelvo lo que compré",
+            "refunds.html",
+        ),
+        ("baking a loaf from fermented dough", "brot.html"),
     ] {
         let found = search(&tw, query).await;
         assert!(first_url(&found).ends_with(page), "{query}: {found}");
@@ -215,7 +227,7 @@ async fn a_model_that_does_not_load_leaves_search_lexical_and_status_says_why() 
     let site = Site::start().await;
     let broken = crate::support::scratch("search-broken-model").join("model");
     std::fs::create_dir_all(&broken).unwrap();
-    std::fs::write(broken.join("vectors.bin"), b"not a model").unwrap();
+    std::fs::write(broken.join("weights.bin"), b"not a model").unwrap();
     std::fs::write(broken.join("vocab.tsv"), "a\t0\n").unwrap();
     std::fs::write(broken.join("normalize.tsv"), "").unwrap();
     let model = broken.display().to_string();

@@ -189,6 +189,10 @@ TW.main_content = function (args) {
     },
     content_element: describe(main),
     ready_state: document.readyState,
+    // The section headings of the main content, for the search index's outline of the
+    // page (what the page is about, in a few lines).
+    headings: [...main.querySelectorAll('h1, h2, h3')].map(h => collapse(h.textContent))
+      .filter(t => t.length > 1).slice(0, 40),
     // The frames inside the main content, for a caller that reads them too (the
     // search index): each as a locator of its element in this document.
     frames: [...main.querySelectorAll('iframe, frame')].filter(isVisible).slice(0, 8).map(cssLocator),

@@ -95,7 +95,7 @@ pub enum EmbedModel {
     Shipped,
     /// None: search is lexical only.
     Off,
-    /// One in a directory (`vectors.bin`, `vocab.tsv`, `normalize.tsv`), e.g. a bigger or
-    /// smaller distillation made by `scripts/distill-embeddings.sh`.
+    /// One in a directory (`weights.bin`, `vocab.tsv`, `normalize.tsv`, and optionally
+    /// `means.tsv`), e.g. another vocabulary size made by `scripts/build-encoder.sh`.
     Dir(PathBuf),
 }

@@ -16,6 +16,7 @@
 //! | [`secret`]: files only this user reads | mode 0600 | a protected DACL naming this user alone |
 //! | [`browsers`]: where browsers install | `PATH`, `/Applications` | Program Files, `%LOCALAPPDATA%`, App Paths |
 //! | [`desktop`]: native file dialogs of the browser | unsupported | `#32770` dialogs owned by the browser's process |
+//! | [`priority`]: background threads that yield | a thread's nice value (Linux; macOS: none) | `THREAD_PRIORITY_LOWEST` |
 //! | [`lock`], [`random`], [`shutdown`], [`user`] | flock, getrandom, SIGTERM/SIGINT, uid | LockFileEx, ProcessPrng, console events, SID |
 //!
 //! This crate knows nothing of CDP, MCP or tabwire's engine: it speaks bytes, paths and
@@ -28,6 +29,7 @@ pub mod fs;
 pub mod local;
 pub mod lock;
 pub mod native_messaging;
+pub mod priority;
 pub mod process;
 pub mod random;
 pub mod secret;

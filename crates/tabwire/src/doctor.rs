@@ -167,7 +167,7 @@ fn tab_search(config: &engine::EngineConfig) {
     }
     match engine::search::embed::load(&config.embed_model) {
         Ok(model) => println!(
-            "ok   tab search: by words and by meaning ({}-dimension embedding model, {})",
+            "ok   tab search: by words and by meaning ({}-dimension encoder, {}; loaded at the first search)",
             model.dims(),
             match &config.embed_model {
                 engine::config::EmbedModel::Dir(dir) => format!("from {}", dir.display()),

@@ -164,8 +164,8 @@ struct ServeArgs {
     /// Run the browser link in this process even for a shared profile (no broker).
     #[arg(long)]
     no_broker: bool,
-    /// Tab search's embedding model: the shipped one (default), `off` (search by words
-    /// only), or a directory made by scripts/distill-embeddings.sh.
+    /// Tab search's text encoder: the shipped one (default), `off` (search by words
+    /// only), or a directory made by scripts/build-encoder.sh.
     #[arg(long, value_name = "off|DIR", env = "TABWIRE_EMBED_MODEL")]
     embed_model: Option<String>,
     /// Do not read open tabs for tab search (search_tabs and search_tabs_content then

@@ -25,6 +25,9 @@ pub struct MainContent {
     /// The document's `readyState` when it was read.
     #[serde(skip)]
     pub ready_state: String,
+    /// The main content's section headings (h1-h3), in order.
+    #[serde(skip)]
+    pub headings: Vec<String>,
 }
 
 /// How deep frames inside frames are read for [`Page::main_text_with_frames`].
@@ -96,6 +99,14 @@ fn content_of(reply: &Value) -> MainContent {
         metadata: serde_json::from_value(reply["metadata"].clone()).ok(),
         frames: reply["frames"].as_array().cloned().unwrap_or_default(),
         ready_state: text("ready_state"),
+        headings: reply["headings"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter_map(|h| h.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 

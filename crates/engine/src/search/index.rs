@@ -1,10 +1,13 @@
-//! The in-memory index of tab contents: chunks with their terms (for BM25) and their
-//! embeddings, searched both ways and fused by rank. Pure data: the tabs it holds are
-//! put and taken out by `indexer`.
+//! The in-memory index of tab contents: chunks with their terms (for BM25) and, once the
+//! encoder has read them, their vectors; searched both ways and fused by rank. Pure
+//! data: the tabs it holds are put and taken out by `indexer`, and the passages still
+//! to embed are handed out by rank (a tab's outline first, then its chunks in order).
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-use super::embed::{Model, cosine};
+use super::embed::cosine;
 use super::text;
 
 /// BM25's term-frequency saturation and length normalisation.
@@ -12,14 +15,21 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// Reciprocal-rank fusion's damping: smaller trusts the top ranks more.
 const RRF_K: f64 = 5.0;
-/// How much a rank by meaning counts beside a rank by words. The static model is much
-/// weaker than BM25 on long technical pages (`bench search`: recall@1 0.50 against 0.83),
-/// so it mostly reorders close calls and finds the pages no query word is in; the
-/// weight and damping are the best of a grid on that benchmark.
-const DENSE_WEIGHT: f64 = 0.25;
-/// A tab matches by meaning only when its best chunk is at least this near the query
-/// (unit vectors; the static model's unrelated texts sit well below it).
-pub const MIN_SIMILARITY: f32 = 0.45;
+/// How much a rank by meaning counts beside a rank by words.
+const DENSE_WEIGHT: f64 = 1.0;
+/// A tab matches by meaning only when its best passage is at least this near the query
+/// (cosine of the centred vectors: unrelated texts sit around 0).
+pub const MIN_SIMILARITY: f32 = 0.05;
+/// How many passages' worth of weight the prior has in the index's mean: a handful of
+/// tabs is centred mostly on the prior, a full index on itself.
+const PRIOR_WEIGHT: f32 = 50.0;
+/// How many passages of a tab are embedded: its outline and its first chunks. The rest
+/// of a long page is found by its words; reading it all in context would cost minutes
+/// of CPU for fifty documentation tabs.
+pub const EMBEDDED_PER_TAB: u32 = 8;
+/// Vectors kept for passages no tab holds any more (a tab that comes back, a page
+/// that changed a little), by content hash.
+const CACHE_ENTRIES: usize = 4096;
 
 /// Where a chunk came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,12 +61,22 @@ pub struct IndexedTab {
 }
 
 struct Chunk {
+    /// Stable while the chunk is in the index (positions move when tabs go).
+    id: u64,
     tab: usize,
     source: ChunkSource,
     text: String,
     terms: HashMap<String, u32>,
     length: u32,
-    vector: Option<Vec<f32>>,
+    /// Embedding order within the tab: 0 is the outline, then the chunks in order.
+    rank: u32,
+    /// What the encoder reads, when it differs from `title. text` (the outline).
+    passage: Option<String>,
+    /// The hash of what the encoder reads, the vector cache's key.
+    hash: u64,
+    /// Bytes of its text, passage and terms (counted once, for the status report).
+    text_bytes: usize,
+    vector: Option<Arc<[f32]>>,
 }
 
 /// How a search ranks.
@@ -81,26 +101,56 @@ pub struct Hit {
     pub source: ChunkSource,
 }
 
-/// A tab's chunks with their terms and vectors, made without the index (the costly
-/// part, done off the index's lock) and then inserted.
+/// A tab's chunks with their terms, made without the index (off its lock) and then
+/// inserted. Vectors come later, from `Index::next_passages` and `Index::store`.
 pub struct PreparedTab {
     tab: IndexedTab,
     chunks: Vec<Chunk>,
 }
 
-/// Cuts a tab's text into chunks (its title one of them) and embeds each.
-pub fn prepare(tab: IndexedTab, content: &str, model: Option<&Model>) -> PreparedTab {
+/// A query as the encoder read it, and what passages have in common before any is
+/// read (`Model::passage_prior`).
+#[derive(Debug, Clone)]
+pub struct QueryMeaning {
+    pub vector: Vec<f32>,
+    pub prior: Vec<f32>,
+}
+
+/// A passage to embed: which chunk, and the text the encoder reads.
+#[derive(Debug, Clone)]
+pub struct Passage {
+    pub chunk: u64,
+    pub text: String,
+}
+
+/// Cuts a tab's text into chunks. The title is a chunk of its own for words; for
+/// meaning it stands for the page's `outline` (title, description, headings, opening),
+/// the first passage of the tab the encoder reads.
+pub fn prepare(tab: IndexedTab, content: &str, outline: &str) -> PreparedTab {
     let (pieces, cut_short) = text::chunks(content);
     let title = tab.title.trim().to_owned();
     let mut chunks = Vec::with_capacity(pieces.len() + 1);
-    for piece in pieces {
-        // The title goes into each chunk's embedding: a passage of a long page is about
-        // what the page is about.
-        let context = format!("{title}. {piece}");
-        chunks.push(Chunk::new(ChunkSource::Content, piece, &context, model));
+    let outline = text::cut(outline, OUTLINE_CHARS);
+    if title.chars().count() > 3 || !outline.is_empty() {
+        let passage = if outline.is_empty() {
+            title.clone()
+        } else {
+            outline
+        };
+        chunks.push(Chunk::new(
+            ChunkSource::Title,
+            title.clone(),
+            0,
+            Some(passage),
+        ));
     }
-    if title.chars().count() > 3 {
-        chunks.push(Chunk::new(ChunkSource::Title, title.clone(), &title, model));
+    for (n, piece) in pieces.into_iter().enumerate() {
+        chunks.push(Chunk::new(ChunkSource::Content, piece, n as u32 + 1, None));
+    }
+    // A content chunk is read with its page's title: a passage of a long page is about
+    // what the page is about.
+    for chunk in &mut chunks {
+        chunk.hash = hash_of(&chunk.passage_text(&title));
     }
     PreparedTab {
         tab: IndexedTab { cut_short, ..tab },
@@ -108,22 +158,47 @@ pub fn prepare(tab: IndexedTab, content: &str, model: Option<&Model>) -> Prepare
     }
 }
 
+/// The most characters of a page's outline the encoder reads.
+const OUTLINE_CHARS: usize = 600;
+
+fn hash_of(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
 impl Chunk {
-    /// A chunk of `text`, its embedding made from `embedded`.
-    fn new(source: ChunkSource, text: String, embedded: &str, model: Option<&Model>) -> Chunk {
+    fn new(source: ChunkSource, text: String, rank: u32, passage: Option<String>) -> Chunk {
         let mut terms: HashMap<String, u32> = HashMap::new();
         let mut length = 0;
         for term in text::terms(&text) {
             *terms.entry(term).or_default() += 1;
             length += 1;
         }
+        let text_bytes = text.len()
+            + terms.keys().map(|t| t.len() + 32).sum::<usize>()
+            + passage.as_ref().map_or(0, String::len);
         Chunk {
+            id: 0,
             tab: usize::MAX,
             source,
-            vector: model.map(|m| m.embed(embedded)),
+            rank,
+            passage,
+            hash: 0,
+            text_bytes,
+            vector: None,
             text,
             terms,
             length,
+        }
+    }
+
+    /// What the encoder reads for this chunk.
+    fn passage_text(&self, title: &str) -> String {
+        match &self.passage {
+            Some(passage) => passage.clone(),
+            None if title.is_empty() => self.text.clone(),
+            None => format!("{title}. {}", self.text),
         }
     }
 }
@@ -135,6 +210,9 @@ pub struct Index {
     /// How many chunks hold each term.
     document_frequency: HashMap<String, u32>,
     total_length: u64,
+    next_chunk_id: u64,
+    /// Vectors by the hash of the passage they were made from.
+    cache: HashMap<u64, Arc<[f32]>>,
 }
 
 impl Index {
@@ -154,6 +232,9 @@ impl Index {
         };
         for mut chunk in prepared.chunks {
             chunk.tab = slot;
+            self.next_chunk_id += 1;
+            chunk.id = self.next_chunk_id;
+            chunk.vector = self.cache.get(&chunk.hash).cloned();
             for term in chunk.terms.keys() {
                 *self.document_frequency.entry(term.clone()).or_default() += 1;
             }
@@ -198,129 +279,295 @@ impl Index {
         self.chunks.len()
     }
 
+    /// Passages still to embed, best first: every tab's outline, then every tab's first
+    /// chunk, and so on (tabs `first` accepts ahead of the others at each rank), until
+    /// `budget` (the encoder's pieces, estimated from characters) is spent.
+    pub fn next_passages(
+        &self,
+        first: &dyn Fn(&IndexedTab) -> bool,
+        budget: usize,
+    ) -> Vec<Passage> {
+        let mut waiting: Vec<(bool, u32, usize, &Chunk)> = self
+            .chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.vector.is_none() && c.rank < EMBEDDED_PER_TAB)
+            .filter_map(|(i, c)| {
+                let tab = self.tabs[c.tab].as_ref()?;
+                Some((!first(tab), c.rank, i, c))
+            })
+            .collect();
+        waiting.sort_by_key(|&(later, rank, i, _)| (later, rank, i));
+        let mut spent = 0;
+        let mut passages = Vec::new();
+        for (_, _, _, chunk) in waiting {
+            let Some(tab) = self.tabs[chunk.tab].as_ref() else {
+                continue;
+            };
+            let text = chunk.passage_text(tab.title.trim());
+            // About four characters a piece; a passage is read up to the encoder's limit.
+            let cost = (text.len() / 4).clamp(8, super::embed::MAX_PASSAGE_PIECES);
+            if spent > 0 && spent + cost > budget {
+                break;
+            }
+            spent += cost;
+            passages.push(Passage {
+                chunk: chunk.id,
+                text,
+            });
+        }
+        passages
+    }
+
+    /// Puts the vectors of embedded passages in (a chunk gone since is skipped; its
+    /// vector is still cached).
+    pub fn store(&mut self, done: Vec<(u64, Vec<f32>)>) {
+        let by_id: HashMap<u64, Arc<[f32]>> =
+            done.into_iter().map(|(id, v)| (id, Arc::from(v))).collect();
+        for chunk in &mut self.chunks {
+            if let Some(vector) = by_id.get(&chunk.id) {
+                chunk.vector = Some(vector.clone());
+                self.cache.insert(chunk.hash, vector.clone());
+            }
+        }
+        if self.cache.len() > CACHE_ENTRIES {
+            // Keep what the open tabs use; forget the rest.
+            let used: std::collections::HashSet<u64> = self
+                .chunks
+                .iter()
+                .filter(|c| c.vector.is_some())
+                .map(|c| c.hash)
+                .collect();
+            self.cache.retain(|hash, _| used.contains(hash));
+        }
+    }
+
+    /// Passages of the tabs `wanted` accepts that a search by meaning should have and
+    /// that are not embedded yet: ranks below `needed` (the outline is rank 0).
+    pub fn unembedded(&self, wanted: &dyn Fn(&IndexedTab) -> bool, needed: u32) -> usize {
+        self.chunks
+            .iter()
+            .filter(|c| c.vector.is_none() && c.rank < needed.min(EMBEDDED_PER_TAB))
+            .filter(|c| self.tabs[c.tab].as_ref().is_some_and(wanted))
+            .count()
+    }
+
+    /// Passages with a vector, and passages still to embed (within the per-tab cap).
+    pub fn embedded_counts(&self) -> (usize, usize) {
+        let embedded = self.chunks.iter().filter(|c| c.vector.is_some()).count();
+        let waiting = self
+            .chunks
+            .iter()
+            .filter(|c| c.vector.is_none() && c.rank < EMBEDDED_PER_TAB)
+            .count();
+        (embedded, waiting)
+    }
+
     /// Bytes the index holds, roughly (text, terms and vectors).
     pub fn approximate_bytes(&self) -> usize {
         self.chunks
             .iter()
-            .map(|c| {
-                c.text.len()
-                    + c.terms.keys().map(|t| t.len() + 32).sum::<usize>()
-                    + c.vector.as_ref().map_or(0, |v| v.len() * 4)
-            })
+            .map(|c| c.text_bytes + c.vector.as_ref().map_or(0, |v| v.len() * 4))
             .sum()
     }
 
     /// The best tabs for a query, at most `limit`, among the tabs `wanted` accepts.
+    /// `query_vector` is the query's embedding (none: words alone).
     pub fn search(
         &self,
         query: &str,
-        model: Option<&Model>,
+        query_vector: Option<&QueryMeaning>,
         ranking: Ranking,
         limit: usize,
         wanted: &dyn Fn(&IndexedTab) -> bool,
     ) -> Vec<Hit> {
-        let query_terms = text::terms(query);
-        let query_vector = model
-            .filter(|_| ranking != Ranking::Lexical)
-            .map(|m| m.embed(query));
-        let use_lexical = ranking != Ranking::Dense;
+        let words = self.scan_words(query, ranking, wanted);
+        self.rank(words, query_vector, ranking, limit, wanted)
+    }
 
-        // The best chunk of each tab, both ways.
-        let mut best: HashMap<usize, TabBest> = HashMap::new();
+    /// The half of a search that needs no model: each tab's best chunk by BM25, and how
+    /// much of the query (by weight) that chunk holds. Run while the query is embedded.
+    pub fn scan_words(
+        &self,
+        query: &str,
+        ranking: Ranking,
+        wanted: &dyn Fn(&IndexedTab) -> bool,
+    ) -> WordScan {
+        let terms: Vec<String> = {
+            let mut seen = Vec::new();
+            for term in text::terms(query) {
+                if !seen.contains(&term) {
+                    seen.push(term);
+                }
+            }
+            seen
+        };
+        let mut best: HashMap<String, WordMatch> = HashMap::new();
+        if ranking == Ranking::Dense || terms.is_empty() {
+            return WordScan { terms, best };
+        }
+        let weights: Vec<f64> = terms.iter().map(|t| self.idf(t)).collect();
+        let total_weight: f64 = weights.iter().sum();
         let average = self.total_length as f64 / self.chunks.len().max(1) as f64;
-        for (i, chunk) in self.chunks.iter().enumerate() {
-            let Some(tab) = self.tabs[chunk.tab].as_ref() else {
+        for chunk in &self.chunks {
+            let Some(tab) = self.tabs[chunk.tab].as_ref().filter(|t| wanted(t)) else {
                 continue;
             };
-            if !wanted(tab) {
+            let score = self.bm25(chunk, &terms, &weights, average);
+            if score <= 0.0 {
                 continue;
             }
-            let lexical = if use_lexical {
-                self.bm25(chunk, &query_terms, average)
-            } else {
-                0.0
-            };
-            let similarity = match (&query_vector, &chunk.vector) {
-                (Some(q), Some(v)) => cosine(q, v),
-                _ => 0.0,
-            };
-            let entry = best.entry(chunk.tab).or_default();
-            if lexical > entry.lexical {
-                entry.lexical = lexical;
-                entry.lexical_chunk = Some(i);
-            }
-            if similarity > entry.similarity {
-                entry.similarity = similarity;
-                entry.dense_chunk = Some(i);
+            let entry = best.entry(tab.key.clone()).or_default();
+            if score > entry.score {
+                let held: f64 = terms
+                    .iter()
+                    .zip(&weights)
+                    .filter(|(t, _)| chunk.terms.contains_key(*t))
+                    .map(|(_, w)| w)
+                    .sum();
+                *entry = WordMatch {
+                    score,
+                    chunk: chunk.id,
+                    coverage: held / total_weight.max(f64::MIN_POSITIVE),
+                };
             }
         }
-        best.retain(|_, b| b.lexical > 0.0 || b.similarity >= MIN_SIMILARITY);
+        WordScan { terms, best }
+    }
 
-        // Ranks each way, fused.
-        let rank_by = |key: fn(&TabBest) -> f64| {
-            let mut order: Vec<(usize, f64)> = best
-                .iter()
-                .map(|(&t, b)| (t, key(b)))
-                .filter(|&(_, v)| v > 0.0)
-                .collect();
-            order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    /// The other half: each tab's nearest passage to `query_vector`, and the two
+    /// rankings fused. Reciprocal-rank fusion, with a tab's rank by words counting in
+    /// proportion to how much of the query its best chunk holds: a query that shares a
+    /// rare identifier with one page is decided by words, one that shares only common
+    /// words with every page (said in other words, or in another language) by meaning.
+    pub fn rank(
+        &self,
+        words: WordScan,
+        query_vector: Option<&QueryMeaning>,
+        ranking: Ranking,
+        limit: usize,
+        wanted: &dyn Fn(&IndexedTab) -> bool,
+    ) -> Vec<Hit> {
+        let query_vector = query_vector.filter(|_| ranking != Ranking::Lexical);
+        let mut meaning: HashMap<String, (f32, u64)> = HashMap::new();
+        if let Some(query) = query_vector {
+            // Cosines of the passages less what they have in common (the index's mean),
+            // so that what a page is about decides, not what every page shares.
+            let center = self.center(&query.prior);
+            let q = &query.vector;
+            let (q_center, center_norm) = (cosine(q, &center), cosine(&center, &center));
+            let near = |v: &[f32]| {
+                let length = (1.0 - 2.0 * cosine(v, &center) + center_norm)
+                    .max(1e-6)
+                    .sqrt();
+                (cosine(q, v) - q_center) / length
+            };
+            for chunk in &self.chunks {
+                let (Some(v), Some(tab)) = (&chunk.vector, self.tabs[chunk.tab].as_ref()) else {
+                    continue;
+                };
+                if !wanted(tab) {
+                    continue;
+                }
+                let similarity = near(v);
+                let entry = meaning.entry(tab.key.clone()).or_insert((f32::MIN, 0));
+                if similarity > entry.0 {
+                    *entry = (similarity, chunk.id);
+                }
+            }
+            meaning.retain(|_, (similarity, _)| *similarity >= MIN_SIMILARITY);
+        }
+        let rank_of = |scores: Vec<(&String, f64)>| -> HashMap<String, usize> {
+            let mut order = scores;
+            order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
             order
                 .into_iter()
                 .enumerate()
-                .map(|(rank, (t, _))| (t, rank))
-                .collect::<HashMap<usize, usize>>()
+                .map(|(rank, (key, _))| (key.clone(), rank))
+                .collect()
         };
-        let lexical_rank = rank_by(|b| b.lexical);
-        let dense_rank = rank_by(|b| f64::from(b.similarity));
-        let fused = |t: usize| {
-            let part = |ranks: &HashMap<usize, usize>| {
-                ranks
-                    .get(&t)
-                    .map_or(0.0, |&r| 1.0 / (RRF_K + r as f64 + 1.0))
-            };
-            part(&lexical_rank) + DENSE_WEIGHT * part(&dense_rank)
-        };
-        let mut ranked: Vec<(usize, f64, &TabBest)> =
-            best.iter().map(|(&t, b)| (t, fused(t), b)).collect();
+        let word_rank = rank_of(words.best.iter().map(|(k, m)| (k, m.score)).collect());
+        let meaning_rank = rank_of(meaning.iter().map(|(k, m)| (k, f64::from(m.0))).collect());
+        let reciprocal =
+            |rank: Option<&usize>| rank.map_or(0.0, |&r| 1.0 / (RRF_K + r as f64 + 1.0));
+        let mut keys: Vec<&String> = words.best.keys().chain(meaning.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let mut ranked: Vec<(&String, f64, f32)> = keys
+            .into_iter()
+            .map(|key| {
+                let by_words = words.best.get(key).map_or(0.0, |m| {
+                    // Words alone: the BM25 order as it is.
+                    // Squared: half the query's weight in common earns a quarter.
+                    let trust = if query_vector.is_some() {
+                        m.coverage * m.coverage
+                    } else {
+                        1.0
+                    };
+                    trust * reciprocal(word_rank.get(key))
+                });
+                let by_meaning = DENSE_WEIGHT * reciprocal(meaning_rank.get(key));
+                let similarity = meaning.get(key).map_or(0.0, |m| m.0);
+                (key, by_words + by_meaning, similarity)
+            })
+            .collect();
         ranked.sort_by(|a, b| {
             b.1.total_cmp(&a.1)
-                .then(b.2.similarity.total_cmp(&a.2.similarity))
-                .then(a.0.cmp(&b.0))
+                .then(b.2.total_cmp(&a.2))
+                .then(a.0.cmp(b.0))
         });
         ranked.truncate(limit);
         // Snippets only for the tabs answered: the passage that matched the words, else
         // the nearest.
         ranked
             .into_iter()
-            .filter_map(|(t, score, b)| {
-                let tab = self.tabs[t].clone()?;
-                let chunk = &self.chunks[b.lexical_chunk.or(b.dense_chunk)?];
+            .filter_map(|(key, score, similarity)| {
+                let by_words = words.best.get(key);
+                let chunk_id = by_words
+                    .map(|m| m.chunk)
+                    .or(meaning.get(key).map(|m| m.1))?;
+                let chunk = self.chunks.iter().find(|c| c.id == chunk_id)?;
+                let tab = self.tabs[chunk.tab].clone()?;
                 Some(Hit {
                     tab,
                     score,
-                    similarity: b.similarity,
-                    lexical: b.lexical,
-                    snippet: text::snippet(&chunk.text, &query_terms),
+                    similarity: similarity.max(0.0),
+                    lexical: by_words.map_or(0.0, |m| m.score),
+                    snippet: text::snippet(&chunk.text, &words.terms),
                     source: chunk.source,
                 })
             })
             .collect()
     }
 
-    fn bm25(&self, chunk: &Chunk, query_terms: &[String], average: f64) -> f64 {
-        let n = self.chunks.len() as f64;
-        let mut score = 0.0;
-        let mut seen: Vec<&str> = Vec::new();
-        for term in query_terms {
-            if seen.contains(&term.as_str()) {
-                continue;
+    /// The mean of the embedded passages, drawn toward `prior` while there are few.
+    fn center(&self, prior: &[f32]) -> Vec<f32> {
+        let mut sum: Vec<f32> = prior.iter().map(|p| p * PRIOR_WEIGHT).collect();
+        let mut weight = if prior.is_empty() { 0.0 } else { PRIOR_WEIGHT };
+        for v in self.chunks.iter().filter_map(|c| c.vector.as_ref()) {
+            if sum.len() < v.len() {
+                sum.resize(v.len(), 0.0);
             }
-            seen.push(term);
+            sum.iter_mut().zip(v.iter()).for_each(|(s, x)| *s += x);
+            weight += 1.0;
+        }
+        sum.iter_mut().for_each(|s| *s /= weight.max(1.0));
+        sum
+    }
+
+    /// How rare a term is among the chunks (BM25's idf; a term no chunk holds weighs most).
+    fn idf(&self, term: &str) -> f64 {
+        let n = self.chunks.len() as f64;
+        let df = f64::from(self.document_frequency.get(term).copied().unwrap_or(0));
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    fn bm25(&self, chunk: &Chunk, terms: &[String], weights: &[f64], average: f64) -> f64 {
+        let mut score = 0.0;
+        for (term, idf) in terms.iter().zip(weights) {
             let Some(&tf) = chunk.terms.get(term) else {
                 continue;
             };
-            let df = f64::from(self.document_frequency.get(term).copied().unwrap_or(0));
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
             let tf = f64::from(tf);
             score += idf * tf * (K1 + 1.0)
                 / (tf + K1 * (1.0 - B + B * f64::from(chunk.length) / average.max(1.0)));
@@ -329,12 +576,20 @@ impl Index {
     }
 }
 
-#[derive(Default)]
-struct TabBest {
-    lexical: f64,
-    lexical_chunk: Option<usize>,
-    similarity: f32,
-    dense_chunk: Option<usize>,
+/// A tab's best chunk by words.
+#[derive(Debug, Clone, Default)]
+pub struct WordMatch {
+    score: f64,
+    chunk: u64,
+    /// The share of the query's weight (idf) the chunk holds, 0 to 1.
+    coverage: f64,
+}
+
+/// Each tab's best chunk by words (by tab key), and the query's terms.
+#[derive(Debug, Default)]
+pub struct WordScan {
+    terms: Vec<String>,
+    best: HashMap<String, WordMatch>,
 }
 
 #[cfg(test)]
@@ -358,12 +613,12 @@ mod tests {
         index.insert(prepare(
             tab("a", "Orders"),
             "Order ORD-48213 was refunded on 5 March.",
-            None,
+            "",
         ));
         index.insert(prepare(
             tab("b", "Weather"),
             "Sunny with a light breeze all afternoon.",
-            None,
+            "",
         ));
         let all = |_: &IndexedTab| true;
         let hits = index.search("ORD-48213", None, Ranking::Hybrid, 10, &all);
@@ -385,12 +640,12 @@ mod tests {
         index.insert(prepare(
             tab("a", "Page"),
             "The old text about penguins.",
-            None,
+            "",
         ));
         index.insert(prepare(
             tab("a", "Page"),
             "The new text about giraffes.",
-            None,
+            "",
         ));
         let all = |_: &IndexedTab| true;
         assert!(
@@ -404,5 +659,31 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn outlines_are_embedded_first_and_a_tab_read_again_reuses_its_vectors() {
+        let mut index = Index::default();
+        let long = "A sentence about one thing. ".repeat(60);
+        index.insert(prepare(tab("a", "Alpha page"), &long, "Alpha outline"));
+        index.insert(prepare(tab("b", "Beta page"), &long, "Beta outline"));
+        let all = |_: &IndexedTab| true;
+        let first = index.next_passages(&all, 20);
+        assert_eq!(first.len(), 2, "the two outlines, within the budget");
+        assert!(first.iter().all(|p| p.text.ends_with("outline")));
+        let only_b = |t: &IndexedTab| t.key == "b";
+        assert!(index.next_passages(&only_b, 10)[0].text.starts_with("Beta"));
+        assert_eq!(index.unembedded(&all, 1), 2);
+        index.store(first.iter().map(|p| (p.chunk, vec![1.0, 0.0])).collect());
+        assert_eq!(index.unembedded(&all, 1), 0);
+        assert!(index.unembedded(&all, 2) > 0, "first chunks still wait");
+        let next = index.next_passages(&all, 1000);
+        assert!(
+            next[0].text.starts_with("Alpha page. "),
+            "then each tab's first chunk"
+        );
+        // The same content again: its outline's vector comes from the cache.
+        index.insert(prepare(tab("a", "Alpha page"), &long, "Alpha outline"));
+        assert_eq!(index.unembedded(&all, 1), 0);
     }
 }

@@ -3,9 +3,12 @@
 //! A background task wakes on every tab change the browsers report (the tab registry's
 //! change signal), lets a burst settle, and reads the tabs whose document, URL or title
 //! changed since they were read, without reserving them (`Page::observe`), so no agent's
-//! call ever finds a tab busy because of it. The chunking and embedding run on the
-//! blocking pool, off the async workers that serve page tools. A search first reads the
-//! tabs still out of date (and says how many it waited for), then ranks.
+//! call ever finds a tab busy because of it. Chunking runs on the blocking pool, off the
+//! async workers that serve page tools; embedding runs on the encoder's own thread at low
+//! priority (`embedder`), started with the model at the first search (so a server nobody
+//! searches with never loads it). A search first reads the tabs still out of date, then
+//! waits a bounded time for the outlines of the tabs it searches to be embedded, then
+//! ranks, and says what it waited for and what it could not.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -14,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::task::JoinSet;
 
 use super::embed::{self, Model};
+use super::embedder::Embedder;
 use super::index::{Hit, Index, IndexedTab, Ranking};
 use crate::browser::{Browser, Browsers, Tab, lock};
 use crate::config::EngineConfig;
@@ -35,6 +39,11 @@ const SEARCH_WAITS_FOR_LOAD: Duration = Duration::from_secs(3);
 const READ_TRIES: u32 = 3;
 /// Tabs read at once.
 const READ_AT_ONCE: usize = 4;
+/// How long a search waits for the passages it needs to be embedded (a first search
+/// over many fresh tabs; later ones find them done).
+const SEARCH_WAITS_FOR_VECTORS: Duration = Duration::from_secs(10);
+/// The passages of each searched tab a search waits for: its outline (rank 0).
+const NEEDED_RANKS: u32 = 1;
 /// Queries longer than this are refused: nobody means a page-long query.
 pub const MAX_QUERY_CHARS: usize = 2000;
 /// The most tabs a search answers.
@@ -60,7 +69,6 @@ impl Fingerprint {
 
 #[derive(Default)]
 struct State {
-    index: Index,
     /// Tab key → what it looked like when read (and whether it had finished loading).
     read: HashMap<String, (Fingerprint, bool)>,
     /// Keys of tabs that could not be read, with why and how many times in a row (shown
@@ -90,6 +98,9 @@ pub struct SearchReport {
     pub tabs_searched: usize,
     /// Tabs whose content had changed and that the search read before ranking.
     pub waited_for: usize,
+    /// Passages of the searched tabs the search needed by meaning (their outlines) and
+    /// could not wait for: those tabs were ranked by words and what was embedded.
+    pub not_embedded: usize,
     pub stats: IndexStats,
 }
 
@@ -103,6 +114,11 @@ pub struct IndexStats {
     pub vector_search_off: Option<String>,
     pub model_dims: usize,
     pub model_bytes: usize,
+    /// Whether the encoder is loaded (it loads at the first search).
+    pub model_loaded: bool,
+    /// Passages read in context so far, and passages still waiting for the encoder.
+    pub passages_embedded: usize,
+    pub passages_waiting: usize,
     pub index_bytes: usize,
     pub tabs_read: u64,
     pub indexing_ms: u64,
@@ -117,6 +133,9 @@ pub struct TabSearch {
     config: Arc<EngineConfig>,
     /// Loaded on first use (off the async workers); Err says why vector search is off.
     model: OnceLock<std::result::Result<Arc<Model>, String>>,
+    /// Started with the model.
+    embedder: OnceLock<Arc<Embedder>>,
+    index: Arc<Mutex<Index>>,
     state: Mutex<State>,
     /// One refresh at a time (the background task or a search).
     refreshing: tokio::sync::Mutex<()>,
@@ -129,6 +148,8 @@ impl TabSearch {
             browsers,
             config,
             model: OnceLock::new(),
+            embedder: OnceLock::new(),
+            index: Arc::new(Mutex::new(Index::default())),
             state: Mutex::new(State::default()),
             refreshing: tokio::sync::Mutex::new(()),
         });
@@ -146,6 +167,12 @@ impl TabSearch {
                 tokio::task::spawn_blocking(move || embed::load(&which).map_err(|e| e.to_string()))
                     .await
                     .unwrap_or_else(|e| Err(e.to_string()));
+            let loaded = loaded.and_then(|model| {
+                let embedder = Embedder::start(self.index.clone(), model.clone())
+                    .map_err(|e| format!("the encoder's thread did not start: {e}"))?;
+                let _ = self.embedder.set(embedder);
+                Ok(model)
+            });
             if let Err(why) = &loaded {
                 tracing::warn!(%why, "tab search is lexical only");
             }
@@ -158,24 +185,33 @@ impl TabSearch {
     /// has not been yet, so the answer is not a guess).
     pub async fn stats(&self) -> IndexStats {
         // With tab search off the model is never needed, so it is not loaded for this.
-        let model = if self.config.tab_search {
-            self.model_ready().await
-        } else {
-            None
-        };
+        if self.config.tab_search {
+            self.model_ready().await;
+        }
+        self.snapshot()
+    }
+
+    /// What the index holds now, the model left as it is.
+    fn snapshot(&self) -> IndexStats {
+        let model = self.model.get().and_then(|m| m.as_ref().ok());
         let vector_search_off = match self.model.get() {
             Some(Err(why)) => Some(why.clone()),
             _ => None,
         };
+        let index = lock(&self.index);
         let state = lock(&self.state);
+        let (passages_embedded, passages_waiting) = index.embedded_counts();
         IndexStats {
             enabled: self.config.tab_search,
-            chunks: state.index.chunk_count(),
-            tabs: state.index.tabs().count(),
+            chunks: index.chunk_count(),
+            tabs: index.tabs().count(),
             vector_search_off,
             model_dims: model.as_ref().map_or(0, |m| m.dims()),
             model_bytes: embed::shipped_bytes(),
-            index_bytes: state.index.approximate_bytes(),
+            model_loaded: model.is_some(),
+            passages_embedded,
+            passages_waiting,
+            index_bytes: index.approximate_bytes(),
             tabs_read: state.tabs_read,
             indexing_ms: state.indexing_time.as_millis() as u64,
             unreadable: state
@@ -183,7 +219,7 @@ impl TabSearch {
                 .iter()
                 .map(|(k, (why, _))| format!("{k}: {why}"))
                 .collect(),
-            cut_short: state.index.tabs().filter(|t| t.cut_short).count(),
+            cut_short: index.tabs().filter(|t| t.cut_short).count(),
         }
     }
 
@@ -224,26 +260,50 @@ impl TabSearch {
             .map(|(browser, tab)| browser.handle(tab))
             .filter(|key| windows.as_ref().is_none_or(|w| w.contains(key)))
             .collect();
-        let model = self.model_ready().await;
+        // Words alone need no model: a search by words never loads it.
+        let model = match request.ranking {
+            Some(Ranking::Lexical) => None,
+            _ => self.model_ready().await,
+        };
         let ranking = match (request.ranking, &model) {
             (_, None) => Ranking::Lexical,
             (Some(r), Some(_)) => r,
             (None, Some(_)) => Ranking::Hybrid,
         };
+        let wanted = |t: &IndexedTab| allowed.contains(&t.key);
         let limit = request.max_results.clamp(1, MAX_RESULTS);
-        let hits = {
-            let state = lock(&self.state);
-            state
-                .index
-                .search(query, model.as_deref(), ranking, limit, &|t| {
-                    allowed.contains(&t.key)
-                })
+        let mut not_embedded = 0;
+        let mut query_vector = None;
+        let words = match (
+            model.filter(|_| ranking != Ranking::Lexical),
+            self.embedder.get(),
+        ) {
+            (Some(model), Some(embedder)) => {
+                // The query is embedded while the search waits for the outlines it needs
+                // and scans the words.
+                let text = query.to_owned();
+                let embedding = tokio::task::spawn_blocking(move || super::index::QueryMeaning {
+                    vector: model.embed_query(&text),
+                    prior: model.passage_prior(),
+                });
+                let needed = || lock(&self.index).unembedded(&wanted, NEEDED_RANKS) == 0;
+                embedder
+                    .wait_for(allowed.clone(), SEARCH_WAITS_FOR_VECTORS, needed)
+                    .await;
+                let words = lock(&self.index).scan_words(query, ranking, &wanted);
+                query_vector = embedding.await.ok();
+                not_embedded = lock(&self.index).unembedded(&wanted, NEEDED_RANKS);
+                words
+            }
+            _ => lock(&self.index).scan_words(query, ranking, &wanted),
         };
+        let hits = lock(&self.index).rank(words, query_vector.as_ref(), ranking, limit, &wanted);
         Ok(SearchReport {
             hits,
             tabs_searched: allowed.len(),
             waited_for,
-            stats: self.stats().await,
+            not_embedded,
+            stats: self.snapshot(),
         })
     }
 
@@ -294,10 +354,11 @@ impl TabSearch {
                 .filter(|k| !keys.contains(*k))
                 .cloned()
                 .collect();
+            let mut index = lock(&self.index);
             for key in closed {
                 state.read.remove(&key);
                 state.failures.remove(&key);
-                state.index.remove(&key);
+                index.remove(&key);
             }
             // A tab showing a dialog cannot run script until it is answered; it is read
             // when the dialog closes (that is a change too).
@@ -312,17 +373,19 @@ impl TabSearch {
                 .collect()
         };
         let count = stale.len();
-        let model = self.model_ready().await;
         let mut reads = JoinSet::new();
         for (browser, tab) in stale {
             if reads.len() >= READ_AT_ONCE {
                 self.take_read(reads.join_next().await);
             }
             let config = self.config.clone();
-            reads.spawn(read_tab(browser, tab, config, model.clone(), wait_for_load));
+            reads.spawn(read_tab(browser, tab, config, wait_for_load));
         }
         while let Some(done) = reads.join_next().await {
             self.take_read(Some(done));
+        }
+        if let Some(embedder) = self.embedder.get() {
+            embedder.poke();
         }
         count
     }
@@ -338,7 +401,7 @@ impl TabSearch {
             Ok((prepared, loaded)) => {
                 state.failures.remove(&read.key);
                 state.read.insert(read.key, (read.seen, loaded));
-                state.index.insert(prepared);
+                lock(&self.index).insert(prepared);
             }
             Err(why) => {
                 // A read that failed is tried again (the document may have been
@@ -384,7 +447,6 @@ async fn read_tab(
     browser: Arc<Browser>,
     tab: Tab,
     config: Arc<EngineConfig>,
-    model: Option<Arc<Model>>,
     wait_for_load: Option<Duration>,
 ) -> TabRead {
     let started = Instant::now();
@@ -420,12 +482,12 @@ async fn read_tab(
             indexed_at_ms: now_ms(),
             cut_short: false,
         };
+        let outline = outline_of(&content);
         let text = content.text;
-        let prepared = tokio::task::spawn_blocking(move || {
-            super::index::prepare(indexed, &text, model.as_deref())
-        })
-        .await
-        .map_err(|e| e.to_string())?;
+        let prepared =
+            tokio::task::spawn_blocking(move || super::index::prepare(indexed, &text, &outline))
+                .await
+                .map_err(|e| e.to_string())?;
         Ok((prepared, loaded))
     }
     .await;
@@ -437,10 +499,53 @@ async fn read_tab(
     }
 }
 
+/// What a page is about, in a few lines: its title, its description, its section
+/// headings and its opening. The encoder reads it first, as the page's own passage.
+fn outline_of(content: &crate::page::content::MainContent) -> String {
+    let article = content.article.clone().unwrap_or_default();
+    let description = content
+        .metadata
+        .as_ref()
+        .map(|m| m.description.clone())
+        .unwrap_or_default();
+    let mut parts: Vec<String> = Vec::new();
+    for part in [
+        content.title.as_str(),
+        article.title.as_str(),
+        description.as_str(),
+    ] {
+        let part = part.trim();
+        if !part.is_empty() && !parts.iter().any(|p| p == part) {
+            parts.push(part.to_owned());
+        }
+    }
+    let headings: Vec<&str> = content
+        .headings
+        .iter()
+        .map(|h| h.trim())
+        .filter(|h| !parts.iter().any(|p| p == h))
+        .collect();
+    if !headings.is_empty() {
+        parts.push(headings.join("; "));
+    }
+    if !article.excerpt.trim().is_empty() && article.excerpt.trim() != description.trim() {
+        parts.push(article.excerpt.trim().to_owned());
+    }
+    parts.join(". ")
+}
+
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Drop for TabSearch {
+    fn drop(&mut self) {
+        if let Some(embedder) = self.embedder.get() {
+            embedder.stop();
+        }
+    }
 }
 
 /// The background task: on every tab change, once the burst settles, read what changed.

@@ -729,6 +729,7 @@ pub async fn search_tabs(call: Call, p: SearchTabs) -> Result<Reply, ToolError> 
         "count": results.len(),
         "tabs_searched": report.tabs_searched,
         "waited_for_tabs": report.waited_for,
+        "not_embedded_yet": report.not_embedded,
         "vector_search": stats.vector_search_off.is_none(),
         "vector_search_off": stats.vector_search_off,
     })))

