@@ -20,6 +20,8 @@ const DENSE_WEIGHT: f64 = 1.0;
 /// A tab matches by meaning only when its best passage is at least this near the query
 /// (cosine of the centred vectors: unrelated texts sit around 0).
 pub const MIN_SIMILARITY: f32 = 0.05;
+/// How much a tab's outline decides its nearness beside its nearest passage.
+const OUTLINE_SHARE: f32 = 0.5;
 /// How many passages' worth of weight the prior has in the index's mean: a handful of
 /// tabs is centred mostly on the prior, a full index on itself.
 const PRIOR_WEIGHT: f32 = 50.0;
@@ -462,6 +464,8 @@ impl Index {
                     .sqrt();
                 (cosine(q, v) - q_center) / length
             };
+            // Each tab's nearest passage, and its outline's nearness apart.
+            let mut outline: HashMap<&str, f32> = HashMap::new();
             for chunk in &self.chunks {
                 let (Some(v), Some(tab)) = (&chunk.vector, self.tabs[chunk.tab].as_ref()) else {
                     continue;
@@ -470,9 +474,20 @@ impl Index {
                     continue;
                 }
                 let similarity = near(v);
+                if chunk.rank == 0 {
+                    outline.insert(&tab.key, similarity);
+                }
                 let entry = meaning.entry(tab.key.clone()).or_insert((f32::MIN, 0));
                 if similarity > entry.0 {
                     *entry = (similarity, chunk.id);
+                }
+            }
+            // A tab is as near as its nearest passage, drawn halfway to its outline's
+            // nearness: one passage that happens to echo the query counts for less
+            // than a page that is about it.
+            for (key, (similarity, _)) in meaning.iter_mut() {
+                if let Some(whole) = outline.get(key.as_str()) {
+                    *similarity = OUTLINE_SHARE * whole + (1.0 - OUTLINE_SHARE) * *similarity;
                 }
             }
             meaning.retain(|_, (similarity, _)| *similarity >= MIN_SIMILARITY);
