@@ -508,6 +508,11 @@ impl Index {
         let mut keys: Vec<&String> = words.best.keys().chain(meaning.keys()).collect();
         keys.sort();
         keys.dedup();
+        // Meaning counts for less the more of the query some tab holds in words: an
+        // identifier found verbatim is the answer, a description shared with no page
+        // is meaning's to place.
+        let best_coverage = words.best.values().map(|m| m.coverage).fold(0.0, f64::max);
+        let meaning_weight = DENSE_WEIGHT * (1.0 - best_coverage / 2.0);
         let mut ranked: Vec<(&String, f64, f32)> = keys
             .into_iter()
             .map(|key| {
@@ -521,7 +526,7 @@ impl Index {
                     };
                     trust * reciprocal(word_rank.get(key))
                 });
-                let by_meaning = DENSE_WEIGHT * reciprocal(meaning_rank.get(key));
+                let by_meaning = meaning_weight * reciprocal(meaning_rank.get(key));
                 let similarity = meaning.get(key).map_or(0.0, |m| m.0);
                 (key, by_words + by_meaning, similarity)
             })

@@ -135,6 +135,7 @@ pub struct TabSearch {
     model: OnceLock<std::result::Result<Arc<Model>, String>>,
     /// Started with the model.
     embedder: OnceLock<Arc<Embedder>>,
+    /// Shared with the encoder's thread. Where both are held, `state` is taken first.
     index: Arc<Mutex<Index>>,
     state: Mutex<State>,
     /// One refresh at a time (the background task or a search).
@@ -198,8 +199,10 @@ impl TabSearch {
             Some(Err(why)) => Some(why.clone()),
             _ => None,
         };
-        let index = lock(&self.index);
+        // Always the state before the index (as a refresh takes them): the other order
+        // deadlocks against a read being put in.
         let state = lock(&self.state);
+        let index = lock(&self.index);
         let (passages_embedded, passages_waiting) = index.embedded_counts();
         IndexStats {
             enabled: self.config.tab_search,
