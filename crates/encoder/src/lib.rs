@@ -252,12 +252,6 @@ impl Model {
             .collect();
         self.encoder.encode(&pieces)
     }
-
-    /// How many pieces a passage is read as (what its embedding costs).
-    pub fn passage_cost(&self, passage: &str) -> usize {
-        self.pieces(PASSAGE_PREFIX, passage, MAX_PASSAGE_PIECES)
-            .len()
-    }
 }
 
 /// Cosine of two unit vectors.
