@@ -28,7 +28,7 @@ const PRIOR_WEIGHT: f32 = 50.0;
 /// How many passages of a tab are embedded: its outline and its first chunks. The rest
 /// of a long page is found by its words; reading it all in context would cost minutes
 /// of CPU for fifty documentation tabs.
-pub const EMBEDDED_PER_TAB: u32 = 8;
+pub const EMBEDDED_PER_TAB: u32 = 4;
 /// Vectors kept for passages no tab holds any more (a tab that comes back, a page
 /// that changed a little), by content hash.
 const CACHE_ENTRIES: usize = 4096;
@@ -161,7 +161,7 @@ pub fn prepare(tab: IndexedTab, content: &str, outline: &str) -> PreparedTab {
 }
 
 /// The most characters of a page's outline the encoder reads.
-const OUTLINE_CHARS: usize = 600;
+const OUTLINE_CHARS: usize = 1000;
 
 fn hash_of(text: &str) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
