@@ -11,6 +11,7 @@ mod capture;
 mod chrome;
 mod cli;
 mod contract;
+mod deadline;
 mod emulation;
 mod envelope;
 mod extension;

@@ -49,6 +49,10 @@ fn stamp_of(instant: jiff::Timestamp) -> String {
     instant.strftime("%Y-%m-%dT%H-%M-%S-%3fZ").to_string()
 }
 
+/// What a call keeps of its time, after a wait for what it set off, to read the page
+/// once more and write its answer (a round trip or two through the extension relay).
+pub const TIME_TO_ANSWER: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// How long a call may take, counted from when it began: the one limit its operations
 /// work within, and what its progress reports count toward.
 #[derive(Debug, Clone, Copy)]
@@ -85,6 +89,27 @@ impl Deadline {
     /// The whole time the call was given.
     pub fn budget(&self) -> std::time::Duration {
         self.budget
+    }
+
+    /// When it ends.
+    pub fn at(&self) -> tokio::time::Instant {
+        self.started + self.budget
+    }
+
+    /// This deadline, or one `cap` from now if that comes first: a step that may take
+    /// at most `cap` of what is left.
+    pub fn within(&self, cap: std::time::Duration) -> Deadline {
+        if cap < self.remaining() {
+            Deadline::after(cap)
+        } else {
+            *self
+        }
+    }
+
+    /// What is left of it for a wait that ends the call (what an input set off): what is
+    /// left less `TIME_TO_ANSWER`, so the call still answers by its deadline.
+    pub fn for_waiting(&self) -> std::time::Duration {
+        self.remaining().saturating_sub(TIME_TO_ANSWER)
     }
 
     /// What is left of it now.

@@ -127,13 +127,13 @@ macro_rules! tool_params {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident {
-            $($field:ident : $ty:ty = $kind:expr , $presence:ident $(($default:expr))? , $doc:expr ;)*
+            $($(#[$field_meta:meta])* $field:ident : $ty:ty = $kind:expr , $presence:ident $(($default:expr))? , $doc:expr ;)*
         }
     ) => {
         $(#[$meta])*
         #[allow(non_snake_case)]
         $vis struct $name {
-            $(pub $field: $ty,)*
+            $($(#[$field_meta])* pub $field: $ty,)*
         }
 
         impl $crate::params::Params for $name {

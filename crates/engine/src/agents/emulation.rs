@@ -1,8 +1,8 @@
 //! A session's emulations: set on a tab, listed for status reports, and cleared when
 //! the session that set them ends, so a tab another agent takes over is a plain tab.
 
+use crate::ids::Deadline;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{AgentSession, Engine};
 use crate::browser::emulation::Emulation;
@@ -26,10 +26,10 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         wanted: &Emulation,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<TabInfo> {
         let page = self.page(handle).await?;
-        page.emulate(wanted, self.id, timeout).await?;
+        page.emulate(wanted, self.id, deadline).await?;
         Ok(page.info())
     }
 }
@@ -75,7 +75,8 @@ impl Engine {
                 // Wait out a call that holds the tab, then take it as any call would.
                 let _ = tokio::time::timeout(HOUSEKEEPING, tab.busy.clone().lock_owned()).await;
                 let page = Page::reserve(browser.clone(), tab.clone(), self.config.clone()).await?;
-                page.emulate(&Emulation::default(), 0, HOUSEKEEPING).await
+                page.emulate(&Emulation::default(), 0, Deadline::after(HOUSEKEEPING))
+                    .await
             };
             if let Err(error) = cleared.await {
                 tracing::warn!(%error, tab = %handle, "could not clear an ended session's emulation");

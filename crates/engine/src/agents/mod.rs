@@ -178,6 +178,28 @@ pub struct AgentSession {
     injections: Mutex<HashMap<u64, String>>,
 }
 
+/// How long past its deadline a call may still run: time for an operation that waited
+/// until the deadline to write its answer. A call still busy then is stopped.
+pub const CALL_MARGIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The failure of a call stopped at its deadline (and margin).
+fn over_time(deadline: crate::ids::Deadline, ledger: &cdp::Ledger) -> EngineError {
+    let seconds = deadline.budget().as_secs_f64();
+    let error = EngineError::page(
+        ErrorCode::Timeout,
+        format!(
+            "the call did not finish within its time limit ({seconds} s) and was stopped; \
+             check the page before repeating it, or give it a longer limit"
+        ),
+        serde_json::json!({ "time_limit_s": seconds }),
+    );
+    if ledger.nothing_reached_a_browser() {
+        error
+    } else {
+        error.may_have_run()
+    }
+}
+
 impl AgentSession {
     /// Runs one agent call (`attempt` makes it; `engine_error` finds the engine's error
     /// in its failure) within its deadline.
@@ -188,6 +210,10 @@ impl AgentSession {
     /// call's first command (an extension worker stopping). A call that failed so, with
     /// none of its commands having reached a browser, is run once more, on the browser
     /// that comes back: it cannot do anything twice.
+    ///
+    /// No call runs past its deadline by more than `CALL_MARGIN`: its operations wait
+    /// within the deadline themselves and answer with what they know; one that is still
+    /// busy then is stopped (what it held is let go) and the call fails `Timeout`.
     pub async fn run_call<T, E, Fut>(
         &self,
         deadline: crate::ids::Deadline,
@@ -196,6 +222,7 @@ impl AgentSession {
     ) -> std::result::Result<T, E>
     where
         Fut: std::future::Future<Output = std::result::Result<T, E>>,
+        E: From<EngineError>,
     {
         let _running = InFlight::enter(&self.engine);
         let mut tries = 0;
@@ -203,7 +230,14 @@ impl AgentSession {
             tries += 1;
             self.engine.browsers.confirm(self.id).await;
             let ledger = Arc::new(cdp::Ledger::default());
-            let outcome = deadline.scope(ledger.clone().scope(attempt())).await;
+            let bounded = tokio::time::timeout_at(
+                deadline.at() + CALL_MARGIN,
+                deadline.scope(ledger.clone().scope(attempt())),
+            );
+            let outcome = match bounded.await {
+                Ok(outcome) => outcome,
+                Err(_) => return Err(E::from(over_time(deadline, &ledger))),
+            };
             let undelivered = match &outcome {
                 Err(failure) => engine_error(failure).is_some_and(|error| {
                     error.code() == ErrorCode::BrowserDisconnected

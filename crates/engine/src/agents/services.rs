@@ -2,7 +2,7 @@
 //! downloads. Each resolves the session's tab (or browser) and names the session as the
 //! owner; the service does the work.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::Value;
 
@@ -51,12 +51,12 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         options: NetworkOptions,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let page = self.page(handle).await?;
         self.engine
             .recordings
-            .start_network(&page, self.id, options, timeout)
+            .start_network(&page, self.id, options, deadline)
             .await
     }
 
@@ -64,12 +64,12 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         filter: NetworkFilter,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         self.engine
             .recordings
-            .stop_network(&browser, &tab, self.id, filter, timeout)
+            .stop_network(&browser, &tab, self.id, filter, deadline)
             .await
     }
 
@@ -77,12 +77,12 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         max_entries: usize,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let page = self.page(handle).await?;
         self.engine
             .recordings
-            .start_console(&page, self.id, max_entries, timeout)
+            .start_console(&page, self.id, max_entries, deadline)
             .await
     }
 
@@ -138,12 +138,12 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         max: usize,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Vec<Value>> {
         let page = self.page(handle).await?;
         self.engine
             .recordings
-            .console_snapshot(&page, max, timeout)
+            .console_snapshot(&page, max, deadline)
             .await
     }
 
@@ -179,13 +179,13 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         reload: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<crate::browser::TabInfo> {
         let page = self.page(handle).await?;
         self.engine
             .recordings
             .traces
-            .start(&page, self.id, reload, timeout)
+            .start(&page, self.id, reload, deadline)
             .await?;
         Ok(page.info())
     }
@@ -196,14 +196,14 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         save: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<(crate::browser::TabInfo, StoppedTrace)> {
         let page = self.page(handle).await?;
         let stopped = self
             .engine
             .recordings
             .traces
-            .stop(&page, self.id, &self.config, save, timeout)
+            .stop(&page, self.id, &self.config, save, deadline)
             .await?;
         Ok((page.info(), stopped))
     }

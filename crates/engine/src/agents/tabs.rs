@@ -1,6 +1,7 @@
 //! Tab-level operations of an agent session: listing, choosing its default, activating,
 //! opening exactly once, closing only what its task owns, and answering dialogs.
 
+use crate::ids::Deadline;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -282,7 +283,7 @@ impl AgentSession {
             .cdp(
                 "Runtime.evaluate",
                 json!({"expression": "document.visibilityState", "returnByValue": true}),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await
             .ok()
@@ -350,7 +351,10 @@ impl AgentSession {
             },
         );
         let navigation = match self.page(Some(&browser.handle(&tab))).await {
-            Ok(page) => page.navigate(&request.url, request.timeout).await,
+            Ok(page) => {
+                page.navigate(&request.url, Deadline::after(request.timeout))
+                    .await
+            }
             Err(error) => Err(error),
         };
         let load_status = match &navigation {
@@ -483,11 +487,11 @@ impl AgentSession {
         handle: Option<&str>,
         answer: DialogAnswer,
         prompt_text: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<DialogOutcome> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         browser
-            .answer_dialog(&tab, answer, prompt_text, timeout)
+            .answer_dialog(&tab, answer, prompt_text, deadline)
             .await
     }
 

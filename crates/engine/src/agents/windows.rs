@@ -1,5 +1,6 @@
 //! Windows and the tabs in them, as a session sees them.
 
+use crate::ids::Deadline;
 use serde::Serialize;
 use serde_json::json;
 
@@ -118,7 +119,7 @@ impl AgentSession {
         page.cdp(
             "Runtime.evaluate",
             json!({ "expression": "document.visibilityState", "returnByValue": true }),
-            HOUSEKEEPING,
+            Deadline::after(HOUSEKEEPING),
         )
         .await
         .is_ok_and(|reply| reply["result"]["value"] == "visible")

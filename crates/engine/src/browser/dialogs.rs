@@ -2,6 +2,7 @@
 //! answering them, the ones left open for an agent, and answering those through CDP.
 //! Nothing here presses an OS key.
 
+use crate::ids::Deadline;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,9 +83,9 @@ impl Browser {
         tab: &Tab,
         answer: DialogAnswer,
         prompt_text: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<DialogOutcome> {
-        let Some(dialog) = self.wait_for_dialog(tab, timeout).await else {
+        let Some(dialog) = self.wait_for_dialog(tab, deadline.remaining()).await else {
             return Ok(DialogOutcome::NoDialog);
         };
         let accept = match answer {
@@ -102,7 +103,7 @@ impl Browser {
                 Some(&session),
                 "Page.handleJavaScriptDialog",
                 params,
-                timeout,
+                deadline.remaining(),
             )
             .await?;
         self.update_tab(&tab.target_id, |t| {

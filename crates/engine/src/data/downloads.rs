@@ -5,6 +5,7 @@
 //! saved from the tab, byte for byte as the server sent it, and the reply names its
 //! content type.
 
+use crate::ids::Deadline;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -127,9 +128,12 @@ pub async fn download(
     let shown = async {
         let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;
         // The response's type is in the network events (the download events lack it).
-        page.cdp("Network.enable", json!({}), HOUSEKEEPING).await?;
+        page.cdp("Network.enable", json!({}), Deadline::after(HOUSEKEEPING))
+            .await?;
         session = Some(page.session.clone());
-        let landed = page.navigate(&request.url, request.timeout).await;
+        let landed = page
+            .navigate(&request.url, Deadline::after(request.timeout))
+            .await;
         match landed {
             Ok(landed) if landed.download => Ok(None),
             // The browser showed the URL instead: an image, text or JSON is saved from
@@ -210,7 +214,7 @@ async fn download_streamed(
         page.cdp(
             "Fetch.enable",
             json!({ "patterns": [pattern] }),
-            HOUSEKEEPING,
+            Deadline::after(HOUSEKEEPING),
         )
         .await?;
         // The navigation answers only once the held response is let go, so it runs
@@ -218,10 +222,10 @@ async fn download_streamed(
         let navigate = page.cdp(
             "Page.navigate",
             json!({ "url": request.url }),
-            request.timeout,
+            Deadline::after(request.timeout),
         );
         tokio::pin!(navigate);
-        let held = held_response(&mut events, &page.session, request.timeout);
+        let held = held_response(&mut events, &page.session, Deadline::after(request.timeout));
         tokio::pin!(held);
         let paused = tokio::select! {
             paused = &mut held => paused?,
@@ -245,7 +249,7 @@ async fn download_streamed(
             .cdp(
                 "Fetch.failRequest",
                 json!({ "requestId": id, "errorReason": "Aborted" }),
-                HOUSEKEEPING,
+                Deadline::after(HOUSEKEEPING),
             )
             .await;
         outcome
@@ -259,9 +263,10 @@ async fn download_streamed(
 async fn held_response(
     events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
     session: &str,
-    timeout: Duration,
+    deadline: Deadline,
 ) -> Result<Value> {
-    let deadline = Instant::now() + timeout;
+    let seconds = deadline.budget().as_secs_f64();
+    let deadline = deadline.at();
     loop {
         match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Ok(event))
@@ -275,7 +280,7 @@ async fn held_response(
             Err(_) => {
                 return Err(EngineError::page(
                     ErrorCode::DownloadNotStarted,
-                    format!("no response within {} s", timeout.as_secs_f64()),
+                    format!("no response within {seconds} s"),
                     Value::Null,
                 ));
             }
@@ -313,7 +318,7 @@ async fn save_held_body(
         .cdp(
             "Fetch.takeResponseBodyAsStream",
             json!({ "requestId": paused["requestId"] }),
-            request.timeout,
+            Deadline::after(request.timeout),
         )
         .await?;
     let stream = body["stream"].as_str().unwrap_or_default().to_owned();
@@ -321,7 +326,9 @@ async fn save_held_body(
         .output_dir
         .join(".staging")
         .join(crate::ids::unique("stream"));
-    let read = page.read_stream_to(&stream, &staged, request.timeout).await;
+    let read = page
+        .read_stream_to(&stream, &staged, Deadline::after(request.timeout))
+        .await;
     page.close_stream(&stream).await;
     if let Err(error) = read {
         let _ = tokio::fs::remove_file(&staged).await;
@@ -684,7 +691,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
                 "expression": "performance.getEntriesByType('navigation')[0]?.responseStatus ?? 0",
                 "returnByValue": true,
             }),
-            HOUSEKEEPING,
+            Deadline::after(HOUSEKEEPING),
         )
         .await?["result"]["value"]
         .as_u64()
@@ -693,7 +700,11 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         return Ok(failed(Value::Null, &format!("http_{status}"), &request.url));
     }
     let tree = page
-        .cdp("Page.getResourceTree", json!({}), HOUSEKEEPING)
+        .cdp(
+            "Page.getResourceTree",
+            json!({}),
+            Deadline::after(HOUSEKEEPING),
+        )
         .await?;
     let frame = &tree["frameTree"]["frame"];
     let mime = frame["mimeType"].as_str().unwrap_or_default();
@@ -701,7 +712,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         .cdp(
             "Page.getResourceContent",
             json!({ "frameId": frame["id"], "url": frame["url"] }),
-            request.timeout,
+            Deadline::after(request.timeout),
         )
         .await;
     let content = match cached {
@@ -714,7 +725,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
                 .cdp(
                     "Network.getResponseBody",
                     json!({ "requestId": frame["loaderId"] }),
-                    request.timeout,
+                    Deadline::after(request.timeout),
                 )
                 .await?;
             json!({ "content": body["body"], "base64Encoded": body["base64Encoded"] })

@@ -3,6 +3,7 @@
 //! restart (leases are kept in a state file written atomically). A lease whose
 //! restoration fails stays on record as `manual_recovery` with the prior setting.
 
+use crate::ids::Deadline;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
@@ -201,7 +202,7 @@ impl Leases {
                 &page.top(),
                 "permission_state",
                 json!({ "name": permission.name() }),
-                HOUSEKEEPING,
+                Deadline::after(HOUSEKEEPING),
             )
             .await
             .ok()

@@ -11,6 +11,7 @@ use tokio::sync::broadcast::{Receiver, error::TryRecvError};
 use tokio::time::Instant;
 
 use super::Page;
+use crate::ids::Deadline;
 
 /// How long a page has, after an input, to start what the input sets off (a handler that
 /// navigates from a timer, a form checked before it is sent). Nothing started by then:
@@ -81,7 +82,8 @@ impl Page {
 
     /// What the input since `watch` caused, waiting (within `budget`) for a navigation it
     /// started to commit.
-    pub async fn effects(&self, mut watch: EffectWatch, budget: Duration) -> Aftermath {
+    pub async fn effects(&self, mut watch: EffectWatch, deadline: Deadline) -> Aftermath {
+        let budget = deadline.for_waiting();
         let deadline = Instant::now() + budget;
         // Events a command caused come before its reply on CDP transports; the extension
         // relay needs a fence for that.

@@ -3,6 +3,7 @@
 //! listbox or combobox is clicked (the combobox opened first, then each option) with
 //! trusted clicks, so the app's own handlers run. Options are named by label, then value.
 
+use crate::ids::Deadline;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -62,7 +63,7 @@ impl Page {
         locator: Value,
         frame: Vec<Value>,
         options: &[String],
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Selected> {
         if options.is_empty() {
             return Err(EngineError::invalid(
@@ -70,13 +71,11 @@ impl Page {
                 "give at least one option (a label or a value)",
             ));
         }
-        let deadline = Instant::now() + timeout;
+        let until = Instant::now() + deadline.remaining();
         let (locator, frame) = self.placed(locator, frame)?;
-        let ctx = self.frame_context(&frame, timeout).await?;
+        let ctx = self.frame_context(&frame, deadline).await?;
         let args = json!({ "locator": locator, "options": options });
-        let started = self
-            .choosing(&ctx, "choose_options", args, deadline)
-            .await?;
+        let started = self.choosing(&ctx, "choose_options", args, until).await?;
         let kind = match started["kind"].as_str() {
             Some("select") => return Ok(selected(ChoiceKind::Select, started, 0)),
             Some("listbox") => ChoiceKind::Listbox,
@@ -86,15 +85,13 @@ impl Page {
         let mut clicks = 0;
         for option in options {
             let (one, sent) = self
-                .click_option(&ctx, &locator, &frame, option, deadline)
+                .click_option(&ctx, &locator, &frame, option, until)
                 .await?;
             picked.push(one);
             clicks += sent;
         }
         let args = json!({ "locator": locator, "picked": picked });
-        let now = self
-            .choosing(&ctx, "chosen_options", args, deadline)
-            .await?;
+        let now = self.choosing(&ctx, "chosen_options", args, until).await?;
         Ok(selected(kind, now, clicks))
     }
 
@@ -159,7 +156,8 @@ impl Page {
             frame: frame.to_vec(),
             offset: (None, None),
         };
-        self.click(target, "left", 1, remaining(deadline)).await?;
+        self.click(target, "left", 1, Deadline::after(remaining(deadline)))
+            .await?;
         Ok(())
     }
 
@@ -172,7 +170,9 @@ impl Page {
         args: Value,
         deadline: Instant,
     ) -> Result<Value> {
-        let result = self.run(ctx, op, args, remaining(deadline)).await?;
+        let result = self
+            .run(ctx, op, args, Deadline::after(remaining(deadline)))
+            .await?;
         if result["status"] == "invalid_input" {
             let message = result["message"].as_str().unwrap_or("one option only");
             return Err(EngineError::invalid(Input::Options, message));

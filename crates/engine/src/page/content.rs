@@ -2,6 +2,7 @@
 //! metadata (`content.js`), its HTML cleaned of what only a browser needs, and HTTP
 //! requests sent from the page itself (`net.js`), with its origin and cookies.
 
+use crate::ids::Deadline;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -115,14 +116,14 @@ impl Page {
     pub async fn main_content(
         &self,
         selector: Option<Value>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<MainContent> {
         let reply = self
             .run_ok(
                 &self.top(),
                 "main_content",
                 json!({ "selector": selector }),
-                timeout,
+                deadline,
             )
             .await?;
         Ok(content_of(&reply))
@@ -131,15 +132,15 @@ impl Page {
     /// The main content with the main content of the frames inside it (depth first, two
     /// levels), each frame's text after its parent's. A frame that cannot be read is left
     /// out.
-    pub async fn main_text_with_frames(&self, timeout: Duration) -> Result<MainContent> {
-        let mut top = self.main_content(None, timeout).await?;
+    pub async fn main_text_with_frames(&self, deadline: Deadline) -> Result<MainContent> {
+        let mut top = self.main_content(None, deadline).await?;
         let mut queue: Vec<Vec<Value>> = top.frames.iter().map(|f| vec![f.clone()]).collect();
         queue.reverse();
         while let Some(path) = queue.pop() {
-            let Ok(ctx) = self.frame_context(&path, timeout).await else {
+            let Ok(ctx) = self.frame_context(&path, deadline).await else {
                 continue;
             };
-            let Ok(reply) = self.run_ok(&ctx, "main_content", json!({}), timeout).await else {
+            let Ok(reply) = self.run_ok(&ctx, "main_content", json!({}), deadline).await else {
                 continue;
             };
             let inner = content_of(&reply);
@@ -161,14 +162,14 @@ impl Page {
     pub async fn clean_html(
         &self,
         selector: Option<Value>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<CleanHtml> {
         let reply = self
             .run_ok(
                 &self.top(),
                 "clean_html",
                 json!({ "selector": selector }),
-                timeout,
+                deadline,
             )
             .await?;
         let text = |key: &str| reply[key].as_str().unwrap_or_default().to_owned();
@@ -212,7 +213,7 @@ impl Page {
                     "timeout_ms": request.timeout.as_millis() as u64,
                 }),
                 // The page's own deadline answers first; this one only bounds a hang.
-                request.timeout + Duration::from_secs(5),
+                Deadline::after(request.timeout + Duration::from_secs(5)),
             )
             .await?;
         let r = &reply["response"];

@@ -1,6 +1,6 @@
 //! Cookies through CDP's Network domain, so HttpOnly and cross-path cookies work.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
@@ -9,15 +9,15 @@ use crate::error::{EngineError, Input, Result};
 
 impl Page {
     /// Cookies the page's URL would send (and those of its frames).
-    pub async fn cookies(&self, timeout: Duration) -> Result<Value> {
+    pub async fn cookies(&self, deadline: Deadline) -> Result<Value> {
         let (url, _) = self.current_url().await?;
-        self.cookies_of(&url, timeout).await
+        self.cookies_of(&url, deadline).await
     }
 
     /// The cookies the browser would send to `url` (its profile's, not only this page's).
-    pub async fn cookies_of(&self, url: &str, timeout: Duration) -> Result<Value> {
+    pub async fn cookies_of(&self, url: &str, deadline: Deadline) -> Result<Value> {
         let reply = self
-            .cdp("Network.getCookies", json!({ "urls": [url] }), timeout)
+            .cdp("Network.getCookies", json!({ "urls": [url] }), deadline)
             .await?;
         let cookies = reply["cookies"].as_array().cloned().unwrap_or_default();
         Ok(json!({ "url": url, "count": cookies.len(), "cookies": cookies }))
@@ -26,7 +26,7 @@ impl Page {
     /// Sets cookies; those with neither url nor domain are scoped to the current page
     /// (their result says `scoped_to`). Each cookie is set on its own and its result says
     /// whether the browser took it; a cookie it refused does not fail the others.
-    pub async fn set_cookies(&self, cookies: Vec<Value>, timeout: Duration) -> Result<Value> {
+    pub async fn set_cookies(&self, cookies: Vec<Value>, deadline: Deadline) -> Result<Value> {
         let (url, _) = self.current_url().await?;
         let mut prepared = Vec::with_capacity(cookies.len());
         for (index, cookie) in cookies.into_iter().enumerate() {
@@ -39,7 +39,7 @@ impl Page {
                 result["scoped_to"] = json!(url);
             }
             // One at a time, so a cookie the browser rejects is named.
-            match self.cdp("Network.setCookie", cookie, timeout).await {
+            match self.cdp("Network.setCookie", cookie, deadline).await {
                 Ok(reply) if reply["success"] == false => {
                     result["set"] = json!(false);
                     result["error"] = json!("the browser rejected the cookie");
@@ -63,7 +63,7 @@ impl Page {
         domain: Option<&str>,
         path: Option<&str>,
         url: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         // The scope: what was named, else the page's URL.
         let mut scope = serde_json::Map::new();
@@ -81,18 +81,18 @@ impl Page {
         }
         let mut params = Value::Object(scope.clone());
         params["name"] = json!(name);
-        let before = self.matching_cookies(name, timeout).await?;
-        self.cdp("Network.deleteCookies", params, timeout).await?;
-        let after = self.matching_cookies(name, timeout).await?;
+        let before = self.matching_cookies(name, deadline).await?;
+        self.cdp("Network.deleteCookies", params, deadline).await?;
+        let after = self.matching_cookies(name, deadline).await?;
         Ok(json!({
             "name": name, "scope": scope,
             "deleted": before.saturating_sub(after), "remaining": after,
         }))
     }
 
-    async fn matching_cookies(&self, name: &str, timeout: Duration) -> Result<usize> {
+    async fn matching_cookies(&self, name: &str, deadline: Deadline) -> Result<usize> {
         let all = self
-            .cdp("Network.getAllCookies", json!({}), timeout)
+            .cdp("Network.getAllCookies", json!({}), deadline)
             .await?;
         Ok(all["cookies"]
             .as_array()

@@ -2,7 +2,7 @@
 //! setting is sent, set or cleared, so the tab ends with exactly what was asked; the
 //! overrides live in tabwire's session of the tab and survive its navigations.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::json;
 
@@ -18,8 +18,13 @@ const GEOLOCATION_ACCURACY: f64 = 100.0;
 impl Page {
     /// Sets the tab's emulation to `wanted` (an empty one clears every override) and
     /// records it as set by agent session `session`.
-    pub async fn emulate(&self, wanted: &Emulation, session: u64, timeout: Duration) -> Result<()> {
-        self.apply_emulation(wanted, timeout).await?;
+    pub async fn emulate(
+        &self,
+        wanted: &Emulation,
+        session: u64,
+        deadline: Deadline,
+    ) -> Result<()> {
+        self.apply_emulation(wanted, deadline).await?;
         let emulated = (!wanted.is_empty()).then(|| Emulated {
             session,
             settings: wanted.clone(),
@@ -29,7 +34,7 @@ impl Page {
         Ok(())
     }
 
-    async fn apply_emulation(&self, wanted: &Emulation, timeout: Duration) -> Result<()> {
+    async fn apply_emulation(&self, wanted: &Emulation, deadline: Deadline) -> Result<()> {
         match &wanted.viewport {
             Some(v) => {
                 let orientation = if v.landscape {
@@ -43,11 +48,11 @@ impl Page {
                     "screenWidth": v.width, "screenHeight": v.height,
                     "screenOrientation": orientation,
                 });
-                self.cdp("Emulation.setDeviceMetricsOverride", metrics, timeout)
+                self.cdp("Emulation.setDeviceMetricsOverride", metrics, deadline)
                     .await?;
             }
             None => {
-                self.cdp("Emulation.clearDeviceMetricsOverride", json!({}), timeout)
+                self.cdp("Emulation.clearDeviceMetricsOverride", json!({}), deadline)
                     .await?;
             }
         }
@@ -57,20 +62,20 @@ impl Page {
         } else {
             json!({ "enabled": false })
         };
-        self.cdp("Emulation.setTouchEmulationEnabled", touch, timeout)
+        self.cdp("Emulation.setTouchEmulationEnabled", touch, deadline)
             .await?;
         // An empty user agent is no override: the browser's own is back.
         let user_agent = wanted.user_agent.clone().unwrap_or_default();
         self.cdp(
             "Emulation.setUserAgentOverride",
             json!({ "userAgent": user_agent }),
-            timeout,
+            deadline,
         )
         .await?;
         // Network conditions and extra headers apply to a session whose Network domain
         // is on; it stays on (a network capture may share it).
         if wanted.network.is_some() || wanted.extra_http_headers.is_some() {
-            self.cdp("Network.enable", json!({}), timeout).await?;
+            self.cdp("Network.enable", json!({}), deadline).await?;
         }
         let network = match wanted.network {
             Some(preset) => preset.conditions(),
@@ -78,13 +83,13 @@ impl Page {
                 "offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1,
             }),
         };
-        self.cdp("Network.emulateNetworkConditions", network, timeout)
+        self.cdp("Network.emulateNetworkConditions", network, deadline)
             .await?;
         let rate = wanted.cpu_throttling_rate.unwrap_or(1.0);
         self.cdp(
             "Emulation.setCPUThrottlingRate",
             json!({ "rate": rate }),
-            timeout,
+            deadline,
         )
         .await?;
         match wanted.geolocation {
@@ -93,23 +98,23 @@ impl Page {
                     "latitude": place.latitude, "longitude": place.longitude,
                     "accuracy": GEOLOCATION_ACCURACY,
                 });
-                self.cdp("Emulation.setGeolocationOverride", position, timeout)
+                self.cdp("Emulation.setGeolocationOverride", position, deadline)
                     .await?;
             }
             None => {
-                self.cdp("Emulation.clearGeolocationOverride", json!({}), timeout)
+                self.cdp("Emulation.clearGeolocationOverride", json!({}), deadline)
                     .await?;
             }
         }
         let scheme = wanted.color_scheme.map_or("", |s| s.name());
         let media = json!({ "features": [{ "name": "prefers-color-scheme", "value": scheme }] });
-        self.cdp("Emulation.setEmulatedMedia", media, timeout)
+        self.cdp("Emulation.setEmulatedMedia", media, deadline)
             .await?;
         let headers = wanted.extra_http_headers.clone().unwrap_or_default();
         self.cdp(
             "Network.setExtraHTTPHeaders",
             json!({ "headers": headers }),
-            timeout,
+            deadline,
         )
         .await?;
         Ok(())

@@ -3,7 +3,7 @@
 //! radio is clicked until it has the wanted state, a <select> gets the option whose label
 //! or value matches (as `Page::select_options` chooses it).
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -68,11 +68,11 @@ pub struct FormFilled {
 impl Page {
     /// Fills several fields in order, each as `fill` does; stops at the first that
     /// refuses, keeping what was filled before it.
-    pub async fn fill_form(&self, fields: Vec<FormField>, timeout: Duration) -> FormFilled {
+    pub async fn fill_form(&self, fields: Vec<FormField>, deadline: Deadline) -> FormFilled {
         let mut filled = Vec::with_capacity(fields.len());
         for (index, field) in fields.into_iter().enumerate() {
             match self
-                .fill(field.locator, field.frame, &field.value, timeout)
+                .fill(field.locator, field.frame, &field.value, deadline)
                 .await
             {
                 Ok(done) => filled.push(done),
@@ -96,11 +96,11 @@ impl Page {
         locator: Value,
         frame: Vec<Value>,
         value: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Filled> {
-        let ctx = self.frame_context(&frame, timeout).await?;
+        let ctx = self.frame_context(&frame, deadline).await?;
         let field = self
-            .run_ok(&ctx, "field_kind", json!({ "locator": locator }), timeout)
+            .run_ok(&ctx, "field_kind", json!({ "locator": locator }), deadline)
             .await?;
         let kind = field["kind"].as_str().and_then(FilledKind::parse);
         let element = field["element"].clone();
@@ -126,7 +126,7 @@ impl Page {
         match kind {
             FilledKind::Select => {
                 let chosen = self
-                    .select_options(locator, frame, std::slice::from_ref(&text), timeout)
+                    .select_options(locator, frame, std::slice::from_ref(&text), deadline)
                     .await?;
                 Ok(Filled {
                     kind,
@@ -150,10 +150,10 @@ impl Page {
                         frame: frame.clone(),
                         offset: (None, None),
                     };
-                    self.click(target, "left", 1, timeout).await?;
+                    self.click(target, "left", 1, deadline).await?;
                 }
                 let now = self
-                    .run_ok(&ctx, "field_kind", json!({ "locator": locator }), timeout)
+                    .run_ok(&ctx, "field_kind", json!({ "locator": locator }), deadline)
                     .await?;
                 Ok(Filled {
                     kind,
@@ -163,10 +163,10 @@ impl Page {
                 })
             }
             FilledKind::Text | FilledKind::Value => {
-                self.type_text(Some(locator.clone()), &frame, &text, true, None, timeout)
+                self.type_text(Some(locator.clone()), &frame, &text, true, None, deadline)
                     .await?;
                 let now = self
-                    .run_ok(&ctx, "field_value", json!({ "locator": locator }), timeout)
+                    .run_ok(&ctx, "field_value", json!({ "locator": locator }), deadline)
                     .await?;
                 Ok(Filled {
                     kind,

@@ -4,7 +4,7 @@
 //! a `CustomEvent` named by the agent on `window` in that world, with
 //! `detail: {payload, respond}`; what the script passes to `respond` is the answer.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
@@ -28,17 +28,17 @@ impl Page {
         &self,
         world: ScriptWorld,
         source: &str,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let mut register = json!({ "source": source });
         if world == ScriptWorld::Isolated {
             register["worldName"] = json!(USER_WORLD);
         }
         let registered = self
-            .cdp("Page.addScriptToEvaluateOnNewDocument", register, timeout)
+            .cdp("Page.addScriptToEvaluateOnNewDocument", register, deadline)
             .await?;
-        let ctx = self.world(world, timeout).await?;
-        self.evaluate_checked(&ctx, source, timeout).await?;
+        let ctx = self.world(world, deadline).await?;
+        self.evaluate_checked(&ctx, source, deadline).await?;
         Ok(json!({ "identifier": registered["identifier"] }))
     }
 
@@ -46,8 +46,12 @@ impl Page {
     /// guard and timing included); whether the page is one it runs on. The Chrome MCP
     /// Server applies a new script to the current tab at once, and agents expect to see
     /// it take effect.
-    pub async fn run_userscript_now(&self, script: &UserScript, timeout: Duration) -> Result<bool> {
-        let ctx = self.userscript_world(script.world, timeout).await?;
+    pub async fn run_userscript_now(
+        &self,
+        script: &UserScript,
+        deadline: Deadline,
+    ) -> Result<bool> {
+        let ctx = self.userscript_world(script.world, deadline).await?;
         // The wrapped script checks its guard itself; the expression after it says what
         // the guard said, in the same round trip.
         let run = format!(
@@ -55,7 +59,7 @@ impl Page {
             userscripts::wrapped(script),
             userscripts::runs_here(script)
         );
-        let ran = self.evaluate_checked(&ctx, &run, timeout).await?;
+        let ran = self.evaluate_checked(&ctx, &run, deadline).await?;
         Ok(ran["result"]["value"] == true)
     }
 
@@ -63,10 +67,10 @@ impl Page {
     async fn userscript_world(
         &self,
         world: UserScriptWorld,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<FrameContext> {
         match world {
-            UserScriptWorld::Isolated => self.world_named(USERSCRIPT_WORLD, timeout).await,
+            UserScriptWorld::Isolated => self.world_named(USERSCRIPT_WORLD, deadline).await,
             UserScriptWorld::Main => Ok(self.top()),
         }
     }
@@ -81,9 +85,9 @@ impl Page {
         world: UserScriptWorld,
         id: &str,
         payload: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Option<Value>> {
-        let ctx = self.userscript_world(world, timeout).await?;
+        let ctx = self.userscript_world(world, deadline).await?;
         let handler = match world {
             UserScriptWorld::Isolated => "globalThis.__userscript_onCommand__",
             UserScriptWorld::Main => "window.__userscript_onCommand",
@@ -94,7 +98,7 @@ impl Page {
               return {{ handled: true, data: await handler('userscript:command', {payload}, {id}) }}; }})()",
             id = json!(id),
         );
-        let reply = self.evaluate_checked(&ctx, &expression, timeout).await?;
+        let reply = self.evaluate_checked(&ctx, &expression, deadline).await?;
         let answer = &reply["result"]["value"];
         Ok((answer["handled"] == true).then(|| answer["data"].clone()))
     }
@@ -106,7 +110,7 @@ impl Page {
         world: ScriptWorld,
         event: &str,
         payload: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         if event.trim().is_empty() {
             return Err(EngineError::invalid(
@@ -114,7 +118,7 @@ impl Page {
                 "the event name is empty",
             ));
         }
-        let ctx = self.world(world, timeout).await?;
+        let ctx = self.world(world, deadline).await?;
         let expression = format!(
             "(async () => {{ let answer = null, answered = false; \
               const detail = {{ payload: {payload}, respond: (v) => {{ answer = v; answered = true; }} }}; \
@@ -123,20 +127,20 @@ impl Page {
             payload = payload,
             event = json!(event),
         );
-        let reply = self.evaluate_checked(&ctx, &expression, timeout).await?;
+        let reply = self.evaluate_checked(&ctx, &expression, deadline).await?;
         Ok(reply["result"]["value"].clone())
     }
 
-    async fn world(&self, world: ScriptWorld, timeout: Duration) -> Result<FrameContext> {
+    async fn world(&self, world: ScriptWorld, deadline: Deadline) -> Result<FrameContext> {
         match world {
-            ScriptWorld::Isolated => self.world_named(USER_WORLD, timeout).await,
+            ScriptWorld::Isolated => self.world_named(USER_WORLD, deadline).await,
             ScriptWorld::Main => Ok(self.top()),
         }
     }
 
     /// The top document's isolated world of that name (the one scripts registered with
     /// that `worldName` run in).
-    async fn world_named(&self, name: &str, timeout: Duration) -> Result<FrameContext> {
+    async fn world_named(&self, name: &str, deadline: Deadline) -> Result<FrameContext> {
         let frame = self
             .browser
             .tab_by_target(&self.tab.target_id)
@@ -146,7 +150,7 @@ impl Page {
             .cdp(
                 "Page.createIsolatedWorld",
                 json!({ "frameId": frame, "worldName": name }),
-                timeout,
+                deadline,
             )
             .await?;
         let mut ctx = self.top();
@@ -158,14 +162,14 @@ impl Page {
         &self,
         ctx: &FrameContext,
         expression: &str,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let mut params =
             json!({ "expression": expression, "awaitPromise": true, "returnByValue": true });
         if let Some(id) = ctx.context_id {
             params["contextId"] = json!(id);
         }
-        let reply = self.cdp("Runtime.evaluate", params, timeout).await?;
+        let reply = self.cdp("Runtime.evaluate", params, deadline).await?;
         if let Some(details) = reply.get("exceptionDetails") {
             return Err(EngineError::page(
                 ErrorCode::ScriptError,

@@ -1,6 +1,7 @@
 //! Trusted CDP input to one tab: clicks, typing, key chords and drags. Never the OS
 //! cursor or keyboard.
 
+use crate::ids::Deadline;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -24,6 +25,9 @@ pub enum ClickTarget {
 
 /// How many times a click is aimed and sent before it is reported undelivered.
 const CLICK_ATTEMPTS: usize = 3;
+/// How long past its own wait the page's account of what an input set off is waited for
+/// (it never takes the call past its deadline: the wait ends `TIME_TO_ANSWER` early).
+const ANSWER_LATE: Duration = Duration::from_millis(250);
 
 /// The page watch of an input that may submit (`watch_page`).
 const PAGE_WATCH: &str = include_str!("../../page_script/input_watch.js");
@@ -41,9 +45,9 @@ impl Page {
         target: ClickTarget,
         button: &str,
         clicks: u32,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Clicked> {
-        self.click_with(target, button, clicks, 0, timeout).await
+        self.click_with(target, button, clicks, 0, deadline).await
     }
 
     /// A click with modifier keys held (CDP's bit mask: Alt 1, Ctrl 2, Meta 4, Shift 8).
@@ -53,10 +57,8 @@ impl Page {
         button: &str,
         clicks: u32,
         modifiers: u32,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Clicked> {
-        self.modifiers
-            .store(modifiers, std::sync::atomic::Ordering::Relaxed);
         let button = match button {
             "left" | "right" | "middle" => button,
             other => {
@@ -68,10 +70,11 @@ impl Page {
         };
         let clicked = match target {
             ClickTarget::Point { x, y, frame } => {
-                let ctx = self.frame_context(&frame, timeout).await?;
+                let ctx = self.frame_context(&frame, deadline).await?;
                 let (x, y) = (x + ctx.offset.0, y + ctx.offset.1);
                 *lock(&self.last_aim) = Some(Clicked::at(x, y));
-                self.mouse_click(x, y, button, clicks, timeout).await?;
+                self.mouse_click(x, y, button, clicks, modifiers, deadline)
+                    .await?;
                 Clicked::at(x, y)
             }
             ClickTarget::Element {
@@ -84,11 +87,10 @@ impl Page {
                     locator: &locator,
                     offset,
                 };
-                self.click_element(&aim, button, clicks, timeout).await?
+                self.click_element(&aim, button, clicks, modifiers, deadline)
+                    .await?
             }
         };
-        self.modifiers
-            .store(0, std::sync::atomic::Ordering::Relaxed);
         Ok(clicked)
     }
 
@@ -101,9 +103,10 @@ impl Page {
         aim: &Aim<'_>,
         button: &str,
         clicks: u32,
-        timeout: Duration,
+        modifiers: u32,
+        deadline: Deadline,
     ) -> Result<Clicked> {
-        let ctx = self.frame_context(aim.frame, timeout).await?;
+        let ctx = self.frame_context(aim.frame, deadline).await?;
         let mut missed = Value::Null;
         for attempt in 0..CLICK_ATTEMPTS {
             let mut aimed = self
@@ -117,11 +120,11 @@ impl Page {
                         // Framed clicks do not scroll: the frame's offset was measured already.
                         "scroll": !ctx.framed,
                     }),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             if ctx.framed {
-                self.check_frames_unobscured(aim.frame, &aimed, timeout)
+                self.check_frames_unobscured(aim.frame, &aimed, deadline)
                     .await?;
             }
             // A disabled control ignores the press; sending it would only look like success.
@@ -137,10 +140,10 @@ impl Page {
             // The guard outlives the press by at most the call's own deadline.
             let guard_at = json!({
                 "locator": aim.locator, "x": aimed["x"], "y": aimed["y"],
-                "disarm_after_ms": timeout.as_millis().clamp(1_000, 60_000) as u64,
+                "disarm_after_ms": deadline.remaining().as_millis().clamp(1_000, 60_000) as u64,
             });
             // The element went away since aiming: aim again (which says why if it is gone).
-            let Some(guard) = self.arm_click_guard(&ctx, &guard_at, timeout).await? else {
+            let Some(guard) = self.arm_click_guard(&ctx, &guard_at, deadline).await? else {
                 continue;
             };
             let clicked = Clicked {
@@ -161,11 +164,13 @@ impl Page {
             } else {
                 self.watch_page().await
             };
-            let pressed = self.mouse_click(x, y, button, clicks, timeout).await;
+            let pressed = self
+                .mouse_click(x, y, button, clicks, modifiers, deadline)
+                .await;
             // Read (and remove) the guard whatever became of the press.
-            let seen = self.click_guard_seen(&ctx, guard, timeout).await;
+            let seen = self.click_guard_seen(&ctx, guard, deadline).await;
             let page = match watch {
-                Some(watch) => self.page_seen(watch, timeout).await,
+                Some(watch) => self.page_seen(watch, deadline).await,
                 None => PageSeen::default(),
             };
             pressed?;
@@ -219,10 +224,10 @@ impl Page {
         &self,
         ctx: &FrameContext,
         args: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Option<String>> {
         let reply = self
-            .evaluate_op(ctx, "click_guard", args, false, timeout)
+            .evaluate_op(ctx, "click_guard", args, false, deadline)
             .await?;
         Ok(reply["result"]["objectId"].as_str().map(str::to_owned))
     }
@@ -236,7 +241,7 @@ impl Page {
             .cdp(
                 "Runtime.evaluate",
                 json!({ "expression": PAGE_WATCH, "returnByValue": false }),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await
             .ok()?;
@@ -245,7 +250,10 @@ impl Page {
 
     /// What the page did since `watch_page`, the watch removed: the errors it threw,
     /// once the requests it sent have been answered (within `wait`).
-    async fn page_seen(&self, watch: String, wait: Duration) -> PageSeen {
+    async fn page_seen(&self, watch: String, deadline: Deadline) -> PageSeen {
+        // The page answers within `wait`; its answer may be held up (a navigation on its
+        // way, through the extension relay), so the command ends before the deadline too.
+        let wait = deadline.for_waiting();
         let wait_ms = wait.as_millis().min(u128::from(u32::MAX)) as u64;
         let reply = self
             .cdp(
@@ -257,7 +265,7 @@ impl Page {
                     "awaitPromise": true,
                     "returnByValue": true,
                 }),
-                wait + crate::browser::HOUSEKEEPING,
+                Deadline::after(wait + ANSWER_LATE),
             )
             .await;
         // Releasing needs no answer; the input's caller should not wait for it.
@@ -289,16 +297,17 @@ impl Page {
     }
 
     /// Runs an input that may submit (a key press) under a page watch: it answers once
-    /// the requests its handlers sent are answered, within `wait`.
+    /// the requests its handlers sent are answered, within what the input left of the
+    /// deadline.
     async fn watched<T>(
         &self,
-        wait: Duration,
+        deadline: Deadline,
         input: impl std::future::Future<Output = Result<T>>,
     ) -> Result<(T, PageSeen)> {
         let watch = self.watch_page().await;
         let done = input.await;
         let seen = match watch {
-            Some(watch) => self.page_seen(watch, wait).await,
+            Some(watch) => self.page_seen(watch, deadline).await,
             None => PageSeen::default(),
         };
         done.map(|value| (value, seen))
@@ -309,7 +318,7 @@ impl Page {
         &self,
         ctx: &FrameContext,
         guard: String,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Option<Value> {
         let seen = self
             .cdp_in(
@@ -320,7 +329,7 @@ impl Page {
                     "functionDeclaration": "function () { return this.finish(); }",
                     "returnByValue": true,
                 }),
-                timeout,
+                deadline,
             )
             .await
             .ok()
@@ -331,7 +340,12 @@ impl Page {
         tokio::spawn(async move {
             let release = json!({ "objectId": guard });
             let _ = conn
-                .call(Some(&session), "Runtime.releaseObject", release, timeout)
+                .call(
+                    Some(&session),
+                    "Runtime.releaseObject",
+                    release,
+                    deadline.remaining(),
+                )
                 .await;
         });
         seen
@@ -343,7 +357,7 @@ impl Page {
         &self,
         frame: &[Value],
         aimed: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<()> {
         let (mut x, mut y) = (
             aimed["x"].as_f64().unwrap_or_default(),
@@ -352,9 +366,9 @@ impl Page {
         // Convert the point to each ancestor's coordinates, innermost first.
         let mut contexts: Vec<FrameContext> = Vec::new();
         for depth in 0..frame.len() {
-            contexts.push(self.frame_context(&frame[..depth], timeout).await?);
+            contexts.push(self.frame_context(&frame[..depth], deadline).await?);
         }
-        let inner = self.frame_context(frame, timeout).await?;
+        let inner = self.frame_context(frame, deadline).await?;
         let mut offset = inner.offset;
         for depth in (0..frame.len()).rev() {
             let parent = &contexts[depth];
@@ -366,7 +380,7 @@ impl Page {
                     parent,
                     "hit_test",
                     json!({"x": x, "y": y, "locator": frame[depth]}),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             if hit["status"] != "ok" {
@@ -386,10 +400,10 @@ impl Page {
 
     /// Where a target is in the top viewport now: an element is aimed at as a click
     /// would be (scrolled into view, hit-tested), a point is taken as given.
-    pub async fn point_of(&self, target: &ClickTarget, timeout: Duration) -> Result<(f64, f64)> {
+    pub async fn point_of(&self, target: &ClickTarget, deadline: Deadline) -> Result<(f64, f64)> {
         match target {
             ClickTarget::Point { x, y, frame } => {
-                let ctx = self.frame_context(frame, timeout).await?;
+                let ctx = self.frame_context(frame, deadline).await?;
                 Ok((x + ctx.offset.0, y + ctx.offset.1))
             }
             ClickTarget::Element {
@@ -397,7 +411,7 @@ impl Page {
                 frame,
                 offset,
             } => {
-                let ctx = self.frame_context(frame, timeout).await?;
+                let ctx = self.frame_context(frame, deadline).await?;
                 let aimed = self
                     .run_ok(
                         &ctx,
@@ -406,7 +420,7 @@ impl Page {
                             "locator": locator, "offset_x": offset.0, "offset_y": offset.1,
                             "scroll": !ctx.framed,
                         }),
-                        timeout,
+                        deadline,
                     )
                     .await?;
                 Ok((
@@ -418,22 +432,24 @@ impl Page {
     }
 
     /// Moves the pointer onto a target (the page sees it hover there).
-    pub async fn hover(&self, target: &ClickTarget, timeout: Duration) -> Result<(f64, f64)> {
-        let (x, y) = self.point_of(target, timeout).await?;
-        self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
+    pub async fn hover(&self, target: &ClickTarget, deadline: Deadline) -> Result<(f64, f64)> {
+        let (x, y) = self.point_of(target, deadline).await?;
+        self.mouse("mouseMoved", (x, y), "none", (0, 0), deadline)
+            .await?;
         Ok((x, y))
     }
 
     /// Turns the mouse wheel at a point: `dx`, `dy` in CSS pixels (positive: right, down).
     /// The page scrolls after the event, on its own frames: this returns once it has (or
     /// after a second, when whatever is under the point does not scroll).
-    pub async fn wheel(&self, x: f64, y: f64, dx: f64, dy: f64, timeout: Duration) -> Result<()> {
-        self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
-        let before = self.scroll_offset(timeout).await?;
+    pub async fn wheel(&self, x: f64, y: f64, dx: f64, dy: f64, deadline: Deadline) -> Result<()> {
+        self.mouse("mouseMoved", (x, y), "none", (0, 0), deadline)
+            .await?;
+        let before = self.scroll_offset(deadline).await?;
         self.cdp(
             "Input.dispatchMouseEvent",
             json!({ "type": "mouseWheel", "x": x, "y": y, "deltaX": dx, "deltaY": dy }),
-            timeout,
+            deadline,
         )
         .await?;
         let settled = self
@@ -446,7 +462,7 @@ impl Page {
                     ),
                     "awaitPromise": true, "returnByValue": true,
                 }),
-                timeout,
+                deadline,
             )
             .await;
         if let Err(error) = settled {
@@ -461,26 +477,35 @@ impl Page {
         y: f64,
         button: &str,
         clicks: u32,
-        timeout: Duration,
+        modifiers: u32,
+        deadline: Deadline,
     ) -> Result<()> {
-        self.mouse("mouseMoved", x, y, "none", 0, timeout).await?;
+        self.mouse("mouseMoved", (x, y), "none", (0, 0), deadline)
+            .await?;
         for count in 1..=clicks.max(1) {
-            self.mouse("mousePressed", x, y, button, count, timeout)
+            self.mouse("mousePressed", (x, y), button, (count, modifiers), deadline)
                 .await?;
-            self.mouse("mouseReleased", x, y, button, count, timeout)
-                .await?;
+            self.mouse(
+                "mouseReleased",
+                (x, y),
+                button,
+                (count, modifiers),
+                deadline,
+            )
+            .await?;
         }
         Ok(())
     }
 
+    /// One mouse event at `(x, y)`; `(click_count, modifiers)` as CDP counts them
+    /// (modifiers: Alt 1, Ctrl 2, Meta 4, Shift 8).
     async fn mouse(
         &self,
         kind: &str,
-        x: f64,
-        y: f64,
+        (x, y): (f64, f64),
         button: &str,
-        click_count: u32,
-        timeout: Duration,
+        (click_count, modifiers): (u32, u32),
+        deadline: Deadline,
     ) -> Result<()> {
         let buttons = match (kind, button) {
             ("mouseReleased", _) | (_, "none") => 0,
@@ -488,7 +513,6 @@ impl Page {
             (_, "right") => 2,
             _ => 4,
         };
-        let modifiers = self.modifiers.load(std::sync::atomic::Ordering::Relaxed);
         let id = format!("button {button}");
         if kind == "mousePressed" {
             let release = json!({
@@ -503,7 +527,7 @@ impl Page {
                 "type": kind, "x": x, "y": y, "button": button,
                 "buttons": buttons, "clickCount": click_count, "modifiers": modifiers,
             }),
-            timeout,
+            deadline,
         )
         .await?;
         if kind == "mouseReleased" {
@@ -514,14 +538,19 @@ impl Page {
 
     /// Gives the element a locator names keyboard focus (keys sent next go to it);
     /// whether it took it.
-    pub async fn focus(&self, locator: &Value, frame: &[Value], timeout: Duration) -> Result<bool> {
-        let ctx = self.frame_context(frame, timeout).await?;
+    pub async fn focus(
+        &self,
+        locator: &Value,
+        frame: &[Value],
+        deadline: Deadline,
+    ) -> Result<bool> {
+        let ctx = self.frame_context(frame, deadline).await?;
         let focused = self
             .run_ok(
                 &ctx,
                 "focus_element",
                 json!({ "locator": locator }),
-                timeout,
+                deadline,
             )
             .await?;
         Ok(focused["focused"] == true)
@@ -536,16 +565,16 @@ impl Page {
         text: &str,
         clear: bool,
         submit_key: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Typed> {
         let submit = submit_key.map(keys::parse_chord).transpose()?;
-        let ctx = self.frame_context(frame, timeout).await?;
+        let ctx = self.frame_context(frame, deadline).await?;
         let mut report = self
             .run_ok(
                 &ctx,
                 "focus_for_typing",
                 json!({ "locator": locator, "clear": clear }),
-                timeout,
+                deadline,
             )
             .await?;
         // A date, time, colour or range input named by a locator takes the text as its
@@ -577,7 +606,9 @@ impl Page {
                     format!("a slider takes a number, not {text:?}"),
                 )
             })?;
-            let reached = self.slide(&ctx, &report["slider"], target, timeout).await?;
+            let reached = self
+                .slide(&ctx, &report["slider"], target, deadline)
+                .await?;
             // As an input's own value reads: "12", "2.5".
             typed.value = Some(json!(format!("{reached}")));
             typed.clamped = (reached - target).abs() > 1e-9;
@@ -587,7 +618,7 @@ impl Page {
                     &ctx,
                     "set_value",
                     json!({ "locator": locator, "value": text }),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             if set["accepted"] != true {
@@ -603,15 +634,15 @@ impl Page {
             typed.value = Some(set["value"].clone());
             typed.clamped = set["clamped"] == true;
         } else if clear && text.is_empty() {
-            self.press_chord(&keys::parse_chord("Delete")?, timeout)
+            self.press_chord(&keys::parse_chord("Delete")?, deadline)
                 .await?;
         } else if !text.is_empty() {
-            self.cdp("Input.insertText", json!({ "text": text }), timeout)
+            self.cdp("Input.insertText", json!({ "text": text }), deadline)
                 .await?;
         }
         if let Some(chord) = &submit {
             let ((), seen) = self
-                .watched(timeout, self.press_chord(chord, timeout))
+                .watched(deadline, self.press_chord(chord, deadline))
                 .await?;
             typed.requests_pending = seen.requests_pending;
         }
@@ -627,7 +658,7 @@ impl Page {
         ctx: &FrameContext,
         start: &Value,
         target: f64,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<f64> {
         const MOST_PRESSES: usize = 500;
         let mut state = start.clone();
@@ -656,9 +687,11 @@ impl Page {
                 "ArrowLeft"
             })?;
             for _ in 0..presses {
-                self.press_chord(&key, timeout).await?;
+                self.press_chord(&key, deadline).await?;
             }
-            let next = self.run_ok(ctx, "slider_state", json!({}), timeout).await?;
+            let next = self
+                .run_ok(ctx, "slider_state", json!({}), deadline)
+                .await?;
             let moved = next["value"].as_f64().map(|v| (v - value).abs());
             if step.is_none() {
                 step = moved.filter(|m| *m > 0.0);
@@ -679,7 +712,7 @@ impl Page {
         &self,
         steps: &[KeyStep],
         pause: Duration,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Vec<SentStep>> {
         let mut plan = Vec::with_capacity(steps.len());
         for step in steps {
@@ -692,7 +725,7 @@ impl Page {
         // A key in the sequence may submit: the sequence answers once the requests
         // the page sent are answered.
         let (sent, _) = self
-            .watched(timeout, self.send_steps(steps, plan, pause, timeout))
+            .watched(deadline, self.send_steps(steps, plan, pause, deadline))
             .await?;
         Ok(sent)
     }
@@ -702,7 +735,7 @@ impl Page {
         steps: &[KeyStep],
         plan: Vec<std::result::Result<Chord, String>>,
         pause: Duration,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Vec<SentStep>> {
         let mut sent = Vec::with_capacity(plan.len());
         for (i, (step, planned)) in steps.iter().zip(plan).enumerate() {
@@ -711,9 +744,9 @@ impl Page {
                 tokio::time::sleep(pause).await;
             }
             let delivered = match &planned {
-                Ok(chord) => self.press_chord(chord, timeout).await,
+                Ok(chord) => self.press_chord(chord, deadline).await,
                 Err(text) => self
-                    .cdp("Input.insertText", json!({ "text": text }), timeout)
+                    .cdp("Input.insertText", json!({ "text": text }), deadline)
                     .await
                     .map(drop),
             };
@@ -729,10 +762,10 @@ impl Page {
     }
 
     /// Presses one chord (`enter`, `ctrl,shift,k`); says it as pressed (`Control+Shift+k`).
-    pub async fn press(&self, keys: &str, timeout: Duration) -> Result<Pressed> {
+    pub async fn press(&self, keys: &str, deadline: Deadline) -> Result<Pressed> {
         let chord = keys::parse_chord(keys)?;
         let ((), seen) = self
-            .watched(timeout, self.press_chord(&chord, timeout))
+            .watched(deadline, self.press_chord(&chord, deadline))
             .await?;
         Ok(Pressed {
             keys: chord.describe(),
@@ -740,7 +773,7 @@ impl Page {
         })
     }
 
-    async fn press_chord(&self, chord: &Chord, timeout: Duration) -> Result<()> {
+    async fn press_chord(&self, chord: &Chord, deadline: Deadline) -> Result<()> {
         for event in chord.events() {
             let key = format!("key {}", event["code"].as_str().unwrap_or_default());
             let down = event["type"] != "keyUp";
@@ -755,7 +788,7 @@ impl Page {
                 }
                 self.hold(&key, "Input.dispatchKeyEvent", release);
             }
-            self.cdp("Input.dispatchKeyEvent", event, timeout).await?;
+            self.cdp("Input.dispatchKeyEvent", event, deadline).await?;
             if !down {
                 self.let_go(&key);
             }
@@ -786,14 +819,14 @@ impl Page {
         to: (f64, f64),
         duration: Duration,
         button: &str,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         // ~60 moves a second, at least a few so pages see a real path.
         let steps = ((duration.as_secs_f64() * 60.0) as u32).clamp(4, 600);
         let pause = duration / steps;
-        self.mouse("mouseMoved", from.0, from.1, "none", 0, timeout)
+        self.mouse("mouseMoved", from, "none", (0, 0), deadline)
             .await?;
-        self.mouse("mousePressed", from.0, from.1, button, 1, timeout)
+        self.mouse("mousePressed", from, button, (1, 0), deadline)
             .await?;
         for step in 1..=steps {
             let t = f64::from(step) / f64::from(steps);
@@ -801,13 +834,13 @@ impl Page {
             self.cdp(
                 "Input.dispatchMouseEvent",
                 json!({"type": "mouseMoved", "x": x, "y": y, "button": button, "buttons": 1}),
-                timeout,
+                deadline,
             )
             .await?;
             // Pacing for the page's benefit (drag libraries sample over time), not a wait.
             tokio::time::sleep(pause).await;
         }
-        self.mouse("mouseReleased", to.0, to.1, button, 1, timeout)
+        self.mouse("mouseReleased", to, button, (1, 0), deadline)
             .await?;
         Ok(json!({ "from": [from.0, from.1], "to": [to.0, to.1], "steps": steps }))
     }

@@ -27,6 +27,7 @@ pub mod tree;
 pub mod uploads;
 pub mod user_script;
 
+use crate::ids::Deadline;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,8 +59,6 @@ pub struct Page {
     /// None for an observer (`Page::observe`), which reads without reserving.
     _reservation: Option<OwnedMutexGuard<()>>,
     pub(crate) config: Arc<EngineConfig>,
-    /// Modifier keys held for the mouse events of the operation running now.
-    modifiers: std::sync::atomic::AtomicU32,
     /// Keys and mouse buttons the operation holds down now (see `input::Held`).
     held: std::sync::Mutex<Vec<input::Held>>,
     /// Where the last click was aimed, set before its press: a click that a dialog
@@ -216,7 +215,6 @@ impl Page {
             session,
             _reservation: reservation,
             config,
-            modifiers: std::sync::atomic::AtomicU32::new(0),
             last_aim: std::sync::Mutex::new(None),
             held: std::sync::Mutex::default(),
         })
@@ -247,14 +245,14 @@ impl Page {
         &self,
         method: &str,
         params: Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         // Trusted input to a hidden page waits until the page is shown: a tab a popup
         // covered is brought to the front first, as a person would click back to it.
         if method.starts_with("Input.") && self.browser.is_covered(&self.tab.target_id) {
             self.browser.activate(&self.tab).await?;
         }
-        self.cdp_in(&self.session, method, params, timeout).await
+        self.cdp_in(&self.session, method, params, deadline).await
     }
 
     pub(crate) async fn cdp_in(
@@ -262,12 +260,12 @@ impl Page {
         session: &str,
         method: &str,
         params: Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         Ok(self
             .browser
             .conn
-            .call(Some(session), method, params, timeout)
+            .call(Some(session), method, params, deadline.remaining())
             .await?)
     }
 
@@ -277,9 +275,9 @@ impl Page {
         ctx: &FrameContext,
         op: &str,
         args: Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
-        let reply = self.evaluate_op(ctx, op, &args, true, timeout).await?;
+        let reply = self.evaluate_op(ctx, op, &args, true, deadline).await?;
         Ok(reply["result"]["value"].clone())
     }
 
@@ -292,15 +290,15 @@ impl Page {
         op: &str,
         args: &Value,
         by_value: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         if ctx.framed {
             let standalone = script::standalone_call(op, args);
-            return self.evaluate_in(ctx, &standalone, by_value, timeout).await;
+            return self.evaluate_in(ctx, &standalone, by_value, deadline).await;
         }
         // At most: a stale world, a world without the script, then the call.
         for attempt in 0..3 {
-            let Some((world, fresh)) = self.top_world(timeout).await else {
+            let Some((world, fresh)) = self.top_world(deadline).await else {
                 break;
             };
             let in_world = ctx.in_context(world);
@@ -310,7 +308,7 @@ impl Page {
             } else {
                 script::installed_call(op, args)
             };
-            match self.evaluate_in(&in_world, &call, by_value, timeout).await {
+            match self.evaluate_in(&in_world, &call, by_value, deadline).await {
                 // A remembered world without the script (nothing ran), or a document
                 // replaced since the world was made (nothing ran): the world is asked for
                 // again, and the next attempt installs the script with the call. Install
@@ -330,7 +328,7 @@ impl Page {
         // No isolated world to be had (no document yet, or the browser refused one): the
         // whole script, in the main world, for this call.
         let standalone = script::standalone_call(op, args);
-        self.evaluate_in(ctx, &standalone, by_value, timeout).await
+        self.evaluate_in(ctx, &standalone, by_value, deadline).await
     }
 
     fn forget_top_world(&self) {
@@ -341,7 +339,7 @@ impl Page {
     /// tabwire's isolated world of the top document, made on first use per document;
     /// `true` when it was asked for just now (so the script goes with the call: a world
     /// the browser kept, after a move within the document, gets it again, harmlessly).
-    async fn top_world(&self, timeout: Duration) -> Option<(i64, bool)> {
+    async fn top_world(&self, deadline: Deadline) -> Option<(i64, bool)> {
         let tab = self.browser.tab_by_target(&self.tab.target_id)?;
         if let Some(world) = tab.top_world {
             return Some((world, false));
@@ -349,10 +347,12 @@ impl Page {
         // A navigation may be making it (with the script) right now: wait for that one,
         // but not for long (a dialog the page opened stalls it; the call itself then
         // meets the dialog as it would have).
-        let _making =
-            tokio::time::timeout(WORLD_WAIT.min(timeout), tab.world_lock.clone().lock_owned())
-                .await
-                .ok();
+        let _making = tokio::time::timeout(
+            WORLD_WAIT.min(deadline.remaining()),
+            tab.world_lock.clone().lock_owned(),
+        )
+        .await
+        .ok();
         let tab = self.browser.tab_by_target(&self.tab.target_id)?;
         if let Some(world) = tab.top_world {
             return Some((world, false));
@@ -362,7 +362,7 @@ impl Page {
             &self.tab.target_id,
             &self.session,
             false,
-            timeout,
+            deadline,
         )
         .await
         .map(|world| (world, true))
@@ -392,7 +392,7 @@ impl Page {
                     &target,
                     &session,
                     true,
-                    crate::browser::HOUSEKEEPING,
+                    Deadline::after(crate::browser::HOUSEKEEPING),
                 )
                 .await;
             }
@@ -405,7 +405,7 @@ impl Page {
         ctx: &FrameContext,
         expression: &str,
         by_value: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let mut params = json!({
             "expression": expression,
@@ -416,7 +416,7 @@ impl Page {
             params["contextId"] = json!(id);
         }
         let reply = self
-            .cdp_in(&ctx.session, "Runtime.evaluate", params, timeout)
+            .cdp_in(&ctx.session, "Runtime.evaluate", params, deadline)
             .await?;
         if let Some(details) = reply.get("exceptionDetails") {
             return Err(EngineError::page(
@@ -435,22 +435,22 @@ impl Page {
         ctx: &FrameContext,
         op: &str,
         args: Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
-        let result = self.run(ctx, op, args, timeout).await?;
+        let result = self.run(ctx, op, args, deadline).await?;
         check_status(result)
     }
 
     /// Walks a frame path (a list of locators, each naming an iframe in the document
     /// before it) to the context of the innermost document.
-    pub async fn frame_context(&self, path: &[Value], timeout: Duration) -> Result<FrameContext> {
+    pub async fn frame_context(&self, path: &[Value], deadline: Deadline) -> Result<FrameContext> {
         let mut ctx = self.top();
         for (depth, locator) in path.iter().enumerate() {
             let box_ = self
-                .run_ok(&ctx, "frame_box", json!({ "locator": locator }), timeout)
+                .run_ok(&ctx, "frame_box", json!({ "locator": locator }), deadline)
                 .await
                 .map_err(|e| frame_error(e, depth))?;
-            let frame_id = self.frame_id_of(&ctx, locator, timeout).await?;
+            let frame_id = self.frame_id_of(&ctx, locator, deadline).await?;
             let child_session = self
                 .browser
                 .tab_by_target(&self.tab.target_id)
@@ -461,7 +461,7 @@ impl Page {
                     &session,
                     "Page.createIsolatedWorld",
                     json!({"frameId": frame_id, "worldName": WORLD, "grantUniveralAccess": false}),
-                    timeout,
+                    deadline,
                 )
                 .await
                 .map_err(|e| {
@@ -488,11 +488,11 @@ impl Page {
         &self,
         ctx: &FrameContext,
         locator: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<String> {
         let args = json!({ "locator": locator });
         let reply = self
-            .evaluate_op(ctx, "element", &args, false, timeout)
+            .evaluate_op(ctx, "element", &args, false, deadline)
             .await?;
         let object_id = match reply["result"]["subtype"].as_str() {
             Some("node") => reply["result"]["objectId"]
@@ -512,7 +512,7 @@ impl Page {
                 &ctx.session,
                 "DOM.describeNode",
                 json!({ "objectId": object_id }),
-                timeout,
+                deadline,
             )
             .await?;
         self.release(&ctx.session, &object_id);
@@ -583,7 +583,7 @@ impl Page {
             .cdp(
                 "Runtime.terminateExecution",
                 json!({}),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await;
         if let Err(error) = &stopped {
@@ -714,7 +714,7 @@ async fn make_top_world(
     target: &str,
     session: &str,
     with_script: bool,
-    timeout: Duration,
+    deadline: Deadline,
 ) -> Option<i64> {
     let tab = browser.tab_by_target(target)?;
     let (frame, document) = (tab.main_frame.clone()?, tab.document_seq);
@@ -724,7 +724,7 @@ async fn make_top_world(
             Some(session),
             "Page.createIsolatedWorld",
             json!({"frameId": frame, "worldName": WORLD, "grantUniveralAccess": false}),
-            timeout,
+            deadline.remaining(),
         )
         .await
         .ok()?;
@@ -736,7 +736,12 @@ async fn make_top_world(
         });
         let installed = browser
             .conn
-            .call(Some(session), "Runtime.evaluate", install, timeout)
+            .call(
+                Some(session),
+                "Runtime.evaluate",
+                install,
+                deadline.remaining(),
+            )
             .await
             .ok()?;
         if installed.get("exceptionDetails").is_some() {
@@ -806,7 +811,7 @@ pub async fn regex_matches(
     pattern: &str,
     flags: &str,
     texts: &[&Value],
-    timeout: Duration,
+    deadline: Deadline,
 ) -> Result<Vec<bool>> {
     let expression = format!(
         "(function (p, f, texts) {{ let r; try {{ r = new RegExp(p, f); }} catch (e) {{ return {{ error: String(e.message) }}; }} return texts.map(t => r.test(String(t))); }})({}, {}, {})",
@@ -820,7 +825,7 @@ pub async fn regex_matches(
             Some(session),
             "Runtime.evaluate",
             json!({ "expression": expression, "returnByValue": true }),
-            timeout,
+            deadline.remaining(),
         )
         .await?;
     let value = &reply["result"]["value"];
@@ -842,7 +847,7 @@ impl Page {
         &self,
         pattern: &str,
         texts: &[&Value],
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Vec<bool>> {
         let (body, flags) = match pattern
             .strip_prefix('/')
@@ -851,6 +856,6 @@ impl Page {
             Some((body, flags)) if flags.chars().all(|c| "dgimsuvy".contains(c)) => (body, flags),
             _ => (pattern, ""),
         };
-        regex_matches(&self.browser, &self.session, body, flags, texts, timeout).await
+        regex_matches(&self.browser, &self.session, body, flags, texts, deadline).await
     }
 }

@@ -1,6 +1,7 @@
 //! Navigation and waits: going to a URL and waiting for its load, and polling a page
 //! condition (a selector, text, a URL, an agent's expression) until it holds.
 
+use crate::ids::Deadline;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,9 +39,9 @@ impl Navigated {
 
 impl Page {
     /// Navigates and waits for the load event (or the deadline).
-    pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<Navigated> {
+    pub async fn navigate(&self, url: &str, deadline: Deadline) -> Result<Navigated> {
         check_url_scheme(url)?;
-        self.load_with("Page.navigate", json!({ "url": url }), url, timeout)
+        self.load_with("Page.navigate", json!({ "url": url }), url, deadline)
             .await
     }
 
@@ -51,27 +52,27 @@ impl Page {
         &self,
         url: &str,
         policy: DialogPolicy,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<(Navigated, Vec<Dialog>)> {
         let scope = self.dialog_policy_for(policy);
-        let navigated = self.navigate(url, timeout).await;
+        let navigated = self.navigate(url, deadline).await;
         let dialogs = scope.finish();
         Ok((navigated?, dialogs))
     }
 
     /// Reloads the page and waits for its load event (or the deadline).
-    pub async fn reload(&self, timeout: Duration) -> Result<Navigated> {
+    pub async fn reload(&self, deadline: Deadline) -> Result<Navigated> {
         let (url, _) = self.current_url().await?;
-        self.load_with("Page.reload", json!({}), &url, timeout)
+        self.load_with("Page.reload", json!({}), &url, deadline)
             .await
     }
 
     /// Goes `steps` entries back (negative) or forward in the tab's history and waits for
     /// the page to be shown (a load, a restore from the back-forward cache, or a
     /// same-document move).
-    pub async fn go_history(&self, steps: i64, timeout: Duration) -> Result<Navigated> {
+    pub async fn go_history(&self, steps: i64, deadline: Deadline) -> Result<Navigated> {
         let history = self
-            .cdp("Page.getNavigationHistory", json!({}), timeout)
+            .cdp("Page.getNavigationHistory", json!({}), deadline)
             .await?;
         let current = history["currentIndex"].as_i64().unwrap_or_default();
         let entries = history["entries"].as_array().cloned().unwrap_or_default();
@@ -89,7 +90,7 @@ impl Page {
             "Page.navigateToHistoryEntry",
             json!({ "entryId": entry["id"] }),
             &url,
-            timeout,
+            deadline,
         )
         .await
     }
@@ -100,11 +101,11 @@ impl Page {
         method: &str,
         params: Value,
         url: &str,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Navigated> {
-        let deadline = Instant::now() + timeout;
         let mut events = self.browser.conn.subscribe();
-        let reply = self.cdp(method, params, timeout).await?;
+        let reply = self.cdp(method, params, deadline).await?;
+        let deadline = deadline.at();
         let frame_id = reply["frameId"].as_str().map(str::to_owned);
         let loader_id = reply["loaderId"].as_str().map(str::to_owned);
         if reply["isDownload"] == true {
@@ -200,7 +201,7 @@ impl Page {
             .cdp(
                 "Page.getNavigationHistory",
                 json!({}),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await
             .ok()?;
@@ -219,7 +220,7 @@ impl Page {
             .cdp(
                 "Runtime.evaluate",
                 json!({ "expression": "[location.href, document.title]", "returnByValue": true }),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await?;
         let value = &reply["result"]["value"];
@@ -236,7 +237,7 @@ impl Page {
                 &self.top(),
                 "readiness",
                 json!({}),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await?;
         let text = |key: &str| state[key].as_str().unwrap_or_default().to_owned();
@@ -250,10 +251,16 @@ impl Page {
     /// Waits up to `patience` for the top document to finish loading; whether it did.
     pub async fn wait_ready(&self, patience: Duration) -> bool {
         let top = self.top();
-        poll(patience, "waiting for the page to load", || async {
-            let state = self.run(&top, "readiness", json!({}), patience).await?;
-            Ok(state["ready_state"] == "complete")
-        })
+        poll(
+            Deadline::after(patience),
+            "waiting for the page to load",
+            || async {
+                let state = self
+                    .run(&top, "readiness", json!({}), Deadline::after(patience))
+                    .await?;
+                Ok(state["ready_state"] == "complete")
+            },
+        )
         .await
         .is_ok()
     }
@@ -267,16 +274,16 @@ impl Page {
 
     /// Whether a new top document came since `before` (a `document_seq`); with `wait`,
     /// waits up to `timeout` for one to come and finish loading.
-    pub async fn navigation_since(&self, before: u64, wait: bool, timeout: Duration) -> bool {
+    pub async fn navigation_since(&self, before: u64, wait: bool, deadline: Deadline) -> bool {
         if !wait {
             return self.document_seq() != before;
         }
         let top = self.top();
-        poll(timeout, "waiting for the navigation", || async {
+        poll(deadline, "waiting for the navigation", || async {
             if self.document_seq() == before {
                 return Ok(false);
             }
-            let state = self.run(&top, "readiness", json!({}), timeout).await?;
+            let state = self.run(&top, "readiness", json!({}), deadline).await?;
             Ok(state["ready_state"] == "complete")
         })
         .await
@@ -285,12 +292,12 @@ impl Page {
     }
 
     /// How far the page is scrolled (CSS px).
-    pub async fn scroll_offset(&self, timeout: Duration) -> Result<(f64, f64)> {
+    pub async fn scroll_offset(&self, deadline: Deadline) -> Result<(f64, f64)> {
         let reply = self
             .cdp(
                 "Runtime.evaluate",
                 json!({ "expression": "[window.scrollX, window.scrollY]", "returnByValue": true }),
-                timeout,
+                deadline,
             )
             .await?;
         let value = &reply["result"]["value"];
@@ -306,23 +313,23 @@ impl Page {
         ctx: &FrameContext,
         probe: Value,
         gone: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
-        poll(timeout, "waiting for the condition", || async {
-            let result = check_status(self.run(ctx, "probe", probe.clone(), timeout).await?)?;
+        poll(deadline, "waiting for the condition", || async {
+            let result = check_status(self.run(ctx, "probe", probe.clone(), deadline).await?)?;
             Ok(result["matched"].as_bool() == Some(!gone))
         })
         .await
     }
 
     /// Polls a caller's expression until it is truthy (or falsy, with `gone`).
-    pub async fn wait_js(&self, expression: &str, gone: bool, timeout: Duration) -> Result<Value> {
-        poll(timeout, "waiting for the expression", || async {
+    pub async fn wait_js(&self, expression: &str, gone: bool, deadline: Deadline) -> Result<Value> {
+        poll(deadline, "waiting for the expression", || async {
             let reply = self
                 .cdp(
                     "Runtime.evaluate",
                     json!({"expression": expression, "returnByValue": true, "awaitPromise": true, "replMode": true}),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             if let Some(details) = reply.get("exceptionDetails") {
@@ -339,18 +346,18 @@ impl Page {
         &self,
         pattern: &str,
         ready: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let top = self.top();
-        let mut waited = poll(timeout, "waiting for the URL", || async {
+        let mut waited = poll(deadline, "waiting for the URL", || async {
             let matched = check_status(
-                self.run(&top, "probe", json!({ "url_pattern": pattern }), timeout)
+                self.run(&top, "probe", json!({ "url_pattern": pattern }), deadline)
                     .await?,
             )?;
             if matched["matched"] != true {
                 return Ok(false);
             }
-            let state = self.run(&top, "readiness", json!({}), timeout).await?;
+            let state = self.run(&top, "readiness", json!({}), deadline).await?;
             Ok(!ready || state["ready_state"] == "complete")
         })
         .await?;
@@ -381,13 +388,14 @@ pub struct Readiness {
 
 /// Re-checks `check` until it says true or the deadline passes. A check that fails
 /// because a navigation replaced the document is simply tried again.
-async fn poll<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<Value>
+async fn poll<F, Fut>(deadline: Deadline, what: &str, mut check: F) -> Result<Value>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<bool>>,
 {
     let started = Instant::now();
-    let deadline = started + timeout;
+    let seconds = deadline.budget().as_secs_f64();
+    let deadline = deadline.at();
     let mut checks = 0u32;
     loop {
         checks += 1;
@@ -401,13 +409,15 @@ where
             }
             Ok(Ok(false)) => {}
             Ok(Err(error)) if transient(&error) => {}
+            // A check cut off by the deadline it shares with the wait: the wait timed out.
+            Ok(Err(_)) if Instant::now() >= deadline => {}
             Ok(Err(error)) => return Err(error),
             Err(_) => {}
         }
         if Instant::now() + POLL > deadline {
             return Err(EngineError::Timeout {
                 what: what.to_owned(),
-                seconds: timeout.as_secs_f64(),
+                seconds,
             });
         }
         tokio::time::sleep(POLL).await;

@@ -8,7 +8,7 @@
 //! (each document's frame, that frame's owner iframe in its parent), not in the page:
 //! a cross-origin frame hides its `frameElement` from script, not from the protocol.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -71,10 +71,10 @@ impl Page {
     pub async fn pick_elements(
         &self,
         requests: &[PickRequest],
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Picking> {
-        let deadline = Instant::now() + timeout;
-        let step = timeout.min(crate::browser::HOUSEKEEPING);
+        let step = deadline.remaining().min(crate::browser::HOUSEKEEPING);
+        let deadline = Instant::now() + deadline.remaining();
         let mut events = self.browser.conn.subscribe();
         let items: Vec<Value> = requests
             .iter()
@@ -94,12 +94,12 @@ impl Page {
             for (index, request) in requests.iter().enumerate() {
                 let picked = loop {
                     // Clicks are taken before the panel asks for one.
-                    self.inspect_everywhere(step).await?;
+                    self.inspect_everywhere(Deadline::after(step)).await?;
                     self.run_ok(
                         &self.top(),
                         "pick_panel",
                         json!({ "items": items, "current": index }),
-                        step,
+                        Deadline::after(step),
                     )
                     .await?;
                     match self.next_pick(&mut events, deadline).await {
@@ -120,11 +120,11 @@ impl Page {
                     timed_out = true;
                     break;
                 };
-                if self.is_cancel(&session, node, step).await {
+                if self.is_cancel(&session, node, Deadline::after(step)).await {
                     cancelled = true;
                     break;
                 }
-                let element = self.picked(&session, node, step).await;
+                let element = self.picked(&session, node, Deadline::after(step)).await;
                 results[index].element = Some(element.map_err(|e| {
                     EngineError::page(
                         e.code(),
@@ -146,12 +146,17 @@ impl Page {
                     &session,
                     "Overlay.setInspectMode",
                     json!({ "mode": "none", "highlightConfig": {} }),
-                    step,
+                    Deadline::after(step),
                 )
                 .await;
         }
         let _ = self
-            .run(&self.top(), "pick_panel_remove", json!({}), step)
+            .run(
+                &self.top(),
+                "pick_panel_remove",
+                json!({}),
+                Deadline::after(step),
+            )
             .await;
         outcome?;
         Ok(Picking {
@@ -171,7 +176,7 @@ impl Page {
     }
 
     /// Inspect mode on in every document of the tab (a frame that came since included).
-    async fn inspect_everywhere(&self, timeout: Duration) -> Result<()> {
+    async fn inspect_everywhere(&self, deadline: Deadline) -> Result<()> {
         let highlight = json!({
             "showInfo": true,
             "contentColor": { "r": 111, "g": 168, "b": 220, "a": 0.5 },
@@ -179,17 +184,17 @@ impl Page {
         });
         for (i, session) in self.sessions().iter().enumerate() {
             let turned_on = async {
-                self.cdp_in(session, "DOM.enable", json!({}), timeout)
+                self.cdp_in(session, "DOM.enable", json!({}), deadline)
                     .await?;
-                self.cdp_in(session, "Overlay.enable", json!({}), timeout)
+                self.cdp_in(session, "Overlay.enable", json!({}), deadline)
                     .await?;
-                self.cdp_in(session, "DOM.getDocument", json!({ "depth": 0 }), timeout)
+                self.cdp_in(session, "DOM.getDocument", json!({ "depth": 0 }), deadline)
                     .await?;
                 self.cdp_in(
                     session,
                     "Overlay.setInspectMode",
                     json!({ "mode": "searchForNode", "highlightConfig": highlight }),
-                    timeout,
+                    deadline,
                 )
                 .await
             }
@@ -239,8 +244,8 @@ impl Page {
     }
 
     /// Where a picked node is, and its ref.
-    async fn picked(&self, session: &str, node: i64, timeout: Duration) -> Result<PickedElement> {
-        let info = self.describe_node(session, node, timeout).await?;
+    async fn picked(&self, session: &str, node: i64, deadline: Deadline) -> Result<PickedElement> {
+        let info = self.describe_node(session, node, deadline).await?;
         let selector = info["selector"].as_str().unwrap_or_default().to_owned();
         let shadow: Vec<String> = info["shadow"]
             .as_array()
@@ -253,9 +258,9 @@ impl Page {
         let mut frame_path = Vec::new();
         let mut frame_id = None;
         let (mut at_session, mut at_node) = (session.to_owned(), node);
-        while let Some(frame) = self.frame_of(&at_session, at_node, timeout).await? {
+        while let Some(frame) = self.frame_of(&at_session, at_node, deadline).await? {
             let owner = self
-                .describe_node(&frame.owner_session, frame.owner_node, timeout)
+                .describe_node(&frame.owner_session, frame.owner_node, deadline)
                 .await?;
             // The frame's document starts inside the iframe's border.
             let owner_box = Rect::of(&owner["rect"]);
@@ -273,7 +278,7 @@ impl Page {
             }
         }
         let path: Vec<Value> = frame_path.iter().map(|f| json!(f)).collect();
-        let ctx = self.frame_context(&path, timeout).await?;
+        let ctx = self.frame_context(&path, deadline).await?;
         let locator = if shadow.is_empty() {
             json!(selector)
         } else {
@@ -284,7 +289,7 @@ impl Page {
                 &ctx,
                 "ref_of",
                 json!({ "locator": locator, "base": self.next_ref() }),
-                timeout,
+                deadline,
             )
             .await?;
         let reference = minted["ref"].as_str().unwrap_or_default().to_owned();
@@ -348,21 +353,21 @@ struct FrameOwner {
 
 impl Page {
     /// Whether a click landed on the panel's Cancel button (in the top document).
-    async fn is_cancel(&self, session: &str, node: i64, timeout: Duration) -> bool {
+    async fn is_cancel(&self, session: &str, node: i64, deadline: Deadline) -> bool {
         session == self.session
             && self
-                .describe_node(session, node, timeout)
+                .describe_node(session, node, deadline)
                 .await
                 .is_ok_and(|info| info["cancelled"] == true)
     }
 
     /// What `picked.js` says of a node (an element, or a text node's element): its
     /// selector, its box in its own viewport, its text.
-    async fn describe_node(&self, session: &str, node: i64, timeout: Duration) -> Result<Value> {
+    async fn describe_node(&self, session: &str, node: i64, deadline: Deadline) -> Result<Value> {
         let function =
             format!("function () {{ {DESCRIBE_PICKED}\nreturn describePicked.call(this); }}");
         let described = self
-            .call_on_node(session, node, &function, true, timeout)
+            .call_on_node(session, node, &function, true, deadline)
             .await?;
         let info = described["result"]["value"].clone();
         if info.is_null() {
@@ -379,14 +384,14 @@ impl Page {
         node: i64,
         function: &str,
         by_value: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let resolved = self
             .cdp_in(
                 session,
                 "DOM.resolveNode",
                 json!({ "backendNodeId": node }),
-                timeout,
+                deadline,
             )
             .await?;
         let object = resolved["object"]["objectId"]
@@ -397,7 +402,7 @@ impl Page {
                 session,
                 "Runtime.callFunctionOn",
                 json!({ "objectId": object, "functionDeclaration": function, "returnByValue": by_value }),
-                timeout,
+                deadline,
             )
             .await;
         self.release(session, object);
@@ -409,11 +414,11 @@ impl Page {
         &self,
         session: &str,
         node: i64,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Option<FrameOwner>> {
-        let document = self.owner_document(session, node, timeout).await?;
+        let document = self.owner_document(session, node, deadline).await?;
         let root = self
-            .cdp_in(session, "DOM.getDocument", json!({ "depth": 0 }), timeout)
+            .cdp_in(session, "DOM.getDocument", json!({ "depth": 0 }), deadline)
             .await?;
         if root["root"]["backendNodeId"].as_i64() == Some(document) {
             // The session's own document: the page's (the top), or an out-of-process
@@ -443,7 +448,7 @@ impl Page {
                         &parent,
                         "DOM.getFrameOwner",
                         json!({ "frameId": frame }),
-                        timeout,
+                        deadline,
                     )
                     .await
                     && let Some(owner_node) = owner["backendNodeId"].as_i64()
@@ -463,7 +468,7 @@ impl Page {
         }
         // A frame in the session's own process: the one whose iframe holds this document.
         let tree = self
-            .cdp_in(session, "Page.getFrameTree", json!({}), timeout)
+            .cdp_in(session, "Page.getFrameTree", json!({}), deadline)
             .await?;
         for frame in child_frames(&tree["frameTree"]) {
             let Ok(owner) = self
@@ -471,7 +476,7 @@ impl Page {
                     session,
                     "DOM.getFrameOwner",
                     json!({ "frameId": frame }),
-                    timeout,
+                    deadline,
                 )
                 .await
             else {
@@ -485,7 +490,7 @@ impl Page {
                     session,
                     "DOM.describeNode",
                     json!({ "backendNodeId": owner_node }),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             if iframe["node"]["contentDocument"]["backendNodeId"].as_i64() == Some(document) {
@@ -504,14 +509,14 @@ impl Page {
     }
 
     /// The backend node id of the document `node` is in.
-    async fn owner_document(&self, session: &str, node: i64, timeout: Duration) -> Result<i64> {
+    async fn owner_document(&self, session: &str, node: i64, deadline: Deadline) -> Result<i64> {
         let document = self
             .call_on_node(
                 session,
                 node,
                 "function () { return this.ownerDocument || this; }",
                 false,
-                timeout,
+                deadline,
             )
             .await?;
         let document_object = document["result"]["objectId"]
@@ -522,7 +527,7 @@ impl Page {
                 session,
                 "DOM.describeNode",
                 json!({ "objectId": document_object }),
-                timeout,
+                deadline,
             )
             .await;
         self.release(session, document_object);

@@ -15,8 +15,8 @@
 //! Only the operator can lift this: the lab profile with its override switch
 //! (`Policy::allow_blocked`). A batch is checked whole before its first member runs.
 
+use crate::ids::Deadline;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -178,8 +178,8 @@ fn blocked(method: &str, why: &str) -> EngineError {
 
 impl Page {
     /// Sends one checked command on this tab's session.
-    pub async fn raw_cdp(&self, command: RawCommand, timeout: Duration) -> Result<Value> {
-        self.cdp(&command.method, command.params, timeout).await
+    pub async fn raw_cdp(&self, command: RawCommand, deadline: Deadline) -> Result<Value> {
+        self.cdp(&command.method, command.params, deadline).await
     }
 }
 

@@ -1,6 +1,6 @@
 //! Reading a page: the snapshot (the page script's `scan`) and scrolling.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
@@ -25,14 +25,14 @@ pub struct ScanRequest {
 }
 
 impl Page {
-    pub async fn scan(&self, request: &ScanRequest, timeout: Duration) -> Result<Value> {
+    pub async fn scan(&self, request: &ScanRequest, deadline: Deadline) -> Result<Value> {
         if request.extra_js.is_some() && !request.frame.is_empty() {
             return Err(EngineError::invalid(
                 Input::ExtraScript,
                 "cannot be combined with frame",
             ));
         }
-        let ctx = self.frame_context(&request.frame, timeout).await?;
+        let ctx = self.frame_context(&request.frame, deadline).await?;
         let mut extra = Value::Null;
         if let Some(code) = &request.extra_js {
             extra = self.script_before_read(code).await?;
@@ -53,7 +53,7 @@ impl Page {
                     // Readiness is the top document's (a frame's scan has none).
                     "render": request.frame.is_empty(),
                 }),
-                timeout,
+                deadline,
             )
             .await?;
         if let Some(next) = result.get("ref_next").and_then(Value::as_u64) {
@@ -63,7 +63,7 @@ impl Page {
             map.remove("ref_next");
         }
         if let Some(targets) = result["observation"]["targets"].as_array_mut() {
-            self.add_subfields(&ctx, targets, timeout).await;
+            self.add_subfields(&ctx, targets, deadline).await;
         }
         if result.get("content").is_none() {
             let message = result["message"]
@@ -122,7 +122,7 @@ impl Page {
     /// lists every named control of that tree. The value itself is typed whole
     /// (`set_value` in act.js). Best effort: an input whose tree cannot be read is left as
     /// it is.
-    async fn add_subfields(&self, ctx: &FrameContext, targets: &mut [Value], timeout: Duration) {
+    async fn add_subfields(&self, ctx: &FrameContext, targets: &mut [Value], deadline: Deadline) {
         for target in targets.iter_mut() {
             // scan.js marks the inputs Chromium draws as sub-fields (`SUBFIELD_TYPES`).
             let marked = target
@@ -132,7 +132,7 @@ impl Page {
             if !marked {
                 continue;
             }
-            let fields = self.subfields(ctx, &target["locator"], timeout).await;
+            let fields = self.subfields(ctx, &target["locator"], deadline).await;
             if !fields.is_empty() {
                 target["fields"] = Value::Array(fields);
             }
@@ -146,9 +146,9 @@ impl Page {
         &self,
         ctx: &FrameContext,
         locator: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Vec<Value> {
-        self.read_subfields(ctx, locator, timeout)
+        self.read_subfields(ctx, locator, deadline)
             .await
             .unwrap_or_else(|error| {
                 tracing::debug!(%error, "could not read a date input's sub-fields");
@@ -160,11 +160,11 @@ impl Page {
         &self,
         ctx: &FrameContext,
         locator: &Value,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Vec<Value>> {
         let args = json!({ "locator": locator });
         let reply = self
-            .evaluate_op(ctx, "element", &args, false, timeout)
+            .evaluate_op(ctx, "element", &args, false, deadline)
             .await?;
         // A locator that names nothing yields the page script's report, not a node.
         let node = reply["result"]["subtype"] == "node";
@@ -176,7 +176,7 @@ impl Page {
                 &ctx.session,
                 "Accessibility.queryAXTree",
                 json!({ "objectId": object_id }),
-                timeout,
+                deadline,
             )
             .await;
         self.release(&ctx.session, object_id);
@@ -193,8 +193,8 @@ impl Page {
             .collect())
     }
 
-    pub async fn scroll(&self, to: Value, timeout: Duration) -> Result<Value> {
-        self.run_ok(&self.top(), "scroll", json!({ "to": to }), timeout)
+    pub async fn scroll(&self, to: Value, deadline: Deadline) -> Result<Value> {
+        self.run_ok(&self.top(), "scroll", json!({ "to": to }), deadline)
             .await
     }
 }

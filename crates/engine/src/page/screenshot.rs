@@ -1,6 +1,6 @@
 //! Screenshots and PDFs.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -78,7 +78,7 @@ impl Page {
     pub async fn screenshot(
         &self,
         request: &ScreenshotRequest,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Screenshot> {
         if request.quality.is_some() && request.format == ImageFormat::Png {
             return Err(EngineError::invalid(
@@ -101,7 +101,7 @@ impl Page {
         if let Some(quality) = request.quality {
             params["quality"] = json!(quality);
         }
-        let metrics_call = || self.cdp("Page.getLayoutMetrics", json!({}), timeout);
+        let metrics_call = || self.cdp("Page.getLayoutMetrics", json!({}), deadline);
         // The layout metrics give the device pixel ratio (and a full page's size). Only a
         // full-page capture needs them first; otherwise both calls are in flight at once.
         let (metrics, reply) = if request.full_page && request.clip.is_none() {
@@ -113,7 +113,7 @@ impl Page {
                 "height": size["height"].as_f64().unwrap_or(600.0).ceil(),
             });
             params["captureBeyondViewport"] = json!(true);
-            let reply = self.cdp("Page.captureScreenshot", params, timeout).await?;
+            let reply = self.cdp("Page.captureScreenshot", params, deadline).await?;
             (metrics, reply)
         } else {
             if let Some((x, y, width, height, scale)) = request.clip {
@@ -123,7 +123,7 @@ impl Page {
             }
             let (metrics, reply) = tokio::join!(
                 metrics_call(),
-                self.cdp("Page.captureScreenshot", params, timeout)
+                self.cdp("Page.captureScreenshot", params, deadline)
             );
             (metrics?, reply?)
         };
@@ -157,11 +157,11 @@ impl Page {
         &self,
         locator: &Value,
         frame: &[Value],
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<(f64, f64, f64, f64)> {
-        let ctx = self.frame_context(frame, timeout).await?;
+        let ctx = self.frame_context(frame, deadline).await?;
         let r = self
-            .run_ok(&ctx, "element_box", json!({ "locator": locator }), timeout)
+            .run_ok(&ctx, "element_box", json!({ "locator": locator }), deadline)
             .await?;
         let n = |key: &str| r[key].as_f64().unwrap_or_default();
         Ok((
@@ -177,7 +177,7 @@ impl Page {
         &self,
         save_path: &str,
         request: &PdfRequest,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<files::Written> {
         let path = files::confined_path(&self.config.output_dir, save_path, Input::OutputPath)?;
         if !(0.1..=2.0).contains(&request.scale) {
@@ -196,7 +196,7 @@ impl Page {
             params["pageRanges"] = json!(ranges);
         }
         let reply = self
-            .cdp("Page.printToPDF", params, timeout)
+            .cdp("Page.printToPDF", params, deadline)
             .await
             .map_err(|e| match e {
                 EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => EngineError::invalid(

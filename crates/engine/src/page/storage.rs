@@ -1,6 +1,6 @@
 //! localStorage and sessionStorage, through the page script.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
@@ -19,13 +19,14 @@ impl Page {
         area: &str,
         key: Option<&str>,
         paging: StoragePage,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let args = json!({
             "area": area, "key": key, "offset": paging.offset,
             "max_items": paging.max_items, "max_bytes": paging.max_bytes,
         });
-        self.run_ok(&self.top(), "storage_get", args, timeout).await
+        self.run_ok(&self.top(), "storage_get", args, deadline)
+            .await
     }
 
     pub async fn storage_set(
@@ -33,13 +34,13 @@ impl Page {
         area: &str,
         key: &str,
         value: &str,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         self.run_ok(
             &self.top(),
             "storage_set",
             json!({ "area": area, "key": key, "value": value }),
-            timeout,
+            deadline,
         )
         .await
     }

@@ -1,7 +1,7 @@
 //! Reading a CDP stream (`IO.read`) to a file: a download's held body, a trace.
 
+use crate::ids::Deadline;
 use std::path::Path;
-use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::json;
@@ -20,7 +20,7 @@ impl Page {
         &self,
         stream: &str,
         path: &Path,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<()> {
         let io = |e: std::io::Error| EngineError::io(format!("cannot write {}", path.display()), e);
         if let Some(parent) = path.parent() {
@@ -32,7 +32,7 @@ impl Page {
                 .cdp(
                     "IO.read",
                     json!({ "handle": stream, "size": CHUNK }),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             let data = chunk["data"].as_str().unwrap_or_default();
@@ -59,7 +59,7 @@ impl Page {
             .cdp(
                 "IO.close",
                 json!({ "handle": stream }),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await;
     }

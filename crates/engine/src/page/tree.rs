@@ -7,7 +7,7 @@
 //! lives in an iframe is remembered with its frame path, so any operation that takes a
 //! locator acts on the same element (`Page::ref_target`).
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -115,7 +115,7 @@ struct Line {
 }
 
 impl Page {
-    pub async fn read_tree(&self, request: &TreeRequest, timeout: Duration) -> Result<Snapshot> {
+    pub async fn read_tree(&self, request: &TreeRequest, deadline: Deadline) -> Result<Snapshot> {
         let top = self.top();
         let (mut focus_frame, mut focus) = (request.frame.clone(), request.focus_ref.clone());
         if let Some(reference) = &request.focus_ref {
@@ -127,10 +127,10 @@ impl Page {
         let ctx = if focus_frame.is_empty() {
             top
         } else {
-            self.frame_context(&focus_frame, timeout).await?
+            self.frame_context(&focus_frame, deadline).await?
         };
         let first = self
-            .read_document(&ctx, request, focus.as_deref(), timeout)
+            .read_document(&ctx, request, focus.as_deref(), deadline)
             .await?;
         let viewport = Viewport {
             width: first.reply["viewport"]["width"]
@@ -164,7 +164,7 @@ impl Page {
             first,
             focus_frame,
             request,
-            timeout,
+            deadline,
             &mut lines,
             &mut snapshot,
         )
@@ -185,7 +185,7 @@ impl Page {
         document: Document,
         path: Vec<Value>,
         request: &'a TreeRequest,
-        timeout: Duration,
+        deadline: Deadline,
         out: &'a mut Vec<Line>,
         snapshot: &'a mut Snapshot,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
@@ -200,10 +200,10 @@ impl Page {
                     }
                     let mut inner_path = path.clone();
                     inner_path.push(json!({ "ref": frame.reference }));
-                    let Ok(ctx) = self.frame_context(&inner_path, timeout).await else {
+                    let Ok(ctx) = self.frame_context(&inner_path, deadline).await else {
                         continue;
                     };
-                    let Ok(mut inner) = self.read_document(&ctx, request, None, timeout).await
+                    let Ok(mut inner) = self.read_document(&ctx, request, None, deadline).await
                     else {
                         continue;
                     };
@@ -217,7 +217,7 @@ impl Page {
                         }
                     }
                     self.remember_framed(&inner.lines, &inner_path);
-                    self.splice(inner, inner_path, request, timeout, out, snapshot)
+                    self.splice(inner, inner_path, request, deadline, out, snapshot)
                         .await;
                 }
             }
@@ -230,7 +230,7 @@ impl Page {
         ctx: &FrameContext,
         request: &TreeRequest,
         focus: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Document> {
         let ref_base = self.next_ref();
         let reply = self
@@ -244,7 +244,7 @@ impl Page {
                     "focus_ref": focus,
                     "ref_base": ref_base,
                 }),
-                timeout,
+                deadline,
             )
             .await?;
         self.note_refs_until(reply["ref_next"].as_u64().unwrap_or(ref_base));
@@ -285,7 +285,7 @@ impl Page {
             })
             .unwrap_or_default();
         let mut lines: Vec<Line> = lines;
-        self.add_subfield_lines(ctx, &reply, &mut lines, timeout)
+        self.add_subfield_lines(ctx, &reply, &mut lines, deadline)
             .await;
         let frames = reply["frames"]
             .as_array()
@@ -316,7 +316,7 @@ impl Page {
         ctx: &FrameContext,
         reply: &Value,
         lines: &mut [Line],
-        timeout: Duration,
+        deadline: Deadline,
     ) {
         let nodes = reply["nodes"]
             .as_array()
@@ -327,7 +327,7 @@ impl Page {
                 continue;
             };
             let locator = json!({ "ref": reference });
-            let fields = self.subfields(ctx, &locator, timeout).await;
+            let fields = self.subfields(ctx, &locator, deadline).await;
             line.subfields = fields
                 .iter()
                 .map(|f| {
@@ -372,9 +372,14 @@ impl Page {
 
     /// The refs (handed out by earlier reads) of the top document's elements that match
     /// a CSS selector.
-    pub async fn refs_matching(&self, css: &str, timeout: Duration) -> Result<Vec<String>> {
+    pub async fn refs_matching(&self, css: &str, deadline: Deadline) -> Result<Vec<String>> {
         let reply = self
-            .run_ok(&self.top(), "refs_matching", json!({ "css": css }), timeout)
+            .run_ok(
+                &self.top(),
+                "refs_matching",
+                json!({ "css": css }),
+                deadline,
+            )
             .await?;
         Ok(reply["refs"]
             .as_array()

@@ -1,6 +1,6 @@
 //! Files onto a page's `<input type=file>`, read only from the allowed upload roots.
 
-use std::time::Duration;
+use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
@@ -22,12 +22,12 @@ impl Page {
         &self,
         locator: &Value,
         paths: &[String],
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Uploaded> {
         let files = crate::files::readable_files(&self.config.upload_roots, paths).await?;
         let args = json!({ "locator": locator });
         let reply = self
-            .evaluate_op(&self.top(), "element", &args, false, timeout)
+            .evaluate_op(&self.top(), "element", &args, false, deadline)
             .await?;
         let object = &reply["result"];
         if object["subtype"] != "node" {
@@ -49,13 +49,13 @@ impl Page {
                 .cdp(
                     "DOM.describeNode",
                     json!({ "objectId": object_id }),
-                    timeout,
+                    deadline,
                 )
                 .await?;
             self.cdp(
                 "DOM.setFileInputFiles",
                 json!({ "files": files, "objectId": object_id }),
-                timeout,
+                deadline,
             )
             .await?;
             Ok::<_, EngineError>(node["node"]["backendNodeId"].as_i64())
@@ -65,7 +65,7 @@ impl Page {
             .cdp(
                 "Runtime.releaseObject",
                 json!({ "objectId": object_id }),
-                timeout,
+                deadline,
             )
             .await;
         let node_id = set.map_err(|e| match e {
@@ -85,7 +85,7 @@ impl Page {
         &self,
         (x, y): (f64, f64),
         paths: &[String],
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Uploaded> {
         let files = crate::files::readable_files(&self.config.upload_roots, paths).await?;
         // Copy, move and link allowed: the page's handler picks its effect.
@@ -94,7 +94,7 @@ impl Page {
             self.cdp(
                 "Input.dispatchDragEvent",
                 json!({ "type": kind, "x": x, "y": y, "data": data }),
-                timeout,
+                deadline,
             )
             .await?;
         }

@@ -3,6 +3,7 @@
 //! writing a large result to a file. The receipt around a long-running script belongs to
 //! the agents room.
 
+use crate::ids::Deadline;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -38,7 +39,7 @@ pub async fn run_script(
                 &page.top(),
                 "watch_start",
                 json!({}),
-                crate::browser::HOUSEKEEPING,
+                Deadline::after(crate::browser::HOUSEKEEPING),
             )
             .await
             .is_ok();
@@ -132,7 +133,7 @@ async fn page_changes(page: &Page) -> PageChanges {
             &page.top(),
             "watch_read",
             json!({}),
-            crate::browser::HOUSEKEEPING,
+            Deadline::after(crate::browser::HOUSEKEEPING),
         )
         .await;
     read.ok()
@@ -161,7 +162,7 @@ pub(crate) async fn evaluate_user_script(page: &Page, script: &str) -> Result<Va
             .cdp(
                 "Runtime.awaitPromise",
                 json!({"promiseObjectId": promise, "returnByValue": false}),
-                BACKGROUND_LIMIT,
+                Deadline::after(BACKGROUND_LIMIT),
             )
             .await?;
     }
@@ -188,7 +189,7 @@ async fn evaluate(page: &Page, expression: &str, repl: bool) -> Result<Value> {
             "userGesture": true,
             "generatePreview": false,
         }),
-        BACKGROUND_LIMIT,
+        Deadline::after(BACKGROUND_LIMIT),
     )
     .await
 }
@@ -217,14 +218,14 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
         .cdp(
             "Runtime.callFunctionOn",
             json!({"functionDeclaration": declaration, "objectId": object_id, "returnByValue": true}),
-            Duration::from_secs(30),
+            Deadline::after(Duration::from_secs(30)),
         )
         .await;
     let _ = page
         .cdp(
             "Runtime.releaseObject",
             json!({"objectId": object_id}),
-            Duration::from_secs(5),
+            Deadline::after(Duration::from_secs(5)),
         )
         .await;
     Ok(converted?["result"]["value"].clone())

@@ -1,8 +1,8 @@
 //! The console recording: console API calls and uncaught exceptions, with whether each
 //! came from the page's main world.
 
+use crate::ids::Deadline;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -17,7 +17,7 @@ impl Recordings {
         page: &Page,
         owner: Owner,
         max_entries: usize,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         if let Some(summary) = self.check_owner(&page.tab.target_id, Kind::Console, owner)? {
             return Ok(Self::already_running(summary, page.handle()));
@@ -27,7 +27,7 @@ impl Recordings {
         let mut reply = lock(&ring).summary();
         let task = tokio::spawn(collect_console(page.session.clone(), events, ring.clone()));
         // Enabling replays the existing contexts, which the collector is already listening for.
-        page.cdp("Runtime.enable", json!({}), timeout).await?;
+        page.cdp("Runtime.enable", json!({}), deadline).await?;
         self.register(page, Kind::Console, owner, ring, task);
         reply["status"] = json!("capturing");
         reply["target"] = json!(page.handle());
@@ -188,7 +188,7 @@ impl Recordings {
         &self,
         page: &Page,
         max: usize,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Vec<Value>> {
         let running = lock(&self.running)
             .get(&(page.tab.target_id.clone(), Kind::Console))
@@ -202,11 +202,11 @@ impl Recordings {
             ));
         }
         let mut events = page.browser.connection().subscribe();
-        page.cdp("Runtime.enable", json!({}), timeout).await?;
+        page.cdp("Runtime.enable", json!({}), deadline).await?;
         let _ = page
             .browser
             .connection()
-            .settle_events(&page.session, timeout)
+            .settle_events(&page.session, deadline.remaining())
             .await;
         let ring = Ring::new(max.max(1));
         {
@@ -217,7 +217,9 @@ impl Recordings {
                 }
             }
         }
-        let _ = page.cdp("Runtime.disable", json!({}), HOUSEKEEPING).await;
+        let _ = page
+            .cdp("Runtime.disable", json!({}), Deadline::after(HOUSEKEEPING))
+            .await;
         let ring = lock(&ring);
         Ok(newest(
             ring.records.iter().filter(|r| r["context"] != "isolated"),

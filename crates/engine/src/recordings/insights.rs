@@ -8,9 +8,9 @@
 //! `LayoutShift`, `EventTiming`, `RunTask`, `Resource*`), so the figures are the ones
 //! the browser reported to the page (`PerformanceObserver`), not a re-measurement.
 
+use crate::ids::Deadline;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -854,9 +854,9 @@ fn domain_of(url: &str) -> Option<String> {
 }
 
 /// The DOM's size now.
-pub(super) async fn dom_size(page: &Page, timeout: Duration) -> crate::error::Result<DomSize> {
+pub(super) async fn dom_size(page: &Page, deadline: Deadline) -> crate::error::Result<DomSize> {
     let size = page
-        .run(&page.top(), "dom_size", json!({}), timeout)
+        .run(&page.top(), "dom_size", json!({}), deadline)
         .await?;
     Ok(DomSize {
         elements: size["elements"].as_u64().unwrap_or(0),
@@ -867,13 +867,13 @@ pub(super) async fn dom_size(page: &Page, timeout: Duration) -> crate::error::Re
 
 /// Names the elements the report points at (`img#hero.banner`), while the page still
 /// has them; then finds an image LCP's request by the image's own `src`.
-pub(super) async fn name_nodes(page: &Page, report: &mut TraceReport, timeout: Duration) {
+pub(super) async fn name_nodes(page: &Page, report: &mut TraceReport, deadline: Deadline) {
     let mut names: HashMap<i64, Option<String>> = HashMap::new();
     for set in &mut report.sets {
         if let Some(lcp) = &mut set.lcp
             && let Some(node) = lcp.node_id
         {
-            let described = describe(page, node, &mut names, timeout).await;
+            let described = describe(page, node, &mut names, deadline).await;
             if let Some((name, src)) = described {
                 lcp.element = Some(name);
                 if lcp.image_url.is_none() && lcp.kind == "image" {
@@ -885,7 +885,7 @@ pub(super) async fn name_nodes(page: &Page, report: &mut TraceReport, timeout: D
         }
         for shift in set.cls.shifts.iter_mut().chain(&mut set.cls.after_input) {
             for node in shift.node_ids.clone() {
-                if let Some((name, _)) = describe(page, node, &mut names, timeout).await {
+                if let Some((name, _)) = describe(page, node, &mut names, deadline).await {
                     shift.elements.push(name);
                 }
             }
@@ -898,13 +898,13 @@ async fn describe(
     page: &Page,
     node: i64,
     seen: &mut HashMap<i64, Option<String>>,
-    timeout: Duration,
+    deadline: Deadline,
 ) -> Option<(String, Option<String>)> {
     let described = page
         .cdp(
             "DOM.describeNode",
             json!({ "backendNodeId": node }),
-            timeout,
+            deadline,
         )
         .await
         .ok()?;

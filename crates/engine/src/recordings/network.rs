@@ -1,5 +1,6 @@
 //! The network recording: requests, responses and (optionally) bodies.
 
+use crate::ids::Deadline;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -59,7 +60,7 @@ impl Recordings {
         page: &Page,
         owner: Owner,
         options: NetworkOptions,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         if let Some(summary) = self.check_owner(&page.tab.target_id, Kind::Network, owner)? {
             return Ok(Self::already_running(summary, page.handle()));
@@ -68,7 +69,7 @@ impl Recordings {
         page.cdp(
             "Network.enable",
             json!({ "maxResourceBufferSize": options.max_body_bytes.max(1024) * 4, "maxTotalBufferSize": 64 << 20 }),
-            timeout,
+            deadline,
         )
         .await?;
         let ring = Ring::new(options.max_entries);
@@ -99,7 +100,7 @@ impl Recordings {
         tab: &Tab,
         owner: Owner,
         filter: NetworkFilter,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<Value> {
         let (session, ring) = self.owned(tab, Kind::Network, owner)?;
         if filter.include_bodies {
@@ -122,7 +123,7 @@ impl Recordings {
                     &request_id,
                     &ring,
                     BODY_CAP_AT_STOP,
-                    timeout,
+                    deadline.remaining(),
                 )
                 .await;
             }
@@ -141,7 +142,7 @@ impl Recordings {
             Some(pattern) => {
                 let urls: Vec<&Value> = records.iter().map(|r| &r["url"]).collect();
                 Some(
-                    crate::page::regex_matches(browser, &session, pattern, "", &urls, timeout)
+                    crate::page::regex_matches(browser, &session, pattern, "", &urls, deadline)
                         .await
                         .map_err(|e| {
                             EngineError::invalid(

@@ -4,6 +4,7 @@
 //! One trace runs per tab, owned by the agent session that started it; the session's
 //! last stopped trace stays for `performance_analyze_insight`.
 
+use crate::ids::Deadline;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,7 +75,7 @@ impl Traces {
         page: &Page,
         owner: Owner,
         reload: bool,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<()> {
         {
             let running = lock(&self.running);
@@ -100,7 +101,7 @@ impl Traces {
             "transferMode": "ReturnAsStream",
             "streamFormat": "json",
         });
-        page.cdp("Tracing.start", config, timeout)
+        page.cdp("Tracing.start", config, deadline)
             .await
             .map_err(|e| match e {
                 EngineError::Cdp(cdp::CdpError::Protocol { message, .. }) => {
@@ -120,10 +121,10 @@ impl Traces {
         );
         if reload {
             let mut events = page.browser.conn.subscribe();
-            page.cdp("Page.enable", json!({}), timeout).await?;
-            page.cdp("Page.reload", json!({ "ignoreCache": true }), timeout)
+            page.cdp("Page.enable", json!({}), deadline).await?;
+            page.cdp("Page.reload", json!({ "ignoreCache": true }), deadline)
                 .await?;
-            let deadline = Instant::now() + RELOAD_WAIT.min(timeout);
+            let deadline = Instant::now() + RELOAD_WAIT.min(deadline.remaining());
             crate::page::navigation::wait_event(&mut events, deadline, |e| {
                 e.session_id.as_deref() == Some(page.session.as_str())
                     && e.method == "Page.loadEventFired"
@@ -142,7 +143,7 @@ impl Traces {
         owner: Owner,
         config: &EngineConfig,
         save: Option<&str>,
-        timeout: Duration,
+        deadline: Deadline,
     ) -> Result<StoppedTrace> {
         let target = save
             .map(|prefix| {
@@ -171,13 +172,13 @@ impl Traces {
             ));
         };
         let mut events = page.browser.conn.subscribe();
-        page.cdp("Tracing.end", json!({}), timeout).await?;
-        let stream = tracing_complete(&mut events, &running.session, timeout).await?;
+        page.cdp("Tracing.end", json!({}), deadline).await?;
+        let stream = tracing_complete(&mut events, &running.session, deadline).await?;
         let staged = config
             .output_dir
             .join(".staging")
             .join(crate::ids::unique("trace"));
-        let read = page.read_stream_to(&stream, &staged, timeout).await;
+        let read = page.read_stream_to(&stream, &staged, deadline).await;
         page.close_stream(&stream).await;
         read?;
         let parsed = read_trace(&staged).await;
@@ -190,8 +191,8 @@ impl Traces {
         };
         let stopped_ms = crate::ids::now_ms();
         let mut report = analyze(&parsed, running.started_ms, stopped_ms, &running.url);
-        report.dom = super::insights::dom_size(page, timeout).await.ok();
-        super::insights::name_nodes(page, &mut report, timeout).await;
+        report.dom = super::insights::dom_size(page, deadline).await.ok();
+        super::insights::name_nodes(page, &mut report, deadline).await;
         let saved = match target {
             Some(target) => Some(files::move_into(staged, target, false).await?),
             None => {
@@ -248,9 +249,9 @@ impl Traces {
 async fn tracing_complete(
     events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
     session: &str,
-    timeout: Duration,
+    deadline: Deadline,
 ) -> Result<String> {
-    let deadline = Instant::now() + timeout;
+    let deadline = Instant::now() + deadline.remaining();
     loop {
         let event = match tokio::time::timeout_at(deadline, events.recv()).await {
             Ok(Ok(event)) => event,

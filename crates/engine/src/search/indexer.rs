@@ -10,6 +10,7 @@
 //! waits a bounded time for the outlines of the tabs it searches to be embedded, then
 //! ranks, and says what it waited for and what it could not.
 
+use crate::ids::Deadline;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -290,9 +291,12 @@ impl TabSearch {
                     prior: model.passage_prior(),
                 });
                 let needed = || lock(&self.index).unembedded(&wanted, NEEDED_RANKS) == 0;
-                embedder
-                    .wait_for(allowed.clone(), SEARCH_WAITS_FOR_VECTORS, needed)
-                    .await;
+                // Within the call's deadline, less a moment to rank and answer.
+                let patience = crate::ids::Deadline::of_call()
+                    .map_or(SEARCH_WAITS_FOR_VECTORS, |call| {
+                        call.for_waiting().min(SEARCH_WAITS_FOR_VECTORS)
+                    });
+                embedder.wait_for(allowed.clone(), patience, needed).await;
                 let words = lock(&self.index).scan_words(query, ranking, &wanted);
                 query_vector = embedding.await.ok();
                 not_embedded = lock(&self.index).unembedded(&wanted, NEEDED_RANKS);
@@ -460,7 +464,7 @@ async fn read_tab(
             .await
             .map_err(|e| e.to_string())?;
         let read = || async {
-            page.main_text_with_frames(READ_TIMEOUT)
+            page.main_text_with_frames(Deadline::after(READ_TIMEOUT))
                 .await
                 .map_err(|e| e.to_string())
         };

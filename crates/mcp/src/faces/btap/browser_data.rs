@@ -25,6 +25,7 @@ tool_params! {
         cookies: Value = StrListOrObject, required, "cookie object or list (or JSON text): name, value, url, domain, path, expires (Unix s), httpOnly, secure, sameSite";
         session_id: Option<TabRef> = Session, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
@@ -37,6 +38,7 @@ tool_params! {
         url: Option<String> = Str, nullable, "default: the page's URL";
         session_id: Option<TabRef> = Session, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
@@ -46,6 +48,7 @@ tool_params! {
         key: Option<String> = Str, nullable, "omit to page through all keys";
         area: String = Str, default("local"), "local or session";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
         offset: i64 = Int { min: 0, max: 100_000_000 }, default(0), "";
         max_items: i64 = Int { min: 1, max: 5000 }, default(500), "";
@@ -59,6 +62,7 @@ tool_params! {
         value: Value = Text, required, "non-strings are JSON-encoded";
         area: String = Str, default("local"), "local or session";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
 }
@@ -100,6 +104,7 @@ tool_params! {
         max_entries: i64 = Int { min: 10, max: 2000 }, default(500), "ring size";
         max_body_bytes: i64 = Int { min: 1024, max: 2_097_152 }, default(262_144), "";
         body_timeout: f64 = Num { min: 0.1, max: 10.0 }, default(5.0), "seconds";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
@@ -112,6 +117,7 @@ tool_params! {
         status_min: Option<i64> = Int { min: 100, max: 599 }, nullable, "";
         status_max: Option<i64> = Int { min: 100, max: 599 }, nullable, "";
         include_response_bodies: bool = Bool, default(true), "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
@@ -120,6 +126,7 @@ tool_params! {
     pub struct ConsoleStart {
         session_id: Option<TabRef> = Session, nullable, "";
         max_entries: i64 = Int { min: 10, max: 5000 }, default(500), "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }
@@ -144,7 +151,7 @@ tool_params! {
 
 pub async fn get_cookies(call: Call, p: GetCookies) -> Result<Reply, ToolError> {
     let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
-    let read = page.cookies(params::seconds(20.0)).await?;
+    let read = page.cookies(call.deadline).await?;
     let info = page.info();
     // BrowserTap reads them with chrome.cookies: its objects, its names.
     let data = json!({
@@ -213,9 +220,7 @@ pub async fn set_cookies(call: Call, p: SetCookies) -> Result<Reply, ToolError> 
         }
     };
     let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
-    let set = page
-        .set_cookies(cookies, params::seconds(p.timeout))
-        .await?;
+    let set = page.set_cookies(cookies, call.deadline).await?;
     Ok(cookies_set_reply(&set).on(page.info()))
 }
 
@@ -271,7 +276,7 @@ pub async fn delete_cookies(call: Call, p: DeleteCookies) -> Result<Reply, ToolE
             p.domain.as_deref().filter(|d| !d.is_empty()),
             p.path.as_deref().filter(|d| !d.is_empty()),
             p.url.as_deref().filter(|d| !d.is_empty()),
-            params::seconds(p.timeout),
+            call.deadline,
         )
         .await?;
     data["method"] = json!("cdp");
@@ -304,7 +309,7 @@ pub async fn storage_get(call: Call, p: StorageGet) -> Result<Reply, ToolError> 
         max_bytes: p.max_bytes as u64,
     };
     let read = page
-        .storage_get(area, p.key.as_deref(), paging, params::seconds(p.timeout))
+        .storage_get(area, p.key.as_deref(), paging, call.deadline)
         .await;
     let mut data = match read {
         Ok(data) => data,
@@ -337,9 +342,7 @@ pub async fn storage_set(call: Call, p: StorageSet) -> Result<Reply, ToolError> 
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let written = page
-        .storage_set(area, &p.key, &value, params::seconds(p.timeout))
-        .await;
+    let written = page.storage_set(area, &p.key, &value, call.deadline).await;
     let mut data = match written {
         Ok(data) => data,
         Err(error) => return storage_failure(error, store, Some(&p.key), &page),
@@ -554,7 +557,7 @@ pub async fn network_capture_start(call: Call, p: NetworkStart) -> Result<Reply,
     };
     let started = call
         .session
-        .network_capture_start(Some(&tab.handle), options, params::seconds(p.timeout))
+        .network_capture_start(Some(&tab.handle), options, call.deadline)
         .await?;
     let mut data = network_head("network_capture_start", &tab, &started);
     if started["status"] == "already_running" {
@@ -595,7 +598,7 @@ pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, T
     };
     let stopped = call
         .session
-        .network_capture_stop(Some(&tab.handle), filter, params::seconds(p.timeout))
+        .network_capture_stop(Some(&tab.handle), filter, call.deadline)
         .await;
     let Some(stopped) = running(stopped)? else {
         return Ok(not_running("network_capture_stop", &tab, "requests"));
@@ -662,11 +665,7 @@ pub async fn console_capture_start(call: Call, p: ConsoleStart) -> Result<Reply,
     let tab = capture_tab(&call, &p.session_id).await?;
     let started = call
         .session
-        .console_capture_start(
-            Some(&tab.handle),
-            p.max_entries as usize,
-            params::seconds(p.timeout),
-        )
+        .console_capture_start(Some(&tab.handle), p.max_entries as usize, call.deadline)
         .await?;
     let mut data = capture_head("console_capture_start", &tab, &started, "message_count");
     if started["status"] == "already_running" {

@@ -7,7 +7,7 @@ use engine::{ImageFormat, PdfRequest, ScreenshotRequest};
 use super::args::{named, page_by_tab_id};
 use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
-use crate::params::{self, TabRef};
+use crate::params::TabRef;
 use crate::tool_params;
 
 tool_params! {
@@ -20,6 +20,7 @@ tool_params! {
         quality: Option<i64> = Int { min: 0, max: 100 }, nullable, "jpeg/webp only";
         save_path: String = Str, default(""), "also write it here, relative to the output dir";
         return_base64: bool = Bool, default(false), "also put base64 in the payload";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
@@ -33,6 +34,7 @@ tool_params! {
         prefer_css_page_size: bool = Bool, default(true), "";
         scale: f64 = Num { min: 0.1, max: 2.0 }, default(1.0), "";
         page_ranges: String = Str, default(""), "e.g. 1-3,5";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
 }
@@ -87,9 +89,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         save_path: Some(p.save_path).filter(|path| !path.is_empty()),
     };
     let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
-    let shot = page
-        .screenshot(&request, params::seconds(p.timeout))
-        .await?;
+    let shot = page.screenshot(&request, call.deadline).await?;
     let encoded = base64(&shot.bytes);
     let mut data = json!({
         "status": "success",
@@ -133,9 +133,7 @@ pub async fn save_pdf(call: Call, p: SavePdf) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let written = page
-        .save_pdf(&p.save_path, &request, params::seconds(p.timeout))
-        .await?;
+    let written = page.save_pdf(&p.save_path, &request, call.deadline).await?;
     let info = page.info();
     let data = json!({
         "status": "success", "saved_to": written.path, "size": written.bytes,

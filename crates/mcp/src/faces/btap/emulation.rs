@@ -10,7 +10,7 @@ use engine::{ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESET
 
 use super::args::named;
 use crate::face::{Call, Reply, ToolError};
-use crate::params::{self, TabRef};
+use crate::params::TabRef;
 use crate::tool_params;
 
 tool_params! {
@@ -46,7 +46,7 @@ pub async fn emulate(call: Call, p: Emulate) -> Result<Reply, ToolError> {
         .emulate(
             named(&p.session_id, &None).as_deref(),
             &wanted,
-            params::seconds(20.0),
+            call.deadline,
         )
         .await?;
     let lean = describe(&wanted);

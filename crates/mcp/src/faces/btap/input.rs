@@ -27,6 +27,7 @@ tool_params! {
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         clicks: i64 = Int { min: 1, max: 100 }, default(1), "";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
@@ -39,6 +40,7 @@ tool_params! {
         clear: bool = Bool, default(false), "replace the current value";
         submit_key: String = Str, default(""), "key pressed afterwards, e.g. enter";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
@@ -52,6 +54,7 @@ tool_params! {
         selector: Value = Locator, required, SELECT_TARGET_DOC;
         options: Vec<String> = Strs, required, "each an option's label (its visible text) or value; several only for a multiple select";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
@@ -60,7 +63,8 @@ tool_params! {
     pub struct PageFill {
         fields: Value = List, required, "[{selector, value}]: each field as page_click's selector (a ref from a read too), its value text for a text field, slider, date or colour, an option's label for a select, true or false for a checkbox or radio";
         session_id: Option<TabRef> = Session, nullable, "";
-        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds, for each field";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
+        timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds, for the whole form";
     }
 }
 
@@ -68,6 +72,7 @@ tool_params! {
     pub struct PagePress {
         keys_csv: String = Str, required, "key or chord, e.g. enter or ctrl,shift,k";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
@@ -81,6 +86,7 @@ tool_params! {
         duration: f64 = Num { min: 0.0, max: 10.0 }, default(0.3), "seconds";
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
@@ -90,6 +96,7 @@ tool_params! {
         selector: String = Str, required, "CSS selector or ref of the <input type=file>";
         paths: Vec<String> = Strs, required, "absolute paths under an allowed upload root";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
 }
@@ -304,7 +311,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         _ => echoed(&selector),
     };
     let watch = page.watch_effects();
-    let clicked = match click(&page, target, &p).await {
+    let clicked = match click(&page, target, &p, call.deadline).await {
         Ok(Acted::Done(clicked)) => clicked,
         Ok(Acted::DialogOpened(dialog)) => {
             return Ok(opened_dialog(&page, &aimed_at, offset, dialog));
@@ -343,7 +350,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     if !dialogs.is_empty() {
         data["dialogs"] = json!(dialogs);
     }
-    let effects = page.effects(watch, call.deadline.remaining()).await;
+    let effects = page.effects(watch, call.deadline).await;
     let mut lean = crate::lean::clicked(
         &lean_element,
         Some(point),
@@ -442,6 +449,7 @@ async fn click(
     page: &engine::Page,
     target: ClickTarget,
     p: &PageClick,
+    deadline: engine::Deadline,
 ) -> Result<Acted<Clicked>, ToolError> {
     let target = match target {
         ClickTarget::Element {
@@ -459,12 +467,7 @@ async fn click(
         other => other,
     };
     Ok(page
-        .leaving_dialogs_open(page.click(
-            target,
-            &p.button,
-            p.clicks as u32,
-            params::seconds(p.timeout),
-        ))
+        .leaving_dialogs_open(page.click(target, &p.button, p.clicks as u32, deadline))
         .await?)
 }
 
@@ -476,7 +479,7 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
     let selector = with_ref(given(p.selector.clone()), p.r#ref.as_deref())?;
     let target = type_target(&echoed(&selector));
     let watch = page.watch_effects();
-    let typed = match type_into(&page, &selector, &p).await {
+    let typed = match type_into(&page, &selector, &p, call.deadline).await {
         Ok(typed) => typed,
         Err(error) => {
             let kind = match error.engine_error().map(EngineError::code) {
@@ -528,7 +531,7 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
     // A key pressed afterwards may submit: the call answers once what it started has
     // committed, so the next call cannot cancel it.
     if data["submitted"].is_string() {
-        let effects = page.effects(watch, call.deadline.remaining()).await;
+        let effects = page.effects(watch, call.deadline).await;
         lean.push_str(&with_effects(&mut data, &effects));
     }
     Ok(Reply::action(data).on(page.info()).lean(lean))
@@ -538,20 +541,14 @@ async fn type_into(
     page: &engine::Page,
     selector: &Value,
     p: &PageType,
+    deadline: engine::Deadline,
 ) -> Result<Typed, ToolError> {
     let (locator, frame) = split_locator(Some(selector))?;
     let (locator, frame) = page.placed(locator, frame)?;
     let locator = (!locator.is_null()).then_some(locator);
     let submit = Some(p.submit_key.as_str()).filter(|k| !k.trim().is_empty());
     Ok(page
-        .type_text(
-            locator,
-            &frame,
-            &p.text,
-            p.clear,
-            submit,
-            params::seconds(p.timeout),
-        )
+        .type_text(locator, &frame, &p.text, p.clear, submit, deadline)
         .await?)
 }
 
@@ -573,7 +570,7 @@ pub async fn page_select(call: Call, p: PageSelect) -> Result<Reply, ToolError> 
     let (locator, frame) = split_locator(Some(&p.selector))?;
     let target = json!({ "selector": selector });
     let chosen = page
-        .select_options(locator, frame, &p.options, params::seconds(p.timeout))
+        .select_options(locator, frame, &p.options, call.deadline)
         .await;
     let chosen = match chosen {
         Ok(chosen) => chosen,
@@ -637,7 +634,7 @@ pub async fn page_fill(call: Call, p: PageFill) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let done = page.fill_form(form, params::seconds(p.timeout)).await;
+    let done = page.fill_form(form, call.deadline).await;
     let filled: Vec<Value> = done
         .filled
         .iter()
@@ -714,7 +711,7 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let watch = page.watch_effects();
-    let pressed = page.press(&p.keys_csv, params::seconds(p.timeout)).await?;
+    let pressed = page.press(&p.keys_csv, call.deadline).await?;
     let mut lean = format!("pressed {}", pressed.keys);
     // A chord is a key down and up for each of its keys.
     let events = 2 * pressed.keys.split('+').count();
@@ -723,7 +720,7 @@ pub async fn page_press(call: Call, p: PagePress) -> Result<Reply, ToolError> {
         facts["requests_pending"] = json!(pressed.requests_pending);
     }
     let mut data = succeeded(&page, events, facts);
-    let effects = page.effects(watch, call.deadline.remaining()).await;
+    let effects = page.effects(watch, call.deadline).await;
     lean.push_str(&with_effects(&mut data, &effects));
     Ok(Reply::action(data).on(page.info()).lean(lean))
 }
@@ -739,7 +736,7 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
             (p.x2, p.y2),
             params::seconds(p.duration),
             &p.button,
-            params::seconds(p.timeout),
+            call.deadline,
         )
         .await?;
     let steps = dragged["steps"].as_u64().unwrap_or(1) as usize;
@@ -767,7 +764,7 @@ pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let uploaded = page
-        .upload(&json!(p.selector), &p.paths, params::seconds(p.timeout))
+        .upload(&json!(p.selector), &p.paths, call.deadline)
         .await?;
     let data = json!({
         "status": "ok", "selector": p.selector, "files": uploaded.files,

@@ -37,7 +37,7 @@ pub async fn start(call: Call, p: Start) -> Result<Reply, ToolError> {
         .trace_start(
             named(&p.session_id, &None).as_deref(),
             p.reload,
-            call.deadline.remaining(),
+            call.deadline,
         )
         .await?;
     Ok(
@@ -53,7 +53,7 @@ pub async fn stop(call: Call, p: Stop) -> Result<Reply, ToolError> {
         .trace_stop(
             named(&p.session_id, &None).as_deref(),
             p.save.then_some(p.filename_prefix.as_str()),
-            call.deadline.remaining(),
+            call.deadline,
         )
         .await?;
     let report = &stopped.report;

@@ -11,7 +11,7 @@ use super::args::page_by_tab_id;
 use super::browser_data::{chrome_cookies, json_object};
 use super::tabs::tab_json;
 use crate::face::{Call, Reply, ToolError};
-use crate::params::{self, TabRef};
+use crate::params::TabRef;
 use crate::tool_params;
 
 tool_params! {
@@ -22,6 +22,7 @@ tool_params! {
         tab_id: Option<TabRef> = TabId, nullable, "the browser's tab id, or a client:tab handle";
         extension_id: Option<String> = Str, nullable, "an extension's worker (not reachable here)";
         target_id: Option<String> = Str, nullable, "a page target id from debugger_targets";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
     }
 }
@@ -79,7 +80,7 @@ pub async fn cdp_command(call: Call, p: CdpCommand) -> Result<Reply, ToolError> 
         None => page_by_tab_id(&call, &p.session_id, &p.tab_id).await?,
     };
     let result = page
-        .raw_cdp(command, params::seconds(p.timeout))
+        .raw_cdp(command, call.deadline)
         .await
         .map_err(raw_failure)?;
     let info = page.info();
@@ -258,7 +259,11 @@ async fn run_member(
                 .map_err(raw_failure)?;
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
             let result = page
-                .raw_cdp(command, std::time::Duration::from_millis(timeout_ms))
+                .raw_cdp(
+                    command,
+                    call.deadline
+                        .within(std::time::Duration::from_millis(timeout_ms)),
+                )
                 .await?;
             Ok((result, Some(page.info())))
         }
@@ -274,10 +279,9 @@ async fn run_member(
         }
         Member::Cookies { tab, url } => {
             let page = page_for(call, pages, tab.or_else(|| default_tab.clone())).await?;
-            let timeout = params::seconds(20.0);
             let read = match url {
-                Some(url) => page.cookies_of(&url, timeout).await?,
-                None => page.cookies(timeout).await?,
+                Some(url) => page.cookies_of(&url, call.deadline).await?,
+                None => page.cookies(call.deadline).await?,
             };
             let cookies = chrome_cookies(&read["cookies"]);
             Ok((json!({ "ok": true, "data": cookies }), Some(page.info())))

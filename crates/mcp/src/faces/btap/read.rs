@@ -6,7 +6,7 @@ use engine::ScanRequest;
 
 use super::args::{frame_path, frame_steps, named};
 use crate::face::{Call, Reply, ToolError};
-use crate::params::{self, TabRef};
+use crate::params::TabRef;
 use crate::tool_params;
 
 tool_params! {
@@ -17,6 +17,7 @@ tool_params! {
         maxchars: i64 = Int { min: 0, max: 5_000_000 }, default(35_000), "budget of content characters";
         instruction: String = Str, default(""), "what you are looking for (echoed)";
         extra_js: String = Str, default(""), "script run before the scan; may change the page";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         frame: Option<Value> = List, nullable, "iframe path to scan (an observation.frames entry's frame)";
         max_targets: i64 = Int { min: 0, max: 200 }, default(80), "controls and frames listed in observation (0: none)";
@@ -32,7 +33,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
     let lean = call.settings.lean();
     // A lean read is the outline; asked for text only, it is the page's text.
     if lean && !p.text_only {
-        return lean_scan(&page, p).await;
+        return lean_scan(&page, p, call.deadline).await;
     }
     // `c…` reads on into what the cut list collapsed.
     let (collapsed_phase, cursor) = match p.cursor.trim().strip_prefix('c') {
@@ -61,7 +62,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         targets_offset,
         collapsed_phase,
     };
-    let mut data = page.scan(&request, params::seconds(p.timeout)).await?;
+    let mut data = page.scan(&request, call.deadline).await?;
     if request.extra_js.is_some() {
         unobserved(&mut data["observation"]);
     }
@@ -138,7 +139,11 @@ fn no_upload_in_frames(observation: &mut Value) {
 
 /// A lean scan: the whole page as the outline (its controls, with their state and ref,
 /// are its lines), `maxchars` of it a reply, the rest behind a cursor (a line number).
-async fn lean_scan(page: &engine::Page, p: ScanPage) -> Result<Reply, ToolError> {
+async fn lean_scan(
+    page: &engine::Page,
+    p: ScanPage,
+    deadline: engine::Deadline,
+) -> Result<Reply, ToolError> {
     let start_line = match p.cursor.trim() {
         "" => 0,
         cursor => cursor.parse::<usize>().map_err(|_| {
@@ -172,7 +177,7 @@ async fn lean_scan(page: &engine::Page, p: ScanPage) -> Result<Reply, ToolError>
         max_chars: Some((p.maxchars as usize).saturating_sub(header).max(1)),
         ..engine::TreeRequest::default()
     };
-    let snapshot = page.read_tree(&request, params::seconds(p.timeout)).await?;
+    let snapshot = page.read_tree(&request, deadline).await?;
     let mut text = crate::lean::outline(&snapshot, &info.handle, None);
     if has_choices(&snapshot.text) {
         text.push_str(CHOOSE_WITH_PAGE_SELECT);

@@ -332,7 +332,8 @@ pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolErr
             Some(&tab.handle),
             answer,
             prompt.as_deref(),
-            params::seconds(p.timeout.clamp(0.5, 3.0)),
+            call.deadline
+                .within(params::seconds(p.timeout.clamp(0.5, 3.0))),
         )
         .await?;
     let mut data = json!({ "active_session_id": tab.handle });

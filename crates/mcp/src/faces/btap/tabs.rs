@@ -34,6 +34,7 @@ tool_params! {
     pub struct OpenUrl {
         url: String = Str, required, "http(s), data: or about:blank";
         session_id: Option<TabRef> = Session, nullable, "tab handle; default: this session's tab";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds to wait for load";
         beforeunload: String = Choice(&["dismiss", "accept", "manual"]), default("dismiss"), "answer to a leave-page prompt";
         intent_leave: Option<bool> = Bool, nullable, "false keeps the page when it asks to stay";
@@ -294,9 +295,7 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
         "manual" => DialogPolicy::Manual,
         _ => DialogPolicy::Dismiss,
     };
-    let navigated = page
-        .navigate_answering(&p.url, policy, params::seconds(p.timeout))
-        .await;
+    let navigated = page.navigate_answering(&p.url, policy, call.deadline).await;
     let (mut data, lean) = match navigated {
         Ok((navigated, dialogs)) => navigation_facts(&p.url, navigated, &dialogs),
         // BrowserTap answers a load the browser could not make (no server, a refused

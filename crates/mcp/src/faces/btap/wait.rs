@@ -7,13 +7,14 @@ use engine::EngineError;
 use super::args::{named, split_locator, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
-use crate::params::{self, TabRef};
+use crate::params::TabRef;
 use crate::tool_params;
 
 tool_params! {
     pub struct ScrollPage {
         to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector or ref";
         session_id: Option<TabRef> = Session, nullable, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
 }
@@ -25,6 +26,7 @@ tool_params! {
         text: Option<String> = Str, nullable, "substring of the body text";
         url_pattern: Option<String> = Str, nullable, "regex or substring of the URL";
         js: Option<String> = Str, nullable, "expression to become truthy (may have side effects)";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         gone: bool = Bool, default(false), "wait for the condition to stop holding";
         session_id: Option<TabRef> = Session, nullable, "";
@@ -34,6 +36,7 @@ tool_params! {
 tool_params! {
     pub struct WaitForUrl {
         url_pattern: String = Str, required, "regex or substring";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         session_id: Option<TabRef> = Session, nullable, "";
         wait_ready: bool = Bool, default(true), "also require readyState complete";
@@ -55,7 +58,7 @@ pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> 
             Err(_) => json!(other),
         },
     };
-    let scrolled = match page.scroll(to, params::seconds(p.timeout)).await {
+    let scrolled = match page.scroll(to, call.deadline).await {
         Ok(scrolled) => scrolled,
         Err(error) => {
             let base = json!({
@@ -119,7 +122,7 @@ pub async fn wait_for(call: Call, mut p: WaitFor) -> Result<Reply, ToolError> {
         .await?;
     let condition = condition(given[0], p.gone);
     let started = std::time::Instant::now();
-    let waited = wait_condition(&page, &p).await;
+    let waited = wait_condition(&page, &p, call.deadline).await;
     let (url, title) = page.url_and_title().await.unwrap_or_default();
     let mut data = json!({
         "condition": condition,
@@ -146,24 +149,27 @@ pub async fn wait_for(call: Call, mut p: WaitFor) -> Result<Reply, ToolError> {
     }
 }
 
-async fn wait_condition(page: &engine::Page, p: &WaitFor) -> Result<Value, ToolError> {
-    let timeout = params::seconds(p.timeout);
+async fn wait_condition(
+    page: &engine::Page,
+    p: &WaitFor,
+    deadline: engine::Deadline,
+) -> Result<Value, ToolError> {
     if let Some(js) = &p.js {
-        return Ok(page.wait_js(js, p.gone, timeout).await?);
+        return Ok(page.wait_js(js, p.gone, deadline).await?);
     }
     let (ctx, probe) = match (&p.selector, &p.text, &p.url_pattern) {
         (Some(selector), _, _) => {
             let (locator, frame) = split_locator(Some(selector))?;
             let (locator, frame) = page.placed(locator, frame)?;
             (
-                page.frame_context(&frame, timeout).await?,
+                page.frame_context(&frame, deadline).await?,
                 json!({ "selector": locator }),
             )
         }
         (_, Some(text), _) => (page.top(), json!({ "text": text })),
         (_, _, url) => (page.top(), json!({ "url_pattern": url })),
     };
-    Ok(page.wait_until(&ctx, probe, p.gone, timeout).await?)
+    Ok(page.wait_until(&ctx, probe, p.gone, deadline).await?)
 }
 
 fn timed_out(error: &ToolError) -> bool {
@@ -180,7 +186,7 @@ pub async fn wait_for_url(call: Call, p: WaitForUrl) -> Result<Reply, ToolError>
         .await?;
     let started = std::time::Instant::now();
     let waited = page
-        .wait_for_url(&p.url_pattern, p.wait_ready, params::seconds(p.timeout))
+        .wait_for_url(&p.url_pattern, p.wait_ready, call.deadline)
         .await;
     let mut data = json!({
         "url_pattern": p.url_pattern,

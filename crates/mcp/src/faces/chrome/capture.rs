@@ -32,12 +32,12 @@ tool_params! {
 pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
-    let timeout = call.deadline.remaining();
+    let deadline = call.deadline;
     let clip = match &p.selector {
         Some(selector) => {
             let (locator, frame) = super::element(&page, None, Some(selector), "css")?
                 .unwrap_or((json!(selector), Vec::new()));
-            let (x, y, width, height) = page.element_box(&locator, &frame, timeout).await?;
+            let (x, y, width, height) = page.element_box(&locator, &frame, deadline).await?;
             Some((x, y, width, height, 1.0))
         }
         None => None,
@@ -56,7 +56,7 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
         clip,
         save_path: p.savePng.then(|| file.clone()),
     };
-    let shot = page.screenshot(&request, timeout).await?;
+    let shot = page.screenshot(&request, deadline).await?;
     let mut data = json!({
         "success": true,
         "message": format!("Screenshot [{name}] captured successfully"),

@@ -12,7 +12,6 @@ use engine::{Acted, ClickTarget, FilledKind, KeyStep, Page, SentStep};
 use super::{element, tab_arg};
 use crate::face::base64;
 use crate::face::{Call, Reply, ToolError};
-use crate::params;
 use crate::tool_params;
 
 const COORDINATE: crate::params::Kind = crate::params::Kind::Point;
@@ -187,7 +186,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
             "give a ref, a selector or coordinates",
         ));
     };
-    let timeout = params::millis(p.timeout);
+    let deadline = call.deadline;
     let before = page.document_seq();
     let watch = page.watch_effects();
     let clicks = if p.double { 2 } else { 1 };
@@ -197,7 +196,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
             &p.button,
             clicks,
             modifier_bits(&p.modifiers),
-            timeout,
+            deadline,
         ))
         .await?;
     let report = match clicked {
@@ -219,10 +218,10 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
     };
     // What the click set off, a navigation it started followed until it commits; the
     // original's waitForNavigation also waits for the new page to load.
-    let effects = page.effects(watch, call.deadline.remaining()).await;
+    let effects = page.effects(watch, call.deadline).await;
     let navigated = effects.navigation.is_some()
         || page
-            .navigation_since(before, p.waitForNavigation, timeout)
+            .navigation_since(before, p.waitForNavigation, deadline)
             .await;
     let mut info = report.element.clone().unwrap_or(json!({}));
     let point = Some((report.x, report.y));
@@ -298,9 +297,7 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
     else {
         return Err(ToolError::param("selector", "give a ref or a selector"));
     };
-    let filled = page
-        .fill(locator, frame, &p.value, call.deadline.remaining())
-        .await?;
+    let filled = page.fill(locator, frame, &p.value, call.deadline).await?;
     let verb = if filled.kind == FilledKind::Select {
         "selected"
     } else {
@@ -341,7 +338,7 @@ fn element_info(element: &Value, value: &str, option: Option<&str>) -> Value {
 pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
-    let timeout = call.deadline.remaining();
+    let deadline = call.deadline;
     let mut target = Value::Null;
     let named = element(
         &page,
@@ -351,12 +348,12 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
     )?;
     if let Some((locator, frame)) = named {
         let focused = page
-            .type_text(Some(locator), &frame, "", false, None, timeout)
+            .type_text(Some(locator), &frame, "", false, None, deadline)
             .await?;
         target = focused.active_element.unwrap_or(Value::Null);
     }
     let pause = Duration::from_secs_f64(p.delay.max(0.0) / 1000.0);
-    let sent = send_keys(&page, p.keys.split(','), pause, timeout, "keys").await?;
+    let sent = send_keys(&page, p.keys.split(','), pause, deadline, "keys").await?;
     let results: Vec<Value> = sent
         .iter()
         .map(|step| {
@@ -383,7 +380,7 @@ async fn send_keys<'a>(
     page: &Page,
     sequences: impl Iterator<Item = &'a str>,
     pause: Duration,
-    timeout: Duration,
+    deadline: engine::Deadline,
     param: &str,
 ) -> Result<Vec<SentStep>, ToolError> {
     let steps: Vec<KeyStep> = sequences
@@ -395,7 +392,7 @@ async fn send_keys<'a>(
             may_type: !sequence.contains('+') || sequence.len() == 1,
         })
         .collect();
-    page.press_sequence(&steps, pause, timeout)
+    page.press_sequence(&steps, pause, deadline)
         .await
         .map_err(|error| match error.input() {
             Some(engine::Input::Keys) => ToolError::param(param, error.bare_message()),
@@ -436,7 +433,7 @@ pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
     let act = Act {
         page: &page,
         p: &p,
-        timeout: call.deadline.remaining(),
+        deadline: call.deadline,
     };
     let data = match p.action.as_str() {
         "left_click" | "right_click" | "double_click" | "triple_click" => act.click().await,
@@ -476,7 +473,7 @@ pub async fn computer(call: Call, p: Computer) -> Result<Reply, ToolError> {
 struct Act<'a> {
     page: &'a Page,
     p: &'a Computer,
-    timeout: Duration,
+    deadline: engine::Deadline,
 }
 
 impl Act<'_> {
@@ -531,7 +528,7 @@ impl Act<'_> {
                 button,
                 clicks,
                 modifier_bits(&self.p.modifiers),
-                self.timeout,
+                self.deadline,
             ))
             .await?;
         Ok(match clicked {
@@ -557,10 +554,10 @@ impl Act<'_> {
         let end = self.target()?.ok_or_else(|| {
             ToolError::param("coordinates", "give ref or coordinates for the drop")
         })?;
-        let from = self.page.point_of(&start, self.timeout).await?;
-        let to = self.page.point_of(&end, self.timeout).await?;
+        let from = self.page.point_of(&start, self.deadline).await?;
+        let to = self.page.point_of(&end, self.deadline).await?;
         self.page
-            .drag(from, to, Duration::from_millis(300), "left", self.timeout)
+            .drag(from, to, Duration::from_millis(300), "left", self.deadline)
             .await?;
         Ok(self.done(
             json!({ "startCoordinates": { "x": from.0, "y": from.1 }, "coordinates": { "x": to.0, "y": to.1 } }),
@@ -569,7 +566,7 @@ impl Act<'_> {
 
     async fn scroll(&self) -> Result<Value, ToolError> {
         let at = match self.target()? {
-            Some(target) => self.page.point_of(&target, self.timeout).await?,
+            Some(target) => self.page.point_of(&target, self.deadline).await?,
             // No aim: the middle of the viewport.
             None => {
                 let request = engine::TreeRequest {
@@ -577,7 +574,7 @@ impl Act<'_> {
                     viewport_only: true,
                     ..Default::default()
                 };
-                let snapshot = self.page.read_tree(&request, self.timeout).await?;
+                let snapshot = self.page.read_tree(&request, self.deadline).await?;
                 (
                     snapshot.viewport.width / 2.0,
                     snapshot.viewport.height / 2.0,
@@ -591,7 +588,7 @@ impl Act<'_> {
             "right" => (ticks, 0.0),
             _ => (0.0, ticks),
         };
-        self.page.wheel(at.0, at.1, dx, dy, self.timeout).await?;
+        self.page.wheel(at.0, at.1, dx, dy, self.deadline).await?;
         Ok(self.done(
             json!({ "coordinates": { "x": at.0, "y": at.1 }, "scrollDirection": self.p.scrollDirection, "scrollAmount": self.p.scrollAmount }),
         ))
@@ -601,7 +598,7 @@ impl Act<'_> {
         let target = self
             .target()?
             .ok_or_else(|| ToolError::param("ref", "give the ref to scroll into view"))?;
-        let at = self.page.point_of(&target, self.timeout).await?;
+        let at = self.page.point_of(&target, self.deadline).await?;
         Ok(self.done(json!({ "coordinates": { "x": at.0, "y": at.1 } })))
     }
 
@@ -609,7 +606,7 @@ impl Act<'_> {
         let target = self
             .target()?
             .ok_or_else(|| ToolError::param("ref", "give a ref or coordinates to hover"))?;
-        let at = self.page.hover(&target, self.timeout).await?;
+        let at = self.page.hover(&target, self.deadline).await?;
         Ok(self.done(
             json!({ "coordinates": { "x": at.0, "y": at.1 }, "resolvedBy": self.resolved_by(), "transport": "cdp" }),
         ))
@@ -629,7 +626,7 @@ impl Act<'_> {
         )?;
         let (locator, frame) = field.map_or((None, Vec::new()), |(l, f)| (Some(l), f));
         self.page
-            .type_text(locator, &frame, &text, false, None, self.timeout)
+            .type_text(locator, &frame, &text, false, None, self.deadline)
             .await?;
         Ok(self.done(json!({ "text": text })))
     }
@@ -650,10 +647,10 @@ impl Act<'_> {
         )?;
         let mut focused = None;
         if let Some((locator, frame)) = aimed {
-            focused = Some(self.page.focus(&locator, &frame, self.timeout).await?);
+            focused = Some(self.page.focus(&locator, &frame, self.deadline).await?);
         }
         let repeated = (0..self.p.repeat).flat_map(|_| keys.split_whitespace());
-        send_keys(self.page, repeated, Duration::ZERO, self.timeout, "text").await?;
+        send_keys(self.page, repeated, Duration::ZERO, self.deadline, "text").await?;
         let mut done = json!({ "text": keys, "repeat": self.p.repeat });
         if let Some(focused) = focused {
             done["focused"] = json!(focused);
@@ -676,7 +673,10 @@ impl Act<'_> {
             .value
             .clone()
             .ok_or_else(|| ToolError::param("value", "is required for action fill"))?;
-        let filled = self.page.fill(locator, frame, &value, self.timeout).await?;
+        let filled = self
+            .page
+            .fill(locator, frame, &value, self.deadline)
+            .await?;
         let info = element_info(&filled.element, &filled.value, filled.label.as_deref());
         let mut done = json!({ "value": filled.value, "elementInfo": info });
         if let Some(option) = filled.label {
@@ -712,7 +712,7 @@ impl Act<'_> {
             });
             refs.push(reference);
         }
-        let done = self.page.fill_form(form, self.timeout).await;
+        let done = self.page.fill_form(form, self.deadline).await;
         if let Some((_, error)) = done.stopped {
             return Err(error.into());
         }
@@ -738,7 +738,7 @@ impl Act<'_> {
                     &self.page.top(),
                     json!({ "text": text }),
                     !self.p.appear,
-                    params::millis(self.p.timeout),
+                    self.deadline,
                 )
                 .await?;
             return Ok(self.done(json!({ "text": text, "appear": self.p.appear })));
@@ -782,7 +782,7 @@ impl Act<'_> {
             clip,
             save_path: None,
         };
-        let shot = self.page.screenshot(&request, self.timeout).await?;
+        let shot = self.page.screenshot(&request, self.deadline).await?;
         let mut data = self.done(json!({
             "mimeType": shot.format.mime(),
             "dimensions": { "width": shot.dimensions.map(|d| d.0), "height": shot.dimensions.map(|d| d.1) },
@@ -808,7 +808,7 @@ impl Act<'_> {
                 "x1 and y1 must be past x0 and y0",
             ));
         }
-        let (sx, sy) = self.page.scroll_offset(self.timeout).await?;
+        let (sx, sy) = self.page.scroll_offset(self.deadline).await?;
         Ok((x0 + sx, y0 + sy, x1 - x0, y1 - y0, 2.0))
     }
 }
@@ -837,7 +837,7 @@ pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> 
         .upload(
             &json!(p.selector),
             std::slice::from_ref(&path),
-            call.deadline.remaining(),
+            call.deadline,
         )
         .await?;
     Ok(Reply::data(json!({

@@ -137,7 +137,7 @@ async fn start(
     };
     let started = call
         .session
-        .network_capture_start(tab.as_deref(), options, call.deadline.remaining())
+        .network_capture_start(tab.as_deref(), options, call.deadline)
         .await?;
     if started["status"] == "already_running" {
         return Err(ToolError::Face {
@@ -149,7 +149,7 @@ async fn start(
     }
     let page = call.session.page(tab.as_deref()).await?;
     if let Some(url) = &url {
-        page.navigate(url, call.deadline.remaining()).await?;
+        page.navigate(url, call.deadline).await?;
     }
     let info = page.info();
     let message = if bodies {
@@ -179,7 +179,7 @@ async fn stop(call: &Call, tab: Option<String>, bodies: bool) -> Result<Reply, T
     };
     let stopped = call
         .session
-        .network_capture_stop(tab.as_deref(), filter, call.deadline.remaining())
+        .network_capture_stop(tab.as_deref(), filter, call.deadline)
         .await?;
     let (_, current) = call.session.resolve_tab(tab.as_deref()).await?;
     let records = stopped["records"].as_array().cloned().unwrap_or_default();

@@ -36,8 +36,8 @@ tool_params! {
 }
 
 pub async fn start_trace(call: Call, p: StartTrace) -> Result<Reply, ToolError> {
-    let timeout = call.deadline.remaining();
-    let tab = call.session.trace_start(None, p.reload, timeout).await?;
+    let deadline = call.deadline;
+    let tab = call.session.trace_start(None, p.reload, deadline).await?;
     if !p.autoStop {
         return Ok(Reply::data(json!({
             "success": true,
@@ -52,11 +52,7 @@ pub async fn start_trace(call: Call, p: StartTrace) -> Result<Reply, ToolError> 
     tokio::time::sleep(recording).await;
     let (tab, stopped) = call
         .session
-        .trace_stop(
-            Some(&tab.handle),
-            Some("performance_trace"),
-            call.deadline.remaining(),
-        )
+        .trace_stop(Some(&tab.handle), Some("performance_trace"), call.deadline)
         .await?;
     let mut data = stopped_json(&stopped);
     data["reload"] = json!(p.reload);
@@ -68,11 +64,7 @@ pub async fn stop_trace(call: Call, p: StopTrace) -> Result<Reply, ToolError> {
     let prefix = p.filenamePrefix.as_deref().unwrap_or("performance_trace");
     let (tab, stopped) = call
         .session
-        .trace_stop(
-            None,
-            p.saveToDownloads.then_some(prefix),
-            call.deadline.remaining(),
-        )
+        .trace_stop(None, p.saveToDownloads.then_some(prefix), call.deadline)
         .await?;
     Ok(Reply::data(stopped_json(&stopped)).on(tab))
 }

@@ -29,10 +29,11 @@ pub async fn request_element_selection(
     let tab = target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
     // The call's time limit, less a moment to take the panel down and answer.
-    let wait = call
-        .deadline
-        .remaining()
-        .saturating_sub(std::time::Duration::from_millis(500));
+    let wait = engine::Deadline::after(
+        call.deadline
+            .remaining()
+            .saturating_sub(std::time::Duration::from_millis(500)),
+    );
     let picking = page.pick_elements(&requests, wait).await?;
     let missing: Vec<&str> = picking
         .results

@@ -87,7 +87,7 @@ pub async fn read_page(call: Call, p: ReadPage) -> Result<Reply, ToolError> {
         max_chars: Some(if lean { LEAN_BUDGET } else { EXACT_BUDGET }),
         frame: Vec::new(),
     };
-    let snapshot = page.read_tree(&request, call.deadline.remaining()).await?;
+    let snapshot = page.read_tree(&request, call.deadline).await?;
     let info = page.info();
     let offscreen = (request.viewport_only && snapshot.offscreen > 0).then_some(snapshot.offscreen);
     // Lean on purpose: the outline is what an agent reads; the rest is said only when it
@@ -130,12 +130,12 @@ pub async fn get_web_content(call: Call, p: WebContent) -> Result<Reply, ToolErr
     let page = call.session.page(handle.as_deref()).await?;
     let selector = p.selector.clone().map(Value::String);
     let html = p.format.as_deref() == Some("html") || (p.format.is_none() && p.htmlContent);
-    let timeout = call.deadline.remaining();
+    let deadline = call.deadline;
     let data = if html {
-        let cleaned = page.clean_html(selector, timeout).await?;
+        let cleaned = page.clean_html(selector, deadline).await?;
         json!({ "success": true, "url": cleaned.url, "title": cleaned.title, "htmlContent": cleaned.html })
     } else {
-        let content = page.main_content(selector, timeout).await?;
+        let content = page.main_content(selector, deadline).await?;
         let mut data = json!({
             "success": true, "url": content.url, "title": content.title, "textContent": content.text,
         });
@@ -167,10 +167,10 @@ pub async fn get_interactive_elements(
         viewport_only: false,
         ..TreeRequest::default()
     };
-    let snapshot = page.read_tree(&request, call.deadline.remaining()).await?;
+    let snapshot = page.read_tree(&request, call.deadline).await?;
     let query = p.textQuery.unwrap_or_default().to_lowercase();
     let wanted = match &p.selector {
-        Some(css) => Some(page.refs_matching(css, call.deadline.remaining()).await?),
+        Some(css) => Some(page.refs_matching(css, call.deadline).await?),
         None => None,
     };
     let elements: Vec<Value> = snapshot

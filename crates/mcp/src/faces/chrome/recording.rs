@@ -98,7 +98,7 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
                         "false drops the GIF onto the page: give coordinates, ref or selector for where",
                     )
                 })?;
-                let at = page.point_of(&target, call.deadline.remaining()).await?;
+                let at = page.point_of(&target, call.deadline).await?;
                 Some((page, at))
             };
             let (info, saved) = session.gif_stop(tab, p.filename.as_deref()).await?;
@@ -111,8 +111,7 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             let mut data = payload(&p.action, &info, &saved.status, extra);
             if let Some((page, (x, y))) = drop_at {
                 let path = saved.file.path.to_string_lossy().into_owned();
-                page.drop_files((x, y), &[path], call.deadline.remaining())
-                    .await?;
+                page.drop_files((x, y), &[path], call.deadline).await?;
                 data["uploaded"] = json!(true);
                 data["droppedAt"] = json!({ "x": x, "y": y });
             }

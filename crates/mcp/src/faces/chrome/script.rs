@@ -155,7 +155,7 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     if let Some(url) = &p.url {
         let (page, _) = call.session.page_to_navigate(tab.as_deref()).await?;
-        page.navigate(url, call.deadline.remaining()).await?;
+        page.navigate(url, call.deadline).await?;
     }
     let started = engine::ids::now_ms();
     let max = p.limit.unwrap_or(p.maxMessages) as usize;
@@ -163,7 +163,7 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
     let mut records = if buffered {
         let begun = call
             .session
-            .console_capture_start(tab.as_deref(), 2000, call.deadline.remaining())
+            .console_capture_start(tab.as_deref(), 2000, call.deadline)
             .await?;
         let fresh = begun["status"] == "capturing";
         if p.clear {
@@ -188,14 +188,14 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
         if fresh && records.is_empty() {
             records = call
                 .session
-                .console_snapshot(tab.as_deref(), 2000, call.deadline.remaining())
+                .console_snapshot(tab.as_deref(), 2000, call.deadline)
                 .await?;
         }
         page["messages"] = Value::Null;
         records
     } else {
         call.session
-            .console_snapshot(tab.as_deref(), 2000, call.deadline.remaining())
+            .console_snapshot(tab.as_deref(), 2000, call.deadline)
             .await?
     };
     if p.onlyErrors {
@@ -207,9 +207,7 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
     if let Some(pattern) = &p.pattern {
         let page = call.session.page(tab.as_deref()).await?;
         let texts: Vec<&Value> = records.iter().map(|r| &r["text"]).collect();
-        let keep = page
-            .regex_filter(pattern, &texts, call.deadline.remaining())
-            .await?;
+        let keep = page.regex_filter(pattern, &texts, call.deadline).await?;
         let mut keep = keep.into_iter();
         records.retain(|_| keep.next().unwrap_or(false));
     }
@@ -260,7 +258,7 @@ pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolErr
             tab_arg(&p.tabId).as_deref(),
             answer,
             p.promptText.as_deref(),
-            params::millis(3000.0),
+            call.deadline.within(params::millis(3000.0)),
         )
         .await?;
     match outcome {
@@ -295,10 +293,10 @@ pub async fn inject_script(call: Call, p: InjectScript) -> Result<Reply, ToolErr
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let (page, _) = call.session.page_to_navigate(tab.as_deref()).await?;
     if let Some(url) = &p.url {
-        page.navigate(url, call.deadline.remaining()).await?;
+        page.navigate(url, call.deadline).await?;
     }
     let injected = page
-        .inject(world(&p.r#type), &p.jsScript, call.deadline.remaining())
+        .inject(world(&p.r#type), &p.jsScript, call.deadline)
         .await?;
     call.session.remember_injection(page.tab.tab_id, &p.r#type);
     Ok(Reply::data(
@@ -323,12 +321,7 @@ pub async fn send_command(call: Call, p: SendCommand) -> Result<Reply, ToolError
         None => Value::Null,
     };
     let answer = page
-        .command(
-            world(&kind),
-            &p.eventName,
-            &payload,
-            call.deadline.remaining(),
-        )
+        .command(world(&kind), &p.eventName, &payload, call.deadline)
         .await?;
     Ok(Reply::data(answer["answer"].clone()).on(page.info()))
 }

@@ -7,7 +7,7 @@ use engine::{CloseResult, CloseScope, OpenTabRequest, Opened, TabInfo};
 
 use super::tab_arg;
 use crate::face::{Call, Reply, ToolError};
-use crate::params::{self, NoParams};
+use crate::params::NoParams;
 use crate::tool_params;
 
 tool_params! {
@@ -20,6 +20,7 @@ tool_params! {
         width: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
         height: Option<f64> = Num { min: 100.0, max: 10000.0 }, optional, "px; opens a new window";
         refresh: bool = Bool, default(false), "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms";
     }
 }
@@ -77,14 +78,14 @@ pub async fn get_windows_and_tabs(call: Call, _: NoParams) -> Result<Reply, Tool
 }
 
 pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
-    let timeout = params::millis(p.timeout);
+    let deadline = call.deadline;
     // A window names the tab it shows for a refresh or a history move; a URL opens a
     // new tab unless tabId names one.
     let shown = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let tab = tab_arg(&p.tabId);
     if p.refresh {
         let page = call.session.page(shown.as_deref()).await?;
-        let landed = page.reload(timeout).await?;
+        let landed = page.reload(deadline).await?;
         let info = page.info();
         return Ok(Reply::action(with_tab(
             json!({ "success": true, "message": "Successfully refreshed current tab", "url": landed.url, "title": landed.title }),
@@ -100,12 +101,12 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
         ));
     };
     if url == "back" || url == "forward" {
-        return history(&call, shown.as_deref(), url == "forward", timeout).await;
+        return history(&call, shown.as_deref(), url == "forward").await;
     }
     engine::check_url_scheme(&url)?;
     if let Some(tab) = tab {
         let (page, _) = call.session.page_to_navigate(Some(&tab)).await?;
-        let landed = page.navigate(&url, timeout).await?;
+        let landed = page.navigate(&url, deadline).await?;
         if !p.background {
             call.session
                 .set_default(&page.browser.client_id, page.tab.tab_id);
@@ -126,7 +127,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
         )),
     };
     if window.is_none()
-        && let Some(reply) = reuse_own_tab(&call, &url, p.background, timeout).await?
+        && let Some(reply) = reuse_own_tab(&call, &url, p.background).await?
     {
         return Ok(reply);
     }
@@ -138,7 +139,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
             active: !p.background,
             owner_id: None,
             operation_id: None,
-            timeout,
+            timeout: deadline.remaining(),
             window,
         })
         .await?;
@@ -177,7 +178,6 @@ async fn reuse_own_tab(
     call: &Call,
     url: &str,
     background: bool,
-    timeout: std::time::Duration,
 ) -> Result<Option<Reply>, ToolError> {
     let Ok((browser, tab)) = call.session.resolve_tab(None).await else {
         return Ok(None);
@@ -202,7 +202,7 @@ async fn reuse_own_tab(
         .await)));
     }
     let (page, _) = call.session.page_to_navigate(Some(&current)).await?;
-    let landed = page.navigate(url, timeout).await?;
+    let landed = page.navigate(url, call.deadline).await?;
     let info = page.info();
     drop(page);
     Ok(Some(Reply::action(with_tab(
@@ -231,24 +231,13 @@ pub async fn go_back_or_forward(call: Call, p: BackOrForward) -> Result<Reply, T
         (Some(_), _) => false,
         (None, forward) => forward.unwrap_or(false),
     };
-    history(
-        &call,
-        tab_arg(&p.tabId).as_deref(),
-        forward,
-        call.deadline.remaining(),
-    )
-    .await
+    history(&call, tab_arg(&p.tabId).as_deref(), forward).await
 }
 
-async fn history(
-    call: &Call,
-    tab: Option<&str>,
-    forward: bool,
-    timeout: std::time::Duration,
-) -> Result<Reply, ToolError> {
+async fn history(call: &Call, tab: Option<&str>, forward: bool) -> Result<Reply, ToolError> {
     let page = call.session.page(tab).await?;
     let landed = page
-        .go_history(if forward { 1 } else { -1 }, timeout)
+        .go_history(if forward { 1 } else { -1 }, call.deadline)
         .await?;
     let way = if forward { "forward" } else { "back" };
     let info = page.info();

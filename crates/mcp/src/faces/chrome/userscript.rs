@@ -56,7 +56,7 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
             if let Some(tab) = &current {
                 let ran = async {
                     let page = call.session.page(Some(&tab.handle)).await?;
-                    page.run_userscript_now(&script, call.deadline.remaining())
+                    page.run_userscript_now(&script, call.deadline)
                         .await
                         .map_err(ToolError::from)
                 }
@@ -122,12 +122,7 @@ pub async fn userscript(call: Call, p: Userscript) -> Result<Reply, ToolError> {
             let tab = args["tabId"].as_u64().map(|t| t.to_string());
             let page = call.session.page(tab.as_deref()).await?;
             let answer = page
-                .userscript_command(
-                    script.world,
-                    &script.id,
-                    &args["payload"],
-                    call.deadline.remaining(),
-                )
+                .userscript_command(script.world, &script.id, &args["payload"], call.deadline)
                 .await?;
             let reply = match answer {
                 Some(data) => json!({ "ok": true, "result": { "data": data } }),
