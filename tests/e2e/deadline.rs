@@ -15,12 +15,19 @@ const LIMIT_S: f64 = 6.0;
 /// loaded machine adds to carrying the reply back (one and a half more).
 const PAST_THE_LIMIT: Duration = Duration::from_millis(3500);
 
-fn within_the_limit(took: Duration, what: &str) {
+/// Runs `call` (a click on the slow link of the page opened with `?key=KEY`), lets the
+/// held page answer, and holds the call to its limit and margin.
+async fn timed<T>(site: &Site, key: &str, what: &str, call: impl Future<Output = T>) -> T {
+    let started = Instant::now();
+    let reply = call.await;
+    let took = started.elapsed();
+    site.release(key);
     let bound = Duration::from_secs_f64(LIMIT_S) + PAST_THE_LIMIT;
     assert!(
         took <= bound,
         "{what} took {took:?}, past its limit of {LIMIT_S} s and the margin ({bound:?} in all)"
     );
+    reply
 }
 
 #[tokio::test]
@@ -32,16 +39,11 @@ async fn a_btap_click_that_navigates_slowly_ends_within_its_limit() {
         json!({ "url": site.url("slow-link.html?key=deadline-btap") }),
     )
     .await;
-    let started = Instant::now();
-    let clicked = tw
-        .call(
-            "page_click",
-            json!({ "selector": "#late", "timeout": LIMIT_S }),
-        )
-        .await;
-    let took = started.elapsed();
-    site.release("deadline-btap");
-    within_the_limit(took, "page_click");
+    let click = tw.call(
+        "page_click",
+        json!({ "selector": "#late", "timeout": LIMIT_S }),
+    );
+    let clicked = timed(&site, "deadline-btap", "page_click", click).await;
     // The press reached the page: the reply says so, whether the call had time to see
     // the rest (a success) or was stopped at its limit (a timeout not safe to repeat).
     let envelope = clicked.envelope.clone();
@@ -68,20 +70,15 @@ async fn a_chrome_click_that_navigates_slowly_ends_within_its_limit() {
         json!({ "url": site.url("slow-link.html?key=deadline-chrome") }),
     )
     .await;
-    let started = Instant::now();
-    let clicked = tw
-        .chrome(
-            "chrome_click_element",
-            json!({
-                "selector": "#late",
-                "waitForNavigation": true,
-                "timeout": LIMIT_S * 1000.0,
-            }),
-        )
-        .await;
-    let took = started.elapsed();
-    site.release("deadline-chrome");
-    within_the_limit(took, "chrome_click_element");
+    let click = tw.chrome(
+        "chrome_click_element",
+        json!({
+            "selector": "#late",
+            "waitForNavigation": true,
+            "timeout": LIMIT_S * 1000.0,
+        }),
+    );
+    let clicked = timed(&site, "deadline-chrome", "chrome_click_element", click).await;
     // The navigation the click started had not finished when time ran out: either the
     // reply says so, or the call was stopped at its limit and says that.
     if clicked.is_error {

@@ -38,7 +38,7 @@ pub struct ScriptRequest {
 }
 
 impl AgentSession {
-    /// Runs a script; the result, or a receipt for it, within `timeout`; and the tab it
+    /// Runs a script; the result, or a receipt for it, within the request's `timeout`; and the tab it
     /// ran in.
     pub async fn execute_js(
         &self,

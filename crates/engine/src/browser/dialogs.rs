@@ -76,7 +76,7 @@ pub(super) fn on_dialog_opening(browser: &Arc<Browser>, session: &str, params: &
 }
 
 impl Browser {
-    /// Reports or answers a dialog left open on a tab, waiting up to `timeout` for one to
+    /// Reports or answers a dialog left open on a tab, waiting until the deadline for one to
     /// open. Does not reserve the tab: the call that opened the dialog still holds it.
     pub async fn answer_dialog(
         &self,

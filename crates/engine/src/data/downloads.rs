@@ -259,7 +259,7 @@ async fn download_streamed(
     saved
 }
 
-/// The first document response held in `session`, within `timeout`.
+/// The first document response held in `session`, before the deadline.
 async fn held_response(
     events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
     session: &str,

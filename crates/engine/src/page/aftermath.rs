@@ -80,7 +80,7 @@ impl Page {
         }
     }
 
-    /// What the input since `watch` caused, waiting (within `budget`) for a navigation it
+    /// What the input since `watch` caused, waiting (until `Deadline::for_waiting` ends) for a navigation it
     /// started to commit.
     pub async fn effects(&self, mut watch: EffectWatch, deadline: Deadline) -> Aftermath {
         let budget = deadline.for_waiting();

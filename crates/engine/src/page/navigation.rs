@@ -273,7 +273,7 @@ impl Page {
     }
 
     /// Whether a new top document came since `before` (a `document_seq`); with `wait`,
-    /// waits up to `timeout` for one to come and finish loading.
+    /// waits until the deadline for one to come and finish loading.
     pub async fn navigation_since(&self, before: u64, wait: bool, deadline: Deadline) -> bool {
         if !wait {
             return self.document_seq() != before;

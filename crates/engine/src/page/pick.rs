@@ -67,7 +67,7 @@ pub struct Picking {
 }
 
 impl Page {
-    /// Asks for each request's element in turn, until all are picked or `timeout` ends.
+    /// Asks for each request's element in turn, until all are picked or the deadline passes.
     pub async fn pick_elements(
         &self,
         requests: &[PickRequest],

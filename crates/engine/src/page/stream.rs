@@ -15,7 +15,7 @@ const CHUNK: usize = 1 << 20;
 
 impl Page {
     /// Reads the CDP stream `stream` to its end into a new file at `path` (created or
-    /// truncated); each read has `timeout`. The caller closes the stream, read or not.
+    /// truncated); each read has what is left of the deadline. The caller closes the stream, read or not.
     pub(crate) async fn read_stream_to(
         &self,
         stream: &str,
