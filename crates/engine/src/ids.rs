@@ -106,10 +106,13 @@ impl Deadline {
         }
     }
 
-    /// What is left of it for a wait that ends the call (what an input set off): what is
-    /// left less `TIME_TO_ANSWER`, so the call still answers by its deadline.
+    /// What is left of it for a wait that ends the call (what an input set off, a
+    /// download to start): what is left less `TIME_TO_ANSWER`, or less a quarter of it
+    /// when that is less, so the call still answers by its deadline and a short limit
+    /// still waits most of its time.
     pub fn for_waiting(&self) -> std::time::Duration {
-        self.remaining().saturating_sub(TIME_TO_ANSWER)
+        let left = self.remaining();
+        left - TIME_TO_ANSWER.min(left / 4)
     }
 
     /// What is left of it now.
@@ -124,6 +127,24 @@ mod tests {
     fn a_stamp_is_utc_to_the_millisecond() {
         let instant = jiff::Timestamp::from_millisecond(1_764_590_400_007).unwrap();
         assert_eq!(super::stamp_of(instant), "2025-12-01T12-00-00-007Z");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_keeps_time_to_answer_and_a_step_gets_no_more_than_is_left() {
+        use std::time::Duration;
+        let long = super::Deadline::after(Duration::from_secs(10));
+        assert_eq!(long.for_waiting(), Duration::from_millis(9500));
+        // A short limit keeps a quarter, and still waits most of its time.
+        let short = super::Deadline::after(Duration::from_millis(400));
+        assert_eq!(short.for_waiting(), Duration::from_millis(300));
+        assert_eq!(
+            long.within(Duration::from_secs(3)).remaining(),
+            Duration::from_secs(3)
+        );
+        assert_eq!(short.within(Duration::from_secs(3)).at(), short.at());
+        tokio::time::advance(Duration::from_secs(11)).await;
+        assert_eq!(long.remaining(), Duration::ZERO);
+        assert_eq!(long.for_waiting(), Duration::ZERO);
     }
 
     #[test]

@@ -8,11 +8,10 @@
 //! the tab is free (`cancelled`). Either way what was sent may have run, and the receipt
 //! says so.
 
+use crate::ids::Deadline;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 use super::AgentSession;
 use super::receipts::{Outcome, ReceiptState};
@@ -24,7 +23,7 @@ use crate::page::user_script::run_script;
 pub struct ScriptRequest {
     pub script: String,
     pub dialog_policy: DialogPolicy,
-    pub timeout: Duration,
+    pub deadline: Deadline,
     /// false: answer at once with the operation id.
     pub wait: bool,
     /// The client's cancellation of the call: the script is stopped if it fires while
@@ -55,7 +54,7 @@ impl AgentSession {
         let ScriptRequest {
             script,
             dialog_policy,
-            timeout,
+            deadline,
             wait,
             cancelled,
             stop_at_deadline,
@@ -118,7 +117,8 @@ impl AgentSession {
             stop.abandon();
             return Ok((tab, Reported::done(pending("in_progress", Value::Null))));
         }
-        let deadline = Instant::now() + timeout;
+        let timeout = deadline.remaining();
+        let deadline = deadline.at();
         let receipts = &self.engine.receipts;
         let finished = receipts.get(self.id, &operation_id, timeout);
         let manual_dialog = async {

@@ -84,7 +84,7 @@ pub struct OpenTabRequest {
     pub owner_id: Option<String>,
     /// Recovers an earlier creation instead of making one.
     pub operation_id: Option<String>,
-    pub timeout: Duration,
+    pub deadline: Deadline,
     /// Open it in a new window of this size (CSS px).
     pub window: Option<(u32, u32)>,
 }
@@ -351,10 +351,7 @@ impl AgentSession {
             },
         );
         let navigation = match self.page(Some(&browser.handle(&tab))).await {
-            Ok(page) => {
-                page.navigate(&request.url, Deadline::after(request.timeout))
-                    .await
-            }
+            Ok(page) => page.navigate(&request.url, request.deadline).await,
             Err(error) => Err(error),
         };
         let load_status = match &navigation {

@@ -8,10 +8,8 @@
 use crate::ids::Deadline;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 use crate::browser::{Browser, HOUSEKEEPING};
 use crate::config::EngineConfig;
@@ -26,7 +24,7 @@ pub struct DownloadRequest {
     /// root; None, the output dir's `downloads/`.
     pub directory: Option<String>,
     pub wait: bool,
-    pub timeout: Duration,
+    pub deadline: Deadline,
     pub overwrite: bool,
 }
 
@@ -36,7 +34,7 @@ struct Download {
     filename: Option<String>,
     directory: ConfinedDir,
     wait: bool,
-    timeout: Duration,
+    deadline: Deadline,
     overwrite: bool,
     /// The browser context the download runs in (an isolated session's, with its
     /// cookies); None: the browser's default.
@@ -101,7 +99,7 @@ pub async fn download(
         url: request.url,
         filename: request.filename,
         wait: request.wait,
-        timeout: request.timeout,
+        deadline: request.deadline,
         overwrite: request.overwrite,
         context,
     };
@@ -131,9 +129,7 @@ pub async fn download(
         page.cdp("Network.enable", json!({}), Deadline::after(HOUSEKEEPING))
             .await?;
         session = Some(page.session.clone());
-        let landed = page
-            .navigate(&request.url, Deadline::after(request.timeout))
-            .await;
+        let landed = page.navigate(&request.url, request.deadline).await;
         match landed {
             Ok(landed) if landed.download => Ok(None),
             // The browser showed the URL instead: an image, text or JSON is saved from
@@ -222,10 +218,10 @@ async fn download_streamed(
         let navigate = page.cdp(
             "Page.navigate",
             json!({ "url": request.url }),
-            Deadline::after(request.timeout),
+            request.deadline,
         );
         tokio::pin!(navigate);
-        let held = held_response(&mut events, &page.session, Deadline::after(request.timeout));
+        let held = held_response(&mut events, &page.session, request.deadline);
         tokio::pin!(held);
         let paused = tokio::select! {
             paused = &mut held => paused?,
@@ -318,7 +314,7 @@ async fn save_held_body(
         .cdp(
             "Fetch.takeResponseBodyAsStream",
             json!({ "requestId": paused["requestId"] }),
-            Deadline::after(request.timeout),
+            request.deadline,
         )
         .await?;
     let stream = body["stream"].as_str().unwrap_or_default().to_owned();
@@ -327,7 +323,7 @@ async fn save_held_body(
         .join(".staging")
         .join(crate::ids::unique("stream"));
     let read = page
-        .read_stream_to(&stream, &staged, Deadline::after(request.timeout))
+        .read_stream_to(&stream, &staged, request.deadline)
         .await;
     page.close_stream(&stream).await;
     if let Err(error) = read {
@@ -362,7 +358,7 @@ fn disposition_filename(header: &str) -> Option<String> {
 pub struct DownloadWait {
     /// A part of its file name or URL.
     pub name_contains: Option<String>,
-    pub timeout: Duration,
+    pub deadline: Deadline,
     /// Wait for it to finish (else: for it to start).
     pub wait_complete: bool,
 }
@@ -430,7 +426,7 @@ pub async fn wait_for_download(
         return wait_linked(browser, &wait).await;
     }
     catch_downloads(browser, config).await?;
-    let deadline = Instant::now() + wait.timeout;
+    let deadline = wait.deadline.at();
     let wanted = |r: &crate::browser::download_log::DownloadRecord| {
         wait.name_contains.as_deref().is_none_or(|part| {
             let part = part.to_lowercase();
@@ -463,7 +459,7 @@ pub async fn wait_for_download(
                             .as_deref()
                             .map(|p| format!(" matching '{p}'"))
                             .unwrap_or_default(),
-                        wait.timeout.as_secs_f64()
+                        wait.deadline.budget().as_secs_f64()
                     ),
                     Value::Null,
                 )),
@@ -540,13 +536,18 @@ async fn settle(
 }
 
 /// Over the extension link: the browser's own download list (chrome.downloads).
+/// How long the extension waits, in ms: at least 1 (it reads 0 as its own default).
+fn extension_wait(deadline: Deadline) -> u64 {
+    (deadline.for_waiting().as_millis() as u64).max(1)
+}
+
 async fn wait_linked(browser: &Browser, wait: &DownloadWait) -> Result<FoundDownload> {
     let item = browser
         .extension_call(
             "downloads.waitNext",
             json!({
                 "filenameContains": wait.name_contains,
-                "timeoutMs": wait.timeout.as_millis() as u64,
+                "timeoutMs": extension_wait(wait.deadline),
                 "waitForComplete": wait.wait_complete,
             }),
         )
@@ -556,7 +557,7 @@ async fn wait_linked(browser: &Browser, wait: &DownloadWait) -> Result<FoundDown
             ErrorCode::NoDownload,
             format!(
                 "no download started within {} s",
-                wait.timeout.as_secs_f64()
+                wait.deadline.budget().as_secs_f64()
             ),
             Value::Null,
         ));
@@ -598,7 +599,7 @@ async fn follow_progress(
     session: Option<&str>,
     request: &Download,
 ) -> Progress {
-    let deadline = Instant::now() + request.timeout;
+    let deadline = request.deadline.at();
     let mut progress = Progress {
         guid: None,
         suggested: None,
@@ -645,7 +646,7 @@ async fn follow_progress(
 /// A linked browser downloads through chrome.downloads into its own download folder;
 /// the finished file is copied (the user's copy stays) into the request's directory.
 async fn download_linked(browser: &Browser, request: &Download) -> Result<Reported> {
-    let args = json!({ "url": request.url, "timeoutMs": request.timeout.as_millis() as u64 });
+    let args = json!({ "url": request.url, "timeoutMs": extension_wait(request.deadline) });
     let item = browser.extension_call("downloads.fetch", args).await?;
     match item["state"].as_str() {
         Some("complete") => {}
@@ -712,7 +713,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         .cdp(
             "Page.getResourceContent",
             json!({ "frameId": frame["id"], "url": frame["url"] }),
-            Deadline::after(request.timeout),
+            request.deadline,
         )
         .await;
     let content = match cached {
@@ -725,7 +726,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
                 .cdp(
                     "Network.getResponseBody",
                     json!({ "requestId": frame["loaderId"] }),
-                    Deadline::after(request.timeout),
+                    request.deadline,
                 )
                 .await?;
             json!({ "content": body["body"], "base64Encoded": body["base64Encoded"] })

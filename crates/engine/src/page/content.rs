@@ -3,7 +3,6 @@
 //! requests sent from the page itself (`net.js`), with its origin and cookies.
 
 use crate::ids::Deadline;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -64,7 +63,7 @@ pub struct CleanHtml {
 }
 
 /// A request sent from the page.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FetchRequest {
     pub url: String,
     pub method: String,
@@ -72,7 +71,7 @@ pub struct FetchRequest {
     pub body: Option<String>,
     /// Multipart form data: `{fields: {..}, files: [{name, filename, type, base64}]}`.
     pub form: Option<Value>,
-    pub timeout: Duration,
+    pub deadline: Deadline,
 }
 
 /// What the server answered.
@@ -210,10 +209,10 @@ impl Page {
                 json!({
                     "url": request.url, "method": method, "headers": request.headers,
                     "body": request.body, "form": request.form,
-                    "timeout_ms": request.timeout.as_millis() as u64,
+                    "timeout_ms": request.deadline.for_waiting().as_millis() as u64,
                 }),
                 // The page's own deadline answers first; this one only bounds a hang.
-                Deadline::after(request.timeout + Duration::from_secs(5)),
+                request.deadline,
             )
             .await?;
         let r = &reply["response"];

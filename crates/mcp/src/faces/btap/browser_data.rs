@@ -408,7 +408,7 @@ pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolErr
         filename: p.filename.map(|name| name.replace('\\', "/")),
         directory: p.directory,
         wait: p.wait,
-        timeout: params::seconds(p.timeout),
+        deadline: call.deadline,
         overwrite: p.overwrite,
     };
     Ok(Reply::reported(

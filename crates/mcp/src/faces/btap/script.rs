@@ -19,6 +19,7 @@ tool_params! {
         script: String = Str, required, "expression or body; use return or an async IIFE";
         session_id: Option<TabRef> = Session, nullable, "";
         no_monitor: bool = Bool, default(false), "skip watching what the script changes (no diff, transients)";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "end-to-end deadline, seconds";
         dialog_policy: String = Choice(&["dismiss", "accept", "manual"]), default("dismiss"), "";
         wait: bool = Bool, default(true), "false: return an operation_id at once";
@@ -153,7 +154,7 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
     let request = ScriptRequest {
         script: p.script,
         dialog_policy,
-        timeout: params::seconds(p.timeout),
+        deadline: call.deadline,
         wait: p.wait,
         cancelled: call.cancelled.clone(),
         stop_at_deadline: false,

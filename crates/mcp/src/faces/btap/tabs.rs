@@ -44,6 +44,7 @@ tool_params! {
 tool_params! {
     pub struct OpenNewTab {
         url: String = Str, required, "http(s), data: or about:blank";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds to wait for load";
         active: bool = Bool, default(false), "bring it to the front";
         session_id: Option<TabRef> = Session, nullable, "a tab of the browser to open it in";
@@ -419,7 +420,7 @@ pub async fn open_new_tab(call: Call, p: OpenNewTab) -> Result<Reply, ToolError>
         active: p.active,
         owner_id: p.owner_id.filter(|o| !o.is_empty()),
         operation_id: p.operation_id.filter(|o| !o.is_empty()),
-        timeout: params::seconds(p.timeout),
+        deadline: call.deadline,
         window: None,
     };
     let opened = call.session.open_new_tab(request).await?;

@@ -8,7 +8,6 @@ use engine::{DownloadWait, FoundDownload};
 
 use super::tab_arg;
 use crate::face::{Call, Reply, ToolError};
-use crate::params;
 use crate::tool_params;
 
 tool_params! {
@@ -49,6 +48,7 @@ tool_params! {
 tool_params! {
     pub struct HandleDownload {
         filenameContains: Option<String> = Str, optional, "a part of the file name or URL";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeoutMs: f64 = Millis { max: 300_000.0 }, default(60_000.0), "";
         waitForComplete: bool = Bool, default(true), "wait for it to finish (else: for it to start)";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "a tab of the browser to watch";
@@ -214,7 +214,7 @@ pub async fn bookmark_delete(call: Call, p: BookmarkDelete) -> Result<Reply, Too
 pub async fn handle_download(call: Call, p: HandleDownload) -> Result<Reply, ToolError> {
     let wait = DownloadWait {
         name_contains: p.filenameContains.filter(|s| !s.is_empty()),
-        timeout: params::millis(p.timeoutMs),
+        deadline: call.deadline,
         wait_complete: p.waitForComplete,
     };
     let found: FoundDownload = call

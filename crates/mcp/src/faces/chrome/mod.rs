@@ -456,7 +456,7 @@ pub async fn tab_with_url(call: &Call, url: &str, background: bool) -> Result<St
             active: !background,
             owner_id: None,
             operation_id: None,
-            timeout: call.deadline.remaining(),
+            deadline: call.deadline,
             window: None,
         })
         .await?;

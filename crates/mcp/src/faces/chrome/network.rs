@@ -49,6 +49,7 @@ tool_params! {
         method: String = Str, default("GET"), "";
         headers: Option<Value> = Object, optional, "";
         body: Option<String> = Str, optional, "request body (POST, PUT, …)";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Millis { max: 600_000.0 }, default(30_000.0), "ms";
         formData: Option<Value> = Object, optional, "multipart {fields, files: [{name, filename, type, base64Data}]}";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "send from this page (its cookies)";
@@ -283,7 +284,7 @@ pub async fn request(call: Call, p: Request) -> Result<Reply, ToolError> {
             .unwrap_or_default(),
         body: p.body,
         form,
-        timeout: params::millis(p.timeout),
+        deadline: call.deadline,
     };
     let reply = match page.fetch_in_page(&request).await {
         Ok(response) => Reply::data(json!({

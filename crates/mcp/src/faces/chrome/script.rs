@@ -15,6 +15,7 @@ tool_params! {
     pub struct Javascript {
         code: String = Str, required, "";
         tabId: Option<i64> = Int { min: 0, max: i64::MAX }, optional, "";
+        #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeoutMs: f64 = Millis { max: 600_000.0 }, default(15_000.0), "";
         maxOutputBytes: i64 = Int { min: 1, max: 10_000_000 }, default(51_200), "the result is cut past this (and says so)";
     }
@@ -75,7 +76,7 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
         script: p.code,
         // A dialog the script opens stays open for chrome_handle_dialog.
         dialog_policy: DialogPolicy::Manual,
-        timeout: params::millis(p.timeoutMs),
+        deadline: call.deadline,
         wait: true,
         cancelled: call.cancelled.clone(),
         // The original gives up at its deadline; a script left running would hold the tab.

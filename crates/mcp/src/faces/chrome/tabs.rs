@@ -139,7 +139,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
             active: !p.background,
             owner_id: None,
             operation_id: None,
-            timeout: deadline.remaining(),
+            deadline,
             window,
         })
         .await?;
