@@ -14,6 +14,17 @@ const tabOfTarget = (targetId) => {
 };
 
 const attached = new Set();      // tab ids we hold a debugger on
+let lastDetach = -Infinity;      // when the last debugger we held was let go (performance.now)
+
+// Chrome shows a bar above every page ("… started debugging this browser") from an
+// extension's first debugger attach until 5 s after its last detach. The bar slides in a
+// moment after the attach and shrinks the page's viewport over a few frames; an input
+// aimed while it slides can miss (its release falls below the shrunken page). So an attach
+// that brings the bar waits until the tab's content area has taken its new height.
+const BAR_KEPT_MS = 5000;        // Chrome keeps the bar this long after the last detach
+const BAR_START_MS = 600;        // the longest the bar takes to start sliding in
+const BAR_STEADY_MS = 100;       // the height unchanged this long: the slide is over
+const BAR_POLL_MS = 20;
 const childTabs = new Map();     // child (OOPIF) session id -> tab id
 let discovering = false;
 let emit = () => {};
@@ -33,6 +44,32 @@ function targetInfo(tab) {
   // tabwire tells an agent which tab its click opened.
   if (tab.openerTabId !== undefined) info.openerId = targetOfTab(tab.openerTabId);
   return info;
+}
+
+// The height of a tab's content area if it is on screen (its window's selected tab, the
+// window not minimised); null otherwise: a hidden tab is resized only when shown.
+async function shownHeight(tabId) {
+  const tab = await chrome.tabs.get(tabId);
+  if (!tab.active) return null;
+  const win = await chrome.windows.get(tab.windowId);
+  return win.state === 'minimized' ? null : tab.height;
+}
+
+// Waits for the debugging bar to finish sliding in above the tab: its content height
+// changes from `before`, then holds for BAR_STEADY_MS. Gives up after BAR_START_MS if it
+// never changes (a browser started with --silent-debugger-extension-api shows no bar).
+async function barSettled(tabId, before) {
+  const started = performance.now();
+  let height = before;
+  let changedAt = null;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, BAR_POLL_MS));
+    let now;
+    try { now = (await chrome.tabs.get(tabId)).height; } catch (e) { return; /* closed */ }
+    const t = performance.now();
+    if (now !== height) { height = now; changedAt = t; }
+    if (changedAt === null ? t - started > BAR_START_MS : t - changedAt >= BAR_STEADY_MS) return;
+  }
 }
 
 // Browser-level commands: the Target domain (tabs) and a little of Browser.
@@ -58,6 +95,8 @@ const browserCommands = {
   'Target.attachToTarget': async ({ targetId }) => {
     const tabId = tabOfTarget(targetId);
     if (!attached.has(tabId)) {
+      const barComing = attached.size === 0 && performance.now() - lastDetach > BAR_KEPT_MS;
+      const before = barComing ? await shownHeight(tabId) : null;
       try {
         await chrome.debugger.attach({ tabId }, '1.3');
       } catch (e) {
@@ -65,6 +104,7 @@ const browserCommands = {
         if (!String(e.message).includes('Another debugger')) throw protocolError(String(e.message));
       }
       attached.add(tabId);
+      if (before !== null) await barSettled(tabId, before);
     }
     return { sessionId: tabSession(tabId) };
   },
@@ -185,16 +225,21 @@ export function start(send) {
     emit({ method, params, sessionId });
   });
   chrome.debugger.onDetach.addListener((source) => {
-    attached.delete(source.tabId);
+    letGo(source.tabId);
     emit({ method: 'Target.detachedFromTarget', params: { sessionId: tabSession(source.tabId), targetId: targetOfTab(source.tabId) } });
   });
   const changed = (tab) => discovering && emit({ method: 'Target.targetInfoChanged', params: { targetInfo: targetInfo(tab) } });
   chrome.tabs.onCreated.addListener((tab) => discovering && emit({ method: 'Target.targetCreated', params: { targetInfo: targetInfo(tab) } }));
   chrome.tabs.onUpdated.addListener((_, __, tab) => changed(tab));
   chrome.tabs.onRemoved.addListener((tabId) => {
-    attached.delete(tabId);
+    letGo(tabId);
     if (discovering) emit({ method: 'Target.targetDestroyed', params: { targetId: targetOfTab(tabId) } });
   });
+}
+
+// Forgets a tab's debugger; the last one let go starts the bar's 5 s.
+function letGo(tabId) {
+  if (attached.delete(tabId) && attached.size === 0) lastDetach = performance.now();
 }
 
 // When the link drops, let go of every tab: a new engine attaches afresh.
@@ -205,7 +250,7 @@ export async function reset() {
   fenceQueue.clear();
   replayStart.clear();
   for (const tabId of [...attached]) {
-    attached.delete(tabId);
+    letGo(tabId);
     try { await chrome.debugger.detach({ tabId }); } catch (e) { /* already gone */ }
   }
 }

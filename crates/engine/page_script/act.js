@@ -149,6 +149,10 @@ TW.click_guard = function (args) {
   const a = args || {};
   const r = resolveLocator(a.locator);
   if (!r.el) return null;
+  // The viewport changed size since aiming: the point may no longer be on the element,
+  // or soon no longer in the window. Aim again rather than press.
+  const vp = viewportSize();
+  if (a.viewport && (a.viewport.width !== vp.w || a.viewport.height !== vp.h)) return null;
   const el = r.el;
   const win = el.ownerDocument.defaultView;
   const seen = { reached: false, stopped: false, stopped_at: null };
@@ -212,14 +216,19 @@ function challengeMarker(doc) {
 
 // Scrolls the element into view and waits for the frame that shows it. The browser
 // routes input by the compositor's hit-test data, which follows a scroll only once a
-// frame is drawn, so aiming earlier can land where the page was. A window that was just
-// opened may still be settling its size, so the scroll is repeated (a bounded number of
-// times) until the element is really inside the viewport.
+// frame is drawn, so aiming earlier can land where the page was. The viewport itself may
+// still be changing size: a window just opened settling, or the bar a browser slides in
+// above every page when a debugger first attaches (the extension link), which shrinks it
+// over several frames. So the scroll is repeated (a bounded number of times) until the
+// element is inside a viewport that kept its size across the frames waited for.
 async function scrollSettled(el, attempts) {
   for (let i = 0; i < attempts; i++) {
     el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const before = viewportSize();
     await nextFrames();
-    if (fullyInside(el.getBoundingClientRect(), viewportSize())) return;
+    const after = viewportSize();
+    const steady = before.w === after.w && before.h === after.h;
+    if (steady && fullyInside(el.getBoundingClientRect(), after)) return;
   }
 }
 
@@ -248,6 +257,7 @@ function aimAt(el, a, vp, scrolled) {
   const res = pointResult(el, x, y, { scrolled_into_view: scrolled });
   if (res.status !== 'ok') return res;
   res.hit_verified = true;
+  res.viewport = { width: vp.w, height: vp.h };
   res.element = describe(el);
   if (isDisabled(el)) res.disabled = true;
   return res;

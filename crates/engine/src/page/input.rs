@@ -108,6 +108,8 @@ impl Page {
     ) -> Result<Clicked> {
         let ctx = self.frame_context(aim.frame, deadline).await?;
         let mut missed = Value::Null;
+        // An attempt aimed again after an earlier one scrolled finds the element in view.
+        let mut scrolled = false;
         for attempt in 0..CLICK_ATTEMPTS {
             let mut aimed = self
                 .run_ok(
@@ -123,6 +125,7 @@ impl Page {
                     deadline,
                 )
                 .await?;
+            scrolled |= aimed["scrolled_into_view"] == true;
             if ctx.framed {
                 self.check_frames_unobscured(aim.frame, &aimed, deadline)
                     .await?;
@@ -139,7 +142,7 @@ impl Page {
             let y = aimed["y"].as_f64().unwrap_or_default() + ctx.offset.1;
             // The guard outlives the press by at most the call's own deadline.
             let guard_at = json!({
-                "locator": aim.locator, "x": aimed["x"], "y": aimed["y"],
+                "locator": aim.locator, "x": aimed["x"], "y": aimed["y"], "viewport": aimed["viewport"],
                 "disarm_after_ms": deadline.remaining().as_millis().clamp(1_000, 60_000) as u64,
             });
             // The element went away since aiming: aim again (which says why if it is gone).
@@ -150,7 +153,9 @@ impl Page {
                 x,
                 y,
                 hit_verified: aimed["hit_verified"] == true,
-                scrolled_into_view: aimed["scrolled_into_view"].as_bool(),
+                scrolled_into_view: aimed["scrolled_into_view"]
+                    .as_bool()
+                    .map(|now| now || scrolled),
                 attempts: (attempt > 0).then_some(attempt as u32 + 1),
                 element: aimed.get_mut("element").map(Value::take),
                 challenge: None,
