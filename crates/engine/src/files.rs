@@ -88,6 +88,69 @@ impl ConfinedDir {
     }
 }
 
+/// The output dir's staging folder: where the browser saves what pages download, and
+/// where the engine writes a trace, a GIF or a response body before it is moved into
+/// place (`move_into`). Its files are created through the same confined walk as every
+/// other write, so a link planted at `.staging` cannot send one elsewhere.
+#[derive(Debug, Clone)]
+pub struct Staging {
+    dir: ConfinedDir,
+}
+
+impl Staging {
+    const NAME: &'static str = ".staging";
+
+    pub fn of(output_dir: &Path) -> Staging {
+        Staging {
+            dir: ConfinedDir {
+                root: output_dir.to_path_buf(),
+                relative: PathBuf::from(Self::NAME),
+            },
+        }
+    }
+
+    /// The folder itself (the browser's download folder is set to it).
+    pub fn path(&self) -> PathBuf {
+        self.dir.path()
+    }
+
+    /// Where the staged file `name` is (the browser names a download by its guid).
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path().join(name)
+    }
+
+    /// Creates the folder (and the output dir), none of it through a link.
+    pub fn create_dir(&self) -> Result<()> {
+        let shown = self.path();
+        let parts = [OsStr::new(Self::NAME)];
+        std::fs::create_dir_all(&self.dir.root)
+            .and_then(|()| Dir::walk(&self.dir.root, &parts))
+            .map(drop)
+            .map_err(|e| EngineError::io(format!("cannot create {}", shown.display()), e))
+    }
+
+    /// A new file of a name made from `kind` (`trace-…`), created through the confined
+    /// walk: its path and the file, open for writing.
+    pub fn create(&self, kind: &str) -> Result<(PathBuf, std::fs::File)> {
+        let path = self.file(&crate::ids::unique(kind));
+        let file = self.create_at(&path)?;
+        Ok((path, file))
+    }
+
+    /// Creates the staged file at `path` (one of `file`'s), through the confined walk.
+    pub fn create_at(&self, path: &Path) -> Result<std::fs::File> {
+        let io = |e: std::io::Error| EngineError::io(format!("cannot write {}", path.display()), e);
+        let name = path
+            .strip_prefix(self.path())
+            .ok()
+            .filter(|name| name.components().count() == 1)
+            .ok_or_else(|| EngineError::Io(format!("{} is not staged", path.display())))?;
+        std::fs::create_dir_all(&self.dir.root).map_err(io)?;
+        let walk = Dir::walk(&self.dir.root, &[OsStr::new(Self::NAME)]).map_err(io)?;
+        walk.dir().create_new(name.as_os_str()).map_err(io)
+    }
+}
+
 /// Resolves a caller's relative path under `root`, refusing escapes.
 pub fn confined_path(root: &Path, relative: &str, input: Input) -> Result<ConfinedPath> {
     if relative.trim().is_empty() {
@@ -509,6 +572,35 @@ mod tests {
                 .unwrap()
                 .is_symlink()
         );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn staged_files_are_made_inside_the_staging_folder_only() {
+        let dir = scratch("staging");
+        let staging = Staging::of(&dir.join("out"));
+        let (path, _file) = staging.create("trace").unwrap();
+        assert_eq!(path.parent(), Some(staging.path().as_path()));
+        assert!(path.is_file());
+        // A path outside it, or below a folder in it, is refused.
+        assert!(staging.create_at(&dir.join("elsewhere.gif")).is_err());
+        assert!(staging.create_at(&staging.file("a/b.gif")).is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_as_the_staging_folder_is_not_followed() {
+        let dir = scratch("staging-link");
+        let root = dir.join("out");
+        let outside = dir.join("elsewhere");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".staging")).unwrap();
+        let staging = Staging::of(&root);
+        assert!(staging.create("stream").is_err());
+        assert!(staging.create_dir().is_err());
         assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -8,20 +8,24 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("error", &[]),
     ("config", &[]),
     ("ids", &[]),
+    ("urls", &[]),
     ("files", &["error", "ids"]),
-    ("browser", &["error", "config", "ids", "files"]),
-    ("page", &["browser", "error", "config", "ids", "files"]),
+    ("browser", &["error", "config", "ids", "files", "urls"]),
+    (
+        "page",
+        &["browser", "error", "config", "ids", "files", "urls"],
+    ),
     (
         "data",
-        &["page", "browser", "error", "config", "ids", "files"],
+        &["page", "browser", "error", "config", "ids", "files", "urls"],
     ),
     (
         "recordings",
-        &["page", "browser", "error", "config", "ids", "files"],
+        &["page", "browser", "error", "config", "ids", "files", "urls"],
     ),
     (
         "search",
-        &["page", "browser", "error", "config", "ids", "files"],
+        &["page", "browser", "error", "config", "ids", "files", "urls"],
     ),
     (
         "agents",
@@ -35,6 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "config",
             "ids",
             "files",
+            "urls",
         ],
     ),
 ];

@@ -1,7 +1,7 @@
 //! tabwire's browser engine.
 //!
 //! Rooms, lowest first (each may import only the ones before it):
-//! - base: `config`, `error`, `ids`, `files`;
+//! - base: `config`, `error`, `ids`, `files`, `urls`;
 //! - `browser`: launching and linking browsers, the tab table, dialogs, browser APIs;
 //! - `page`: page operations on one reserved tab, and the page script;
 //! - `data`, `recordings` and `search`: browser data, network/console captures, and the
@@ -22,6 +22,7 @@ pub mod ids;
 pub mod page;
 pub mod recordings;
 pub mod search;
+pub mod urls;
 
 #[cfg(test)]
 mod layering;
@@ -29,7 +30,7 @@ mod layering;
 // The names faces use most, at the top.
 pub use agents::{
     Activated, AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
-    ScriptRequest, TabEmulation, TabList, Window, WindowTab, WindowTarget, outcome_reply,
+    Reused, ScriptRequest, TabEmulation, TabList, Window, WindowTab, WindowTarget, outcome_reply,
 };
 pub use browser::emulation::{
     ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESETS, NetworkPreset,

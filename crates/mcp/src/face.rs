@@ -126,9 +126,18 @@ pub struct Reply {
     /// Where an input landed (a click's point, a drag's path), in CSS px of the
     /// viewport: a GIF recording marks it.
     pub mark: Option<engine::Mark>,
-    /// The call acted on its tab (a click, typing, a navigation): an auto GIF recording
-    /// of the tab takes a frame after it.
-    pub acted: bool,
+    /// What the call did to its tab, if anything: an auto GIF recording of the tab takes
+    /// a frame after it, labelled from this.
+    pub acted: Option<Acted>,
+}
+
+/// What a call did to its tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acted {
+    /// Acted on the page (a click, typing, a change): labelled with the tool's name.
+    OnPage,
+    /// Took the tab to a page (opened, went back): labelled with where it went.
+    Navigated,
 }
 
 impl Reply {
@@ -139,11 +148,20 @@ impl Reply {
         }
     }
 
-    /// The answer of a call that acted on its tab (see `acted`).
+    /// The answer of a call that acted on its tab's page (see `acted`).
     pub fn action(data: Value) -> Reply {
         Reply {
             data,
-            acted: true,
+            acted: Some(Acted::OnPage),
+            ..Reply::default()
+        }
+    }
+
+    /// The answer of a call that took its tab to a page (see `acted`).
+    pub fn navigation(data: Value) -> Reply {
+        Reply {
+            data,
+            acted: Some(Acted::Navigated),
             ..Reply::default()
         }
     }
@@ -312,6 +330,9 @@ pub struct Guide {
 /// A face: its tools and how its replies look.
 pub struct Face {
     pub name: &'static str,
+    /// Prefixes of its tool names that only say whose tool it is (`chrome_`); a label
+    /// that names the tool (a GIF frame's) leaves them out.
+    pub tool_prefixes: &'static [&'static str],
     pub tools: &'static [ToolDef],
     /// Its everyday tools, served by `--tools core`: open, read, click, type, press,
     /// select, wait, screenshot, tabs, run a script.
@@ -335,6 +356,17 @@ pub struct Face {
     pub every_hint: bool,
     /// The time limit of a call whose tool declares none.
     pub default_time_limit: std::time::Duration,
+}
+
+impl Face {
+    /// A tool's name without the prefix that only says whose it is (`chrome_click_element`
+    /// → `click_element`).
+    pub fn short_name<'a>(&self, tool: &'a str) -> &'a str {
+        self.tool_prefixes
+            .iter()
+            .find_map(|prefix| tool.strip_prefix(prefix))
+            .unwrap_or(tool)
+    }
 }
 
 /// A call's answer as its face judged it, before it is written. Both writers read only

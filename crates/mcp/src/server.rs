@@ -21,7 +21,8 @@ use serde_json::{Map, Value, json};
 use engine::{AgentSession, Engine, lock};
 
 use crate::face::{
-    Call, Face, Guide, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef, ToolError,
+    Acted, Call, Face, Guide, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef,
+    ToolError,
 };
 use crate::logging;
 use crate::params;
@@ -432,6 +433,7 @@ impl TabwireServer {
         // anything (see `AgentSession::run_call`).
         let session = self.session.clone();
         let deadline = call.deadline;
+        let short_name = face.short_name(tool.name);
         let mut work = tokio::spawn(async move {
             let outcome = session
                 .run_call(
@@ -443,12 +445,12 @@ impl TabwireServer {
             let engine = &session.engine;
             // An action on a tab that an auto GIF recording follows adds its frame.
             if let Ok(reply) = &outcome
-                && reply.acted
+                && let Some(acted) = reply.acted
                 && let Some(tab) = &reply.target
             {
                 let overlay = engine::Overlay {
                     mark: reply.mark,
-                    label: Some(action_label(tool.name, reply.mark, &tab.url)),
+                    label: Some(action_label(short_name, acted, reply.mark, &tab.url)),
                 };
                 engine.recordings.gifs.after_action(tab, overlay).await;
             }
@@ -697,32 +699,59 @@ pub(crate) fn written(
 }
 
 /// What a GIF frame after an action calls it: `CLICK` or `DRAG` where it landed,
-/// `→ host` after a navigation, else the tool's name without its face's prefix.
-fn action_label(tool: &str, mark: Option<engine::Mark>, url: &str) -> String {
+/// `→ host` after a navigation, else the tool's name without its face's prefix. The face
+/// says which is which (`Reply::navigation`, `Face::tool_prefixes`); no tool is named here.
+fn action_label(short_name: &str, acted: Acted, mark: Option<engine::Mark>, url: &str) -> String {
     match mark {
         Some(engine::Mark::Point(..)) => return "CLICK".into(),
         Some(engine::Mark::Drag { .. }) => return "DRAG".into(),
         None => {}
     }
-    let name = ["chrome_", "page_", "browser_"]
-        .iter()
-        .find_map(|prefix| tool.strip_prefix(prefix))
-        .unwrap_or(tool);
-    if [
-        "navigate",
-        "open_url",
-        "go_back_or_forward",
-        "navigate_back",
-    ]
-    .contains(&name)
+    if acted == Acted::Navigated
+        && let Some(place) = engine::urls::authority_of(url)
     {
-        let host = url
-            .split_once("://")
-            .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
-            .filter(|host| !host.is_empty());
-        if let Some(host) = host {
-            return format!("\u{2192} {host}");
-        }
+        return format!("\u{2192} {place}");
     }
-    name.replace('_', " ").to_uppercase()
+    short_name.replace('_', " ").to_uppercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Acted, action_label};
+    use crate::faces;
+
+    #[test]
+    fn a_frame_is_labelled_from_what_the_reply_says_it_did() {
+        let click = Some(engine::Mark::Point(1.0, 2.0));
+        assert_eq!(
+            action_label("click", Acted::OnPage, click, "https://a.example/"),
+            "CLICK"
+        );
+        let went = action_label(
+            "navigate",
+            Acted::Navigated,
+            None,
+            "http://127.0.0.1:8080/x",
+        );
+        assert_eq!(went, "\u{2192} 127.0.0.1:8080");
+        // A navigation to a page without a host is named by the tool.
+        assert_eq!(
+            action_label("open_url", Acted::Navigated, None, "about:blank"),
+            "OPEN URL"
+        );
+        assert_eq!(
+            action_label("fill_or_select", Acted::OnPage, None, "https://a.example/"),
+            "FILL OR SELECT"
+        );
+    }
+
+    #[test]
+    fn a_tool_is_named_without_its_faces_prefix() {
+        assert_eq!(
+            faces::chrome::FACE.short_name("chrome_click_element"),
+            "click_element"
+        );
+        assert_eq!(faces::btap::FACE.short_name("page_click"), "click");
+        assert_eq!(faces::btap::FACE.short_name("open_url"), "open_url");
+    }
 }

@@ -16,6 +16,18 @@ use crate::browser::{
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::check_url_scheme;
 
+/// How an agent's own tab served a navigation ([`AgentSession::reuse_tab_for`]).
+#[derive(Debug)]
+pub enum Reused {
+    /// It showed that page already: brought forward, not loaded again.
+    Shown(TabInfo),
+    /// It was blank: the page was loaded in it.
+    Loaded {
+        tab: TabInfo,
+        landed: crate::page::navigation::Navigated,
+    },
+}
+
 /// Creation records are kept this long, and at most this many (as receipts are).
 const CREATION_KEPT: Duration = Duration::from_secs(600);
 const MAX_CREATIONS: usize = 512;
@@ -294,6 +306,38 @@ impl AgentSession {
             on_screen: visible.unwrap_or(false),
             window_state,
         })
+    }
+
+    /// The agent's current tab, when it can serve a navigation to `url` that names no
+    /// tab: one that shows that page already ([`crate::urls::same_page`]) is brought
+    /// forward (unless `background`) and not loaded again; a blank one loads it. None
+    /// when neither holds (or the agent has no tab yet): open a new tab.
+    pub async fn reuse_tab_for(
+        &self,
+        url: &str,
+        background: bool,
+        deadline: Deadline,
+    ) -> Result<Option<Reused>> {
+        let Ok((browser, tab)) = self.resolve_tab(None).await else {
+            return Ok(None);
+        };
+        let current = browser.handle(&tab);
+        if crate::urls::same_page(&tab.url, url) {
+            if !background {
+                self.activate_tab(Some(&current)).await?;
+            }
+            let (browser, tab) = self.resolve_tab(Some(&current)).await?;
+            return Ok(Some(Reused::Shown(browser.info(&tab, Some(tab.tab_id)))));
+        }
+        if !tab.url.is_empty() && tab.url != "about:blank" {
+            return Ok(None);
+        }
+        let (page, _) = self.page_to_navigate(Some(&current)).await?;
+        let landed = page.navigate(url, deadline).await?;
+        Ok(Some(Reused::Loaded {
+            tab: page.info(),
+            landed,
+        }))
     }
 
     /// Opens a tab exactly once per operation id.

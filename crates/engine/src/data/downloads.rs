@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::browser::{Browser, HOUSEKEEPING};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
-use crate::files::{self, ConfinedDir};
+use crate::files::{self, ConfinedDir, Staging};
 use crate::page::Page;
 
 pub struct DownloadRequest {
@@ -118,7 +118,7 @@ pub async fn download(
     if matches!(config.link, crate::config::LinkConfig::Endpoint(_)) {
         return download_streamed(browser, config, request).await;
     }
-    let staging = config.output_dir.join(".staging");
+    let staging = Staging::of(&config.output_dir);
     let mut events = browser.conn.subscribe();
     catch_downloads_in(&browser, &config, request.context.as_deref()).await?;
     let tab = download_tab(&browser, &request).await?;
@@ -173,7 +173,7 @@ pub async fn download(
         _ => {
             let pending = unfinished(&request, local_id(), json!(progress.received));
             return Ok(pending
-                .with_field("staging_path", json!(staging.join(&guid)))
+                .with_field("staging_path", json!(staging.file(&guid)))
                 .with_field("guid", json!(guid)));
         }
     }
@@ -183,7 +183,7 @@ pub async fn download(
         .or(progress.suggested)
         .unwrap_or_else(|| "download".into());
     let target = request.directory.file(&sanitize(&name), Input::Filename)?;
-    let written = files::move_into(staging.join(&guid), target, request.overwrite).await?;
+    let written = files::move_into(staging.file(&guid), target, request.overwrite).await?;
     Ok(
         completed(&written, local_id(), &request.url, progress.mime.as_deref())
             .with_field("guid", json!(guid)),
@@ -318,40 +318,71 @@ async fn save_held_body(
         )
         .await?;
     let stream = body["stream"].as_str().unwrap_or_default().to_owned();
-    let staged = config
-        .output_dir
-        .join(".staging")
-        .join(crate::ids::unique("stream"));
+    let staging = Staging::of(&config.output_dir);
     let read = page
-        .read_stream_to(&stream, &staged, request.deadline)
+        .read_stream_to_staging(&stream, &staging, "stream", request.deadline)
         .await;
     page.close_stream(&stream).await;
-    if let Err(error) = read {
-        let _ = tokio::fs::remove_file(&staged).await;
-        return Err(error);
-    }
+    let staged = read?;
     let written = files::move_into(staged, target, request.overwrite).await?;
     let mime = header("content-type").map(|t| t.split(';').next().unwrap_or(t).trim());
     Ok(completed(&written, local_id(), &request.url, mime).with_field("streamed", json!(true)))
 }
 
-/// The file name a `Content-Disposition` header gives (`filename*=UTF-8''…` or
-/// `filename="…"`).
+/// The file name a `Content-Disposition` header gives: `filename*=UTF-8''…` (RFC 5987,
+/// preferred) or `filename=…`, a token or a quoted string.
 fn disposition_filename(header: &str) -> Option<String> {
-    let parts: Vec<&str> = header.split(';').map(str::trim).collect();
+    let params = disposition_params(header);
     let value = |key: &str| {
-        parts.iter().find_map(|part| {
-            let (name, value) = part.split_once('=')?;
-            name.trim().eq_ignore_ascii_case(key).then(|| value.trim())
-        })
+        params
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(key))
+            .map(|(_, value)| value.as_str())
     };
     if let Some(extended) = value("filename*") {
         let encoded = extended.split_once("''").map_or(extended, |(_, rest)| rest);
         return Some(percent_decoded(encoded)).filter(|n| !n.is_empty());
     }
     value("filename")
-        .map(|name| name.trim_matches('"').to_owned())
+        .map(str::to_owned)
         .filter(|n| !n.is_empty())
+}
+
+/// The parameters after a `Content-Disposition` header's type, as (name, value). A
+/// value may be a quoted string (RFC 9110): a `;` or `=` inside the quotes is part of it,
+/// and `\x` stands for `x`.
+fn disposition_params(header: &str) -> Vec<(String, String)> {
+    let mut params = Vec::new();
+    let mut chars = header.chars().peekable();
+    // The type (`attachment`, `inline`).
+    while chars.next_if(|c| *c != ';').is_some() {}
+    // Each turn starts at a `;` (or the end).
+    while chars.next().is_some() {
+        let name: String =
+            std::iter::from_fn(|| chars.next_if(|c| *c != '=' && *c != ';')).collect();
+        if chars.next_if_eq(&'=').is_none() {
+            continue;
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let value = if chars.next_if_eq(&'"').is_some() {
+            let mut value = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => value.extend(chars.next()),
+                    c => value.push(c),
+                }
+            }
+            // Whatever follows the closing quote up to the next `;` is not the value's.
+            while chars.next_if(|c| *c != ';').is_some() {}
+            value
+        } else {
+            let token: String = std::iter::from_fn(|| chars.next_if(|c| *c != ';')).collect();
+            token.trim().to_owned()
+        };
+        params.push((name.trim().to_owned(), value));
+    }
+    params
 }
 
 /// Which download a wait is for.
@@ -399,12 +430,11 @@ pub async fn catch_downloads_in(
     if browser.is_linked() {
         return Ok(());
     }
-    let staging = config.output_dir.join(".staging");
-    tokio::fs::create_dir_all(&staging)
-        .await
-        .map_err(|e| EngineError::io(format!("cannot create {}", staging.display()), e))?;
-    let mut behavior =
-        json!({ "behavior": "allowAndName", "downloadPath": staging, "eventsEnabled": true });
+    let staging = Staging::of(&config.output_dir);
+    staging.create_dir()?;
+    let mut behavior = json!({
+        "behavior": "allowAndName", "downloadPath": staging.path(), "eventsEnabled": true,
+    });
     if let Some(context) = context {
         behavior["browserContextId"] = json!(context);
     }
@@ -495,7 +525,7 @@ async fn settle(
     if state != "complete" {
         return Ok(found);
     }
-    let staged = config.output_dir.join(".staging").join(&record.guid);
+    let staged = Staging::of(&config.output_dir).file(&record.guid);
     if !staged.exists() {
         // Moved by an earlier wait for the same download.
         return Ok(found);
@@ -894,6 +924,27 @@ mod tests {
             Some("résumé.pdf")
         );
         assert_eq!(disposition_filename("inline"), None);
+        // A `;` or `=` inside quotes is the name's own; `\"` is a quote.
+        assert_eq!(
+            disposition_filename("attachment; filename=\"a;b=c.csv\"; size=3").as_deref(),
+            Some("a;b=c.csv")
+        );
+        assert_eq!(
+            disposition_filename(r#"attachment; filename="say \"hi\".txt""#).as_deref(),
+            Some("say \"hi\".txt")
+        );
+        assert_eq!(
+            disposition_filename("attachment; FILENAME = plain.txt ; creation-date=x").as_deref(),
+            Some("plain.txt")
+        );
+        // The extended form wins wherever it stands.
+        assert_eq!(
+            disposition_filename(
+                "attachment; filename=\"fallback.pdf\"; filename*=UTF-8''na%C3%AFve.pdf"
+            )
+            .as_deref(),
+            Some("naïve.pdf")
+        );
     }
 
     #[test]

@@ -140,15 +140,6 @@ fn now() -> u64 {
         .unwrap_or_default()
 }
 
-fn origin_of(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    if scheme != "http" && scheme != "https" {
-        return None;
-    }
-    let host = rest.split(['/', '?', '#']).next()?;
-    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
-}
-
 impl Leases {
     /// `browsers` is where expired leases are restored (whichever browser is connected
     /// then). Leases a previous run left on record are read now.
@@ -178,16 +169,14 @@ impl Leases {
         }
         let setting = cdp_setting(request.setting)?;
         let (url, _) = page.current_url().await?;
-        let page_origin = origin_of(&url);
+        let page_origin = crate::urls::web_origin(&url);
         let origin = match request.origin {
-            Some(given) => origin_of(given)
-                .filter(|o| o.len() == given.trim_end_matches('/').len())
-                .ok_or_else(|| {
-                    EngineError::invalid(
-                        Input::Origin,
-                        format!("'{given}' is not an http(s) origin like https://example.com"),
-                    )
-                })?,
+            Some(given) => crate::urls::origin_named(given).ok_or_else(|| {
+                EngineError::invalid(
+                    Input::Origin,
+                    format!("'{given}' is not an http(s) origin like https://example.com"),
+                )
+            })?,
             None => page_origin.clone().ok_or_else(|| {
                 EngineError::invalid(
                     Input::Origin,

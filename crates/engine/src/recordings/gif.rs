@@ -136,6 +136,8 @@ pub struct GifSaved {
 /// The file being written and what went into it.
 struct Encoding {
     encoder: Option<gif::Encoder<BufWriter<File>>>,
+    staging: files::Staging,
+    /// Where the GIF is written (created with its first frame).
     staged: PathBuf,
     size: Option<(u16, u16)>,
     frames: usize,
@@ -209,12 +211,11 @@ impl Gifs {
                 ),
             ));
         }
-        let staged = config
-            .output_dir
-            .join(".staging")
-            .join(format!("{}.gif", crate::ids::unique("gif")));
+        let staging = files::Staging::of(&config.output_dir);
+        let staged = staging.file(&format!("{}.gif", crate::ids::unique("gif")));
         let encoding = Arc::new(Mutex::new(Encoding {
             encoder: None,
+            staging,
             staged,
             size: None,
             frames: 0,
@@ -605,14 +606,7 @@ async fn take_frame(
         let mut gif_frame = gif::Frame::from_palette_pixels(out_w, out_h, indices, palette, None);
         gif_frame.delay = delay_cs;
         if guard.encoder.is_none() {
-            if let Some(parent) = guard.staged.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    EngineError::io(format!("cannot create {}", parent.display()), e)
-                })?;
-            }
-            let file = File::create(&guard.staged).map_err(|e| {
-                EngineError::io(format!("cannot write {}", guard.staged.display()), e)
-            })?;
+            let file = guard.staging.create_at(&guard.staged)?;
             let mut encoder = gif::Encoder::new(BufWriter::new(file), out_w, out_h, &[])
                 .map_err(|e| EngineError::Io(format!("cannot start the GIF: {e}")))?;
             encoder

@@ -835,18 +835,8 @@ fn largest_session(shifts: &[Shift]) -> f64 {
 /// The registrable part of a URL's host, roughly: its last two labels (an IP address or
 /// `localhost` whole). Good enough to tell a page's own requests from others'.
 fn domain_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let host = rest.split(['/', '?', '#']).next()?;
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    let host = if host.starts_with('[') {
-        host.split(']').next().map(|h| format!("{h}]"))?
-    } else {
-        host.split(':').next()?.to_owned()
-    };
-    if host.is_empty() {
-        return None;
-    }
-    if host.parse::<std::net::IpAddr>().is_ok() || !host.contains('.') || host.starts_with('[') {
+    let host = crate::urls::host_of(url)?;
+    if host.parse::<std::net::IpAddr>().is_ok() || !host.contains('.') {
         return Some(host);
     }
     let labels: Vec<&str> = host.split('.').collect();
@@ -938,23 +928,8 @@ async fn describe(
         }
     }
     seen.insert(node, Some(name.clone()));
-    let src = attribute("src").and_then(|src| resolve(&page.tab.url, src));
+    let src = attribute("src").and_then(|src| crate::urls::resolve(&page.tab.url, src));
     Some((name, src))
-}
-
-/// `src` as the page resolves it against its URL (absolute, or from the root).
-fn resolve(base: &str, src: &str) -> Option<String> {
-    if src.contains("://") {
-        return Some(src.to_owned());
-    }
-    let (scheme, rest) = base.split_once("://")?;
-    let origin_end = rest.find('/').unwrap_or(rest.len());
-    let origin = format!("{scheme}://{}", &rest[..origin_end]);
-    if let Some(path) = src.strip_prefix('/') {
-        return Some(format!("{origin}/{path}"));
-    }
-    let dir = base.rsplit_once('/').map_or(base, |(d, _)| d);
-    Some(format!("{dir}/{src}"))
 }
 
 /// The insights a report can be asked for, by DevTools' names.

@@ -174,13 +174,12 @@ impl Traces {
         let mut events = page.browser.conn.subscribe();
         page.cdp("Tracing.end", json!({}), deadline).await?;
         let stream = tracing_complete(&mut events, &running.session, deadline).await?;
-        let staged = config
-            .output_dir
-            .join(".staging")
-            .join(crate::ids::unique("trace"));
-        let read = page.read_stream_to(&stream, &staged, deadline).await;
+        let staging = crate::files::Staging::of(&config.output_dir);
+        let read = page
+            .read_stream_to_staging(&stream, &staging, "trace", deadline)
+            .await;
         page.close_stream(&stream).await;
-        read?;
+        let staged = read?;
         let parsed = read_trace(&staged).await;
         let parsed = match parsed {
             Ok(parsed) => parsed,

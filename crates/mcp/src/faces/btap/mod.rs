@@ -61,6 +61,7 @@ mod hints {
 use hints::{ACT, LOCAL, READ, RECORD, SETTING, STATUS, TUNE, WRITE};
 
 pub const FACE: Face = Face {
+    tool_prefixes: &["page_", "browser_"],
     name: "btap",
     tools: TOOLS,
     instructions: include_str!("guides/instructions.md"),

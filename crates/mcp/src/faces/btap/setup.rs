@@ -165,7 +165,9 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
     data["bridge_ws_port"] = json!(0);
     data["bridge_http_port"] = json!(0);
     if let engine::LinkConfig::Endpoint(endpoints) = &config.link
-        && let Some((host, port)) = endpoints.first().and_then(|e| host_and_port(e))
+        && let Some((host, port)) = endpoints
+            .first()
+            .and_then(|e| engine::urls::host_and_port(e))
     {
         // The browser's own DevTools endpoint is where this link's WebSocket goes.
         data["bridge_host"] = json!(host);
@@ -309,15 +311,6 @@ fn diagnosis(data: &Value, build: &crate::identity::Build, extension: &Value) ->
         "extension_capabilities": capabilities(),
         "extension_build_stamp": extension["extension_build_stamp"],
     })
-}
-
-/// `host` and `port` of a DevTools endpoint URL (`http://127.0.0.1:9222`, `ws://…`).
-fn host_and_port(endpoint: &str) -> Option<(String, u16)> {
-    let rest = endpoint.split_once("://")?.1;
-    let authority = rest.split(['/', '?']).next()?;
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    let (host, port) = authority.rsplit_once(':')?;
-    Some((host.trim_matches(['[', ']']).to_owned(), port.parse().ok()?))
 }
 
 /// What a reader of this report should know of how tabwire reaches its browser.

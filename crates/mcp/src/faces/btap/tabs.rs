@@ -239,22 +239,10 @@ pub fn auto_leave_hosts() -> &'static [&'static str] {
 
 /// Whether a page's host is one whose leave-page prompt lab accepts by itself.
 fn leaves_by_itself(url: &str) -> bool {
-    let host = host_of(url).to_ascii_lowercase();
-    !host.is_empty() && AUTO_LEAVE_HOSTS.iter().any(|marker| host.contains(marker))
-}
-
-/// The host of a URL (`https://user@shell.example:8080/x` → `shell.example`); empty for
-/// one without (about:blank, data:).
-fn host_of(url: &str) -> &str {
-    let Some((_, rest)) = url.split_once("://") else {
-        return "";
+    let Some(host) = engine::urls::host_of(url) else {
+        return false;
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
-    match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => authority.split(':').next().unwrap_or_default(),
-    }
+    AUTO_LEAVE_HOSTS.iter().any(|marker| host.contains(marker))
 }
 
 /// A handle naming a browser that is not linked now (BrowserTap asks that browser's
@@ -318,7 +306,7 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
         data["beforeunload_auto"] = json!(true);
         data["beforeunload_policy"] = json!("accept");
     }
-    Ok(Reply::action(data).on(page.info()).lean(lean))
+    Ok(Reply::navigation(data).on(page.info()).lean(lean))
 }
 
 /// What a navigation says in BrowserTap's words (`navigation`, `requested_url`, whether a

@@ -52,6 +52,7 @@ mod hints {
 use hints::{ACT, READ, RECORD, WRITE};
 
 pub const FACE: Face = Face {
+    tool_prefixes: &["chrome_"],
     name: "chrome",
     tools: TOOLS,
     instructions: "tabwire drives a Chromium browser with the Chrome MCP Server's tools. Each MCP session has its \

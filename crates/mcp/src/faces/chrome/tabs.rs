@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{CloseResult, CloseScope, OpenTabRequest, Opened, TabInfo};
+use engine::{CloseResult, CloseScope, OpenTabRequest, Opened, Reused, TabInfo};
 
 use super::tab_arg;
 use crate::face::{Call, Reply, ToolError};
@@ -87,7 +87,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
         let page = call.session.page(shown.as_deref()).await?;
         let landed = page.reload(deadline).await?;
         let info = page.info();
-        return Ok(Reply::action(with_tab(
+        return Ok(Reply::navigation(with_tab(
             json!({ "success": true, "message": "Successfully refreshed current tab", "url": landed.url, "title": landed.title }),
             &call,
             &info,
@@ -112,7 +112,7 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
                 .set_default(&page.browser.client_id, page.tab.tab_id);
         }
         let info = page.info();
-        return Ok(Reply::action(with_tab(
+        return Ok(Reply::navigation(with_tab(
             json!({ "success": true, "message": "Navigated the tab", "url": landed.url, "title": landed.title }),
             &call,
             &info,
@@ -158,71 +158,47 @@ pub async fn navigate(call: Call, p: Navigate) -> Result<Reply, ToolError> {
     }
     let window_id = window_of(&call, &tab).await;
     if window.is_some() {
-        return Ok(Reply::action(json!({
+        return Ok(Reply::navigation(json!({
             "success": true, "message": "Opened URL in new window", "windowId": window_id,
             "tabs": [{ "tabId": tab.tab_id, "url": tab.url }],
         }))
         .on(tab));
     }
-    Ok(Reply::action(json!({
+    Ok(Reply::navigation(json!({
         "success": true, "message": "Opened URL in new tab in existing window",
         "tabId": tab.tab_id, "windowId": window_id, "url": tab.url, "title": tab.title,
     }))
     .on(tab))
 }
 
-/// Navigates in this session's own tab when it is blank, or brings forward a tab this
-/// session already has on that URL (as the original activates an open tab); None when
-/// neither applies and a new tab should open.
+/// The agent's own tab, where the engine's policy lets it serve the navigation
+/// (`AgentSession::reuse_tab_for`), in the original's words.
 async fn reuse_own_tab(
     call: &Call,
     url: &str,
     background: bool,
 ) -> Result<Option<Reply>, ToolError> {
-    let Ok((browser, tab)) = call.session.resolve_tab(None).await else {
-        return Ok(None);
+    let (message, url, title, info) = match call
+        .session
+        .reuse_tab_for(url, background, call.deadline)
+        .await?
+    {
+        None => return Ok(None),
+        Some(Reused::Shown(tab)) => (
+            "Activated existing tab",
+            tab.url.clone(),
+            tab.title.clone(),
+            tab,
+        ),
+        Some(Reused::Loaded { tab, landed }) => (
+            "Opened URL in the session's tab",
+            landed.url,
+            landed.title,
+            tab,
+        ),
     };
-    let current = browser.handle(&tab);
-    let blank = tab.url.is_empty() || tab.url == "about:blank";
-    let same = same_page(&tab.url, url);
-    if !blank && !same {
-        return Ok(None);
-    }
-    if same {
-        if !background {
-            call.session.activate_tab(Some(&current)).await?;
-        }
-        let info = call.session.resolve_tab(Some(&current)).await?;
-        let info = info.0.info(&info.1, Some(info.1.tab_id));
-        return Ok(Some(Reply::action(with_tab(
-            json!({ "success": true, "message": "Activated existing tab", "url": tab.url, "title": tab.title }),
-            call,
-            &info,
-        )
-        .await)));
-    }
-    let (page, _) = call.session.page_to_navigate(Some(&current)).await?;
-    let landed = page.navigate(url, call.deadline).await?;
-    let info = page.info();
-    drop(page);
-    Ok(Some(Reply::action(with_tab(
-        json!({ "success": true, "message": "Opened URL in the session's tab", "url": landed.url, "title": landed.title }),
-        call,
-        &info,
-    )
-    .await)))
-}
-
-/// The same page: scheme and host (ignoring `www.`), path (ignoring a final slash) and
-/// query.
-fn same_page(a: &str, b: &str) -> bool {
-    fn key(url: &str) -> String {
-        let rest = url.split_once("://").map_or(url, |(_, r)| r);
-        let rest = rest.split('#').next().unwrap_or_default();
-        let rest = rest.strip_prefix("www.").unwrap_or(rest);
-        rest.trim_end_matches('/').to_ascii_lowercase()
-    }
-    !a.is_empty() && key(a) == key(b)
+    let data = json!({ "success": true, "message": message, "url": url, "title": title });
+    Ok(Some(Reply::navigation(with_tab(data, call, &info).await)))
 }
 
 pub async fn go_back_or_forward(call: Call, p: BackOrForward) -> Result<Reply, ToolError> {
@@ -241,7 +217,7 @@ async fn history(call: &Call, tab: Option<&str>, forward: bool) -> Result<Reply,
         .await?;
     let way = if forward { "forward" } else { "back" };
     let info = page.info();
-    Ok(Reply::action(
+    Ok(Reply::navigation(
         with_tab(
             json!({
                 "success": true,
@@ -263,7 +239,7 @@ pub async fn close_tabs(call: Call, p: CloseTabs) -> Result<Reply, ToolError> {
             .await?
             .tabs
             .iter()
-            .filter(|t| t.url.contains(&pattern) || same_page(&t.url, &pattern))
+            .filter(|t| t.url.contains(&pattern) || engine::urls::same_page(&t.url, &pattern))
             .map(|t| t.handle.clone())
             .collect();
         if handles.is_empty() {

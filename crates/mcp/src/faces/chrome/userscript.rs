@@ -156,13 +156,7 @@ async fn current_tab(call: &Call) -> Option<engine::TabInfo> {
 /// The site of a URL as patterns (`scheme://host/*` and its subdomains), the original's
 /// default for a script created without any; every page without a web page's URL.
 fn site_patterns(url: Option<&str>) -> Vec<String> {
-    let site = url.and_then(|url| {
-        let (scheme, rest) = url.split_once("://")?;
-        let host = rest.split(['/', '?', '#']).next()?;
-        (matches!(scheme, "http" | "https") && !host.is_empty())
-            .then(|| (scheme.to_owned(), host.to_owned()))
-    });
-    match site {
+    match url.and_then(engine::urls::web_site) {
         Some((scheme, host)) => {
             let base = host.strip_prefix("www.").unwrap_or(&host);
             vec![
