@@ -51,6 +51,7 @@ pub use data::permissions::{LEASE_RANGE, LeaseRequest};
 pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
 pub use ids::Deadline;
 pub use page::aftermath::{Aftermath, Landing, OpenedByPage};
+pub use page::agent_js::{INLINE_LIMIT, PageChanges};
 pub use page::choose::{ChoiceKind, Selected};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
 pub use page::forms::{Filled, FilledKind, FormField, FormFilled};
@@ -63,7 +64,6 @@ pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotReques
 pub use page::storage::StoragePage;
 pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::uploads::Uploaded;
-pub use page::user_script::{INLINE_LIMIT, PageChanges};
 pub use page::{Acted, FrameContext, Page, check_url_scheme};
 pub use recordings::gif::{
     GifMode, GifOptions, GifSaved, GifStatus, MAX_FRAMES, Mark, Overlay, Rendering,

@@ -33,8 +33,9 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A CSS string or a locator object.
     Locator,
-    /// A tab handle ("managed:3"); a bare id (3) is taken too.
-    Session,
+    /// A tab handle ("managed:3"; BrowserTap calls it a session id); a bare id (3) is
+    /// taken too.
+    TabHandle,
     /// A tab: a native id (3) or a handle ("managed:3").
     TabId,
     /// The browser's tab id (3); a handle ("managed:3") is taken too.
@@ -196,7 +197,7 @@ fn base_schema(kind: Kind) -> Value {
         Kind::Seconds { max } | Kind::Millis { max } => bounded("number", 0.0, max),
         Kind::Choice(options) => json!({"type": "string", "enum": options}),
         Kind::Locator => json!({"type": ["string", "object"]}),
-        Kind::Session => json!({"type": "string"}),
+        Kind::TabHandle => json!({"type": "string"}),
         Kind::TabId => json!({"type": ["integer", "string"]}),
         Kind::NativeTabId => json!({"type": "integer"}),
         Kind::TabIds => json!({
@@ -385,7 +386,7 @@ fn check_value(param: &Param, value: &Value) -> Result<(), ToolError> {
             "a CSS selector string or a locator object like {\"role\": \"button\", \"name\": \"Save\"}"
                 .into(),
         ),
-        Kind::TabId | Kind::NativeTabId | Kind::Session if !is_id(value) => {
+        Kind::TabId | Kind::NativeTabId | Kind::TabHandle if !is_id(value) => {
             fail("a tab id (3) or handle (\"managed:3\")".into())
         }
         Kind::TabIds

@@ -122,7 +122,7 @@ fn value_of_kind(rng: &mut Rng, kind: Kind) -> Value {
         }
         Kind::Choice(options) if rng.chance(80) => json!(options[rng.below(options.len())]),
         Kind::Choice(_) => json!(any_string(rng)),
-        Kind::Session | Kind::TabId | Kind::NativeTabId | Kind::TabIds | Kind::IntList => {
+        Kind::TabHandle | Kind::TabId | Kind::NativeTabId | Kind::TabIds | Kind::IntList => {
             match rng.below(4) {
                 0 => json!(rng.below(50)),
                 1 => json!(format!("managed:{}", rng.below(50))),

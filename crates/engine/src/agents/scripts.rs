@@ -17,8 +17,8 @@ use super::AgentSession;
 use super::receipts::{Outcome, ReceiptState};
 use crate::browser::{DialogPolicy, Holder, Stop, TabInfo};
 use crate::error::{EngineError, ErrorCode, Reported, Result, SoftFailure};
+use crate::page::agent_js::run_script;
 use crate::page::navigation::wait_event;
-use crate::page::user_script::run_script;
 
 pub struct ScriptRequest {
     pub script: String,

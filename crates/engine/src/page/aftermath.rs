@@ -215,7 +215,7 @@ impl Page {
 
 /// What a CDP event says of a tab's top document: a navigation it started, committed or
 /// made within the document, its load, or a window it asked for. The one reading of these
-/// events, for inputs' aftermath and for scripts (`user_script`).
+/// events, for inputs' aftermath and for scripts (`agent_js`).
 pub(crate) enum NavigationEvent {
     Started(String),
     /// A new document replaced the old one; `restored` when it came back from the

@@ -1,12 +1,13 @@
 //! Page operations on one reserved tab: navigation and waits, input and keys, reading
 //! (snapshots), cookies, storage and file inputs, running an agent's script, screenshots
-//! and PDFs, raw CDP. Every operation is CDP commands plus the page script (`script`),
+//! and PDFs, raw CDP. Every operation is CDP commands plus the page script (`page_script`),
 //! whatever the link: nothing here knows which link carries the messages. A new page
 //! operation goes here, as an `impl Page` in the file of its kind.
 //!
 //! May import the browser room and the base modules; never agents, data or recordings.
 
 pub mod aftermath;
+pub mod agent_js;
 pub mod choose;
 pub mod content;
 pub mod cookies;
@@ -16,16 +17,15 @@ pub mod inject;
 pub mod input;
 pub mod keys;
 pub mod navigation;
+pub mod page_script;
 pub mod pick;
 pub mod raw;
 pub mod read;
 pub mod screenshot;
-pub mod script;
 pub mod storage;
 mod stream;
 pub mod tree;
 pub mod uploads;
-pub mod user_script;
 
 use crate::ids::Deadline;
 use std::sync::Arc;
@@ -293,7 +293,7 @@ impl Page {
         deadline: Deadline,
     ) -> Result<Value> {
         if ctx.framed {
-            let standalone = script::standalone_call(op, args);
+            let standalone = page_script::standalone_call(op, args);
             return self.evaluate_in(ctx, &standalone, by_value, deadline).await;
         }
         // At most: a stale world, a world without the script, then the call.
@@ -304,9 +304,9 @@ impl Page {
             let in_world = ctx.in_context(world);
             // A world asked for just now gets the script with the call.
             let call = if fresh {
-                script::install_and_call(op, args)
+                page_script::install_and_call(op, args)
             } else {
-                script::installed_call(op, args)
+                page_script::installed_call(op, args)
             };
             match self.evaluate_in(&in_world, &call, by_value, deadline).await {
                 // A remembered world without the script (nothing ran), or a document
@@ -314,7 +314,7 @@ impl Page {
                 // again, and the next attempt installs the script with the call. Install
                 // only into a world asked for just then: a context id kept from an earlier
                 // document may name some other world by now.
-                Ok(reply) if script::is_not_installed(&reply) => {
+                Ok(reply) if page_script::is_not_installed(&reply) => {
                     tracing::debug!(op, "page script installed with the call");
                     self.forget_top_world();
                 }
@@ -327,7 +327,7 @@ impl Page {
         }
         // No isolated world to be had (no document yet, or the browser refused one): the
         // whole script, in the main world, for this call.
-        let standalone = script::standalone_call(op, args);
+        let standalone = page_script::standalone_call(op, args);
         self.evaluate_in(ctx, &standalone, by_value, deadline).await
     }
 
@@ -732,7 +732,7 @@ async fn make_top_world(
     tracing::debug!(world, "isolated world for the top document");
     if with_script {
         let install = json!({
-            "expression": script::install_source(), "contextId": world, "returnByValue": true,
+            "expression": page_script::install_source(), "contextId": world, "returnByValue": true,
         });
         let installed = browser
             .conn

@@ -106,7 +106,7 @@ impl Page {
     /// values converted the same way: a DOM node, a Map or a cycle is described, not
     /// refused); one that throws is reported as `{error}`, and the read still happens.
     pub async fn script_before_read(&self, code: &str) -> Result<Value> {
-        match super::user_script::evaluate_user_script(self, code).await {
+        match super::agent_js::evaluate_agent_js(self, code).await {
             Ok(value) => Ok(value),
             Err(EngineError::Page {
                 code: ErrorCode::ScriptError,

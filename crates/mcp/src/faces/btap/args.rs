@@ -120,6 +120,6 @@ pub fn frame_steps(path: Vec<Value>) -> Vec<Value> {
 // The arguments of a tool that takes only the tab it acts on.
 tool_params! {
     pub struct SessionOnly {
-        session_id: Option<TabRef> = Session, nullable, "tab handle (client:tab) from list_tabs; default: this session's tab";
+        session_id: Option<TabRef> = TabHandle, nullable, "tab handle (client:tab) from list_tabs; default: this session's tab";
     }
 }

@@ -15,7 +15,7 @@ use crate::tool_params;
 
 tool_params! {
     pub struct GetCookies {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
     }
 }
@@ -23,7 +23,7 @@ tool_params! {
 tool_params! {
     pub struct SetCookies {
         cookies: Value = StrListOrObject, required, "cookie object or list (or JSON text): name, value, url, domain, path, expires (Unix s), httpOnly, secure, sameSite";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
@@ -36,7 +36,7 @@ tool_params! {
         domain: Option<String> = Str, nullable, "";
         path: Option<String> = Str, nullable, "";
         url: Option<String> = Str, nullable, "default: the page's URL";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(20.0), "seconds";
@@ -47,7 +47,7 @@ tool_params! {
     pub struct StorageGet {
         key: Option<String> = Str, nullable, "omit to page through all keys";
         area: String = Str, default("local"), "local or session";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
         offset: i64 = Int { min: 0, max: 100_000_000 }, default(0), "";
@@ -61,7 +61,7 @@ tool_params! {
         key: String = Str, required, "";
         value: Value = Text, required, "non-strings are JSON-encoded";
         area: String = Str, default("local"), "local or session";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }
@@ -74,7 +74,7 @@ tool_params! {
         directory: Option<String> = Str, nullable, "an absolute directory inside the output dir or a --download-root; default: the output dir's downloads/";
         wait: bool = Bool, default(true), "";
         timeout: f64 = Seconds { max: 1800.0 }, default(60.0), "seconds";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         overwrite: bool = Bool, default(false), "";
     }
 }
@@ -85,7 +85,7 @@ tool_params! {
         setting: String = Choice(&["allow", "block", "ask"]), required, "";
         origin: String = Str, default(""), "http(s) origin; default: the tab's";
         duration_seconds: i64 = Int { min: 1, max: 600 }, default(300), "lease length, 60 to 600";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -93,13 +93,13 @@ tool_params! {
     pub struct ResetPermissions {
         origin: String = Str, default(""), "";
         permission: String = Str, default(""), "";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
 tool_params! {
     pub struct NetworkStart {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         include_bodies: bool = Bool, default(true), "";
         max_entries: i64 = Int { min: 10, max: 2000 }, default(500), "ring size";
         max_body_bytes: i64 = Int { min: 1024, max: 2_097_152 }, default(262_144), "";
@@ -111,7 +111,7 @@ tool_params! {
 
 tool_params! {
     pub struct NetworkStop {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         url_pattern: String = Str, default(""), "JavaScript RegExp";
         resource_type: String = Str, default(""), "e.g. Fetch, XHR, Document";
         status_min: Option<i64> = Int { min: 100, max: 599 }, nullable, "";
@@ -124,7 +124,7 @@ tool_params! {
 
 tool_params! {
     pub struct ConsoleStart {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         max_entries: i64 = Int { min: 10, max: 5000 }, default(500), "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
@@ -133,7 +133,7 @@ tool_params! {
 
 tool_params! {
     pub struct ConsoleMessages {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         offset: i64 = Int { min: 0, max: 100_000_000 }, default(0), "";
         max_items: i64 = Int { min: 1, max: 1000 }, default(200), "";
         clear: bool = Bool, default(false), "empty the buffer after reading";
@@ -144,7 +144,7 @@ tool_params! {
 
 tool_params! {
     pub struct ConsoleStop {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         timeout: f64 = Seconds { max: 86_400.0 }, default(10.0), "seconds";
     }
 }

@@ -12,7 +12,7 @@ use crate::tool_params;
 
 tool_params! {
     pub struct Screenshot {
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         tab_id: Option<TabRef> = NativeTabId, nullable, "the browser's tab id (or a handle)";
         format: String = Choice(&["png", "jpeg", "jpg", "webp"]), default("png"), "";
         full_page: bool = Bool, default(false), "";
@@ -28,7 +28,7 @@ tool_params! {
 tool_params! {
     pub struct SavePdf {
         save_path: String = Str, required, "relative to the output dir";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         landscape: bool = Bool, default(false), "";
         print_background: bool = Bool, default(true), "";
         prefer_css_page_size: bool = Bool, default(true), "";

@@ -22,7 +22,7 @@ tool_params! {
         geolocation: String = Str, default(""), "<latitude>,<longitude>, e.g. 48.8584,2.2945";
         colorScheme: String = Choice(&["auto", "dark", "light"]), default("auto"), "prefers-color-scheme";
         extraHttpHeaders: Option<Value> = Object, nullable, "headers added to every request, {name: value}";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 

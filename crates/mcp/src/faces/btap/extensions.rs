@@ -14,7 +14,7 @@ tool_params! {
     pub struct SetEnabled {
         extension_id: String = Str, required, "";
         enabled: bool = Bool, required, "";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -22,7 +22,7 @@ tool_params! {
     pub struct Uninstall {
         extension_id: String = Str, required, "";
         show_confirm_dialog: bool = Bool, default(true), "";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -30,7 +30,7 @@ tool_params! {
     pub struct CallExtension {
         extension_id: String = Str, required, "";
         message_json: String = Str, required, "JSON message";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -39,7 +39,7 @@ tool_params! {
         title: String = Str, required, "";
         url: Option<String> = Str, nullable, "omit for a folder";
         parent_id: Option<String> = Str, nullable, "";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -47,7 +47,7 @@ tool_params! {
     pub struct RemoveBookmark {
         bookmark_id: String = Str, required, "";
         recursive: bool = Bool, default(false), "required for a non-empty folder";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 

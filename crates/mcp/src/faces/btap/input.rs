@@ -26,7 +26,7 @@ tool_params! {
         offset_y: Option<f64> = COORDINATE, nullable, "from the element's top edge";
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
         clicks: i64 = Int { min: 1, max: 100 }, default(1), "";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -39,7 +39,7 @@ tool_params! {
         r#ref: Option<String> = Str, unlisted, "";
         clear: bool = Bool, default(false), "replace the current value";
         submit_key: String = Str, default(""), "key pressed afterwards, e.g. enter";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -53,7 +53,7 @@ tool_params! {
     pub struct PageSelect {
         selector: Value = Locator, required, SELECT_TARGET_DOC;
         options: Vec<String> = Strs, required, "each an option's label (its visible text) or value; several only for a multiple select";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -62,7 +62,7 @@ tool_params! {
 tool_params! {
     pub struct PageFill {
         fields: Value = List, required, "[{selector, value}]: each field as page_click's selector (a ref from a read too), its value text for a text field, slider, date or colour, an option's label for a select, true or false for a checkbox or radio";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds, for the whole form";
     }
@@ -71,7 +71,7 @@ tool_params! {
 tool_params! {
     pub struct PagePress {
         keys_csv: String = Str, required, "key or chord, e.g. enter or ctrl,shift,k";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -85,7 +85,7 @@ tool_params! {
         y2: f64 = COORDINATE, required, "";
         duration: f64 = Num { min: 0.0, max: 10.0 }, default(0.3), "seconds";
         button: String = Choice(&["left", "right", "middle"]), default("left"), "";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -95,7 +95,7 @@ tool_params! {
     pub struct UploadFiles {
         selector: String = Str, required, "CSS selector or ref of the <input type=file>";
         paths: Vec<String> = Strs, required, "absolute paths under an allowed upload root";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(30.0), "seconds";
     }

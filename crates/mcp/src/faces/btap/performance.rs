@@ -12,7 +12,7 @@ use crate::tool_params;
 tool_params! {
     pub struct Start {
         reload: bool = Bool, default(true), "reload the page (cache bypassed) once tracing, to record its load";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -20,7 +20,7 @@ tool_params! {
     pub struct Stop {
         save: bool = Bool, default(true), "save the trace as trace-event JSON under the output dir";
         filename_prefix: String = Str, default("performance_trace"), "the saved file's name starts with this";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 

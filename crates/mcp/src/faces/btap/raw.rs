@@ -18,7 +18,7 @@ tool_params! {
     pub struct CdpCommand {
         method: String = Str, required, "e.g. Page.navigate";
         params_json: String = Str, default("{}"), "JSON object as text";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         tab_id: Option<TabRef> = TabId, nullable, "the browser's tab id, or a client:tab handle";
         extension_id: Option<String> = Str, nullable, "an extension's worker (not reachable here)";
         target_id: Option<String> = Str, nullable, "a page target id from debugger_targets";
@@ -30,7 +30,7 @@ tool_params! {
 tool_params! {
     pub struct CdpBatch {
         batch_json: String = Str, required, "{\"cmd\":\"batch\",\"commands\":[{\"cmd\":\"cdp\",\"method\":\"DOM.getDocument\",\"params\":{}},{\"cmd\":\"cdp\",\"method\":\"DOM.querySelector\",\"params\":{\"nodeId\":\"$0.root.nodeId\",\"selector\":\"h1\"}}]}";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 

@@ -11,7 +11,7 @@ use crate::tool_params;
 
 tool_params! {
     pub struct ScanPage {
-        session_id: Option<TabRef> = Session, nullable, "tab handle; default: this session's tab";
+        session_id: Option<TabRef> = TabHandle, nullable, "tab handle; default: this session's tab";
         text_only: bool = Bool, default(false), "plain text instead of simplified HTML";
         cutlist: bool = Bool, default(true), "collapse long repeated lists";
         maxchars: i64 = Int { min: 0, max: 5_000_000 }, default(35_000), "budget of content characters";

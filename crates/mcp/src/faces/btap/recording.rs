@@ -24,7 +24,7 @@ tool_params! {
         frame_delay_cs: i64 = Int { min: 1, max: 1000 }, default(20), "auto: how long a frame shows (1/100 s)";
         labels: bool = Bool, default(false), "auto: name each action on its frame (CLICK, DRAG, a navigation's host, the tool)";
         annotation: Option<String> = Str, optional, "capture: a label drawn on the frame";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 

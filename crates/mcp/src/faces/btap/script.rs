@@ -17,7 +17,7 @@ use crate::tool_params;
 tool_params! {
     pub struct ExecuteJs {
         script: String = Str, required, "expression or body; use return or an async IIFE";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         no_monitor: bool = Bool, default(false), "skip watching what the script changes (no diff, transients)";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "end-to-end deadline, seconds";
@@ -37,7 +37,7 @@ tool_params! {
     pub struct HandleDialog {
         action: String = Choice(&["manual", "accept", "dismiss"]), required, "manual only reports";
         prompt_text: String = Str, default(""), "text for an accepted prompt";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         timeout: f64 = Seconds { max: 86_400.0 }, default(3.0), "seconds to wait for a dialog (0.5 to 3)";
     }
 }

@@ -23,7 +23,7 @@ tool_params! {
 
 tool_params! {
     pub struct SwitchTab {
-        session_id: Option<TabRef> = Session, nullable, "the tab to make this session's default";
+        session_id: Option<TabRef> = TabHandle, nullable, "the tab to make this session's default";
         url_pattern: Option<String> = Str, nullable, "substring of the URL; must match one tab";
         browser: Option<String> = Str, nullable, "chrome, edge or opera (a linked browser's name)";
         activate: bool = Bool, default(false), "also bring it to the front";
@@ -33,7 +33,7 @@ tool_params! {
 tool_params! {
     pub struct OpenUrl {
         url: String = Str, required, "http(s), data: or about:blank";
-        session_id: Option<TabRef> = Session, nullable, "tab handle; default: this session's tab";
+        session_id: Option<TabRef> = TabHandle, nullable, "tab handle; default: this session's tab";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds to wait for load";
         beforeunload: String = Choice(&["dismiss", "accept", "manual"]), default("dismiss"), "answer to a leave-page prompt";
@@ -47,7 +47,7 @@ tool_params! {
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds to wait for load";
         active: bool = Bool, default(false), "bring it to the front";
-        session_id: Option<TabRef> = Session, nullable, "a tab of the browser to open it in";
+        session_id: Option<TabRef> = TabHandle, nullable, "a tab of the browser to open it in";
         owner_id: Option<String> = Str, nullable, "groups tabs under one task owner; generated if omitted";
         operation_id: Option<String> = Str, nullable, "recover an earlier create without replaying it";
         client_id: Option<String> = Str, nullable, "which linked browser";
@@ -57,7 +57,7 @@ tool_params! {
 tool_params! {
     pub struct CloseTabs {
         tab_id: Vec<TabRef> = TabIds, required, "tab id, client:tab handle, or a list";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         owner_id: Option<String> = Str, nullable, "required while only_if_agent_owned";
         only_if_agent_owned: bool = Bool, default(true), "refuse tabs this owner did not open";
     }

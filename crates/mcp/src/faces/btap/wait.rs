@@ -13,7 +13,7 @@ use crate::tool_params;
 tool_params! {
     pub struct ScrollPage {
         to: String = Str, default("bottom"), "bottom, end, top, start, a pixel offset, or a CSS selector or ref";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
     }
@@ -29,7 +29,7 @@ tool_params! {
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
         gone: bool = Bool, default(false), "wait for the condition to stop holding";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
     }
 }
 
@@ -38,7 +38,7 @@ tool_params! {
         url_pattern: String = Str, required, "regex or substring";
         #[allow(dead_code)] // the call's deadline (`params::time_limit`)
         timeout: f64 = Seconds { max: 86_400.0 }, default(15.0), "seconds";
-        session_id: Option<TabRef> = Session, nullable, "";
+        session_id: Option<TabRef> = TabHandle, nullable, "";
         wait_ready: bool = Bool, default(true), "also require readyState complete";
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::navigation::wait_event;
-use super::{Page, script};
+use super::{Page, page_script};
 use crate::browser::{DialogPolicy, exception_text};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files;
@@ -43,7 +43,7 @@ pub async fn run_script(
             )
             .await
             .is_ok();
-    let evaluated = evaluate_user_script(page, script).await;
+    let evaluated = evaluate_agent_js(page, script).await;
     let dialogs = scope.finish();
     // A navigation the script started is announced by events sent before its reply;
     // make sure they have arrived before looking (the extension relay can reorder).
@@ -145,7 +145,7 @@ async fn page_changes(page: &Page) -> PageChanges {
 /// top-level `return` does not compile there, so it is compiled again as an async
 /// function body. A script that did not compile never ran, so nothing runs twice; if
 /// neither form compiles, the REPL form's error is the one reported.
-pub(crate) async fn evaluate_user_script(page: &Page, script: &str) -> Result<Value> {
+pub(crate) async fn evaluate_agent_js(page: &Page, script: &str) -> Result<Value> {
     let mut reply = evaluate(page, script, true).await?;
     if did_not_compile(&reply) {
         let wrapped = format!("(async () => {{\n{script}\n}})()");
@@ -212,7 +212,7 @@ async fn convert(page: &Page, object: &Value) -> Result<Value> {
     };
     let declaration = format!(
         "function () {{ return ({})('convert', this); }}",
-        script::dispatcher()
+        page_script::dispatcher()
     );
     let converted = page
         .cdp(
