@@ -62,7 +62,7 @@ impl RawPage {
                     Some(&session),
                     "Page.addScriptToEvaluateOnNewDocument",
                     json!({
-                        "source": engine::page::script::install_source(),
+                        "source": engine::page::page_script::install_source(),
                         "worldName": "tabwire",
                         "runImmediately": true,
                     }),
@@ -97,7 +97,7 @@ impl RawPage {
             .as_i64()
             .context("no isolated world")?;
         let install = json!({
-            "expression": engine::page::script::install_source(),
+            "expression": engine::page::page_script::install_source(),
             "contextId": world,
             "returnByValue": true,
         });
