@@ -572,7 +572,7 @@ TW.scan = function (args) {
   const maxTargets = a.max_targets == null ? 80 : Math.max(0, Math.floor(a.max_targets));
   // The second phase of a collapsing read: the items the cut list left out, read through
   // the same cursor, so nothing a reply collapses is out of reach.
-  const phase = a.collapsed_phase === true;
+  const phase = a.collapsed === true;
   let r = renderContent(html, cutOn);
   const folded = r.collapsed;
   if (phase) r = renderContent(html, false, [...folded]);
@@ -629,11 +629,11 @@ TW.scan = function (args) {
   };
   if (observation.more_targets) out.observation.more_targets = observation.more_targets;
   out.ref_next = nextRefNumber();
-  const prefix = phase ? 'c' : '';
+  // Where a read goes on (`next`); the engine writes it as the continuation's cursor.
   const nextTarget = skip + observation.targets.length + observation.frames.length;
   if (truncated || observation.truncated) {
     out.continuation = {
-      cursor: prefix + (truncated ? end : total) + ':' + nextTarget,
+      next: { collapsed: phase, content_offset: truncated ? end : total, targets_offset: nextTarget },
       content_offset: start,
       chars_remaining: total - end,
       targets_remaining: observation.truncated,
@@ -641,7 +641,10 @@ TW.scan = function (args) {
   } else if (!phase && folded.size) {
     // Everything shown is read; what the cut list collapsed comes next (its controls are
     // already listed: the targets go on from where they stopped).
-    out.continuation = { cursor: 'c0:' + nextTarget, collapsed_items: folded.size };
+    out.continuation = {
+      next: { collapsed: true, content_offset: 0, targets_offset: nextTarget },
+      collapsed_items: folded.size,
+    };
   }
   return out;
 };

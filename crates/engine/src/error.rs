@@ -158,6 +158,7 @@ named_enum! {
         Geolocation => "geolocation",
         ColorScheme => "color_scheme",
         Headers => "headers",
+        Cursor => "cursor",
     }
 }
 

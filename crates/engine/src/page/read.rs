@@ -17,15 +17,80 @@ pub struct ScanRequest {
     pub max_targets: u64,
     pub frame: Vec<Value>,
     pub extra_js: Option<String>,
-    /// Where a continuation starts: the content's character and the target's index.
+    /// Where the read starts (the start of the page unless it goes on from an earlier one).
+    pub from: Cursor,
+}
+
+/// A snapshot: the page's content and observation in BrowserTap's shape (`data`), and
+/// where a read goes on if this one was cut short (written into `data` as
+/// `continuation.cursor` too).
+#[derive(Debug)]
+pub struct Scan {
+    pub data: Value,
+    pub next: Option<Cursor>,
+}
+
+/// Where a snapshot reads on from: the content's character and the index of the next
+/// target listed, in the page as the cut list shows it, or (`collapsed`) within the items
+/// the cut list collapsed. Written as BrowserTap's `continuation.cursor`: `"35000:80"`,
+/// `"c0:80"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct Cursor {
+    pub collapsed: bool,
     pub content_offset: u64,
     pub targets_offset: u64,
-    /// Read the items the cut list collapsed (the second phase of a continuation).
-    pub collapsed_phase: bool,
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let phase = if self.collapsed { "c" } else { "" };
+        write!(f, "{phase}{}:{}", self.content_offset, self.targets_offset)
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = EngineError;
+
+    /// A cursor as a reply wrote it; an empty one is the start of the page.
+    fn from_str(text: &str) -> Result<Cursor> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(Cursor::default());
+        }
+        let (collapsed, rest) = match text.strip_prefix('c') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let offsets = rest
+            .split_once(':')
+            .and_then(|(c, t)| Some((c.trim().parse().ok()?, t.trim().parse().ok()?)));
+        let Some((content_offset, targets_offset)) = offsets else {
+            return Err(EngineError::invalid(
+                Input::Cursor,
+                "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\" or \"c0:0\"",
+            ));
+        };
+        Ok(Cursor {
+            collapsed,
+            content_offset,
+            targets_offset,
+        })
+    }
+}
+
+/// The page script's `next` of a continuation, written as its `cursor` (first, as
+/// BrowserTap writes it).
+fn written_cursor(continuation: &mut Value) -> Option<Cursor> {
+    let map = continuation.as_object_mut()?;
+    let next: Cursor = serde_json::from_value(map.remove("next")?).ok()?;
+    let rest = std::mem::take(map);
+    map.insert("cursor".into(), json!(next.to_string()));
+    map.extend(rest);
+    Some(next)
 }
 
 impl Page {
-    pub async fn scan(&self, request: &ScanRequest, deadline: Deadline) -> Result<Value> {
+    pub async fn scan(&self, request: &ScanRequest, deadline: Deadline) -> Result<Scan> {
         if request.extra_js.is_some() && !request.frame.is_empty() {
             return Err(EngineError::invalid(
                 Input::ExtraScript,
@@ -46,9 +111,9 @@ impl Page {
                     "cutlist": request.cutlist,
                     "maxchars": request.maxchars,
                     "max_targets": request.max_targets,
-                    "content_offset": request.content_offset,
-                    "targets_offset": request.targets_offset,
-                    "collapsed_phase": request.collapsed_phase,
+                    "content_offset": request.from.content_offset,
+                    "targets_offset": request.from.targets_offset,
+                    "collapsed": request.from.collapsed,
                     "ref_base": self.next_ref(),
                     // Readiness is the top document's (a frame's scan has none).
                     "render": request.frame.is_empty(),
@@ -76,7 +141,8 @@ impl Page {
             result["extra_js_result"] = extra;
         }
         self.place_in_frame(&mut result["observation"], &request.frame);
-        Ok(result)
+        let next = written_cursor(&mut result["continuation"]);
+        Ok(Scan { data: result, next })
     }
 
     /// Makes a framed scan's locators act from the top document: each target's locator
@@ -196,5 +262,41 @@ impl Page {
     pub async fn scroll(&self, to: Value, deadline: Deadline) -> Result<Value> {
         self.run_ok(&self.top(), "scroll", json!({ "to": to }), deadline)
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cursor;
+    use serde_json::json;
+
+    #[test]
+    fn a_cursor_reads_back_as_it_was_written() {
+        let cursor = Cursor {
+            collapsed: false,
+            content_offset: 35_000,
+            targets_offset: 80,
+        };
+        assert_eq!(cursor.to_string(), "35000:80");
+        assert_eq!("35000:80".parse::<Cursor>().unwrap(), cursor);
+        let collapsed: Cursor = " c0:12 ".parse().unwrap();
+        assert!(collapsed.collapsed && collapsed.targets_offset == 12);
+        assert_eq!(collapsed.to_string(), "c0:12");
+        assert_eq!("".parse::<Cursor>().unwrap(), Cursor::default());
+        for bad in ["soon", "12", "c", "1:x", "-1:2"] {
+            assert!(bad.parse::<Cursor>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_page_scripts_next_becomes_the_first_field_cursor() {
+        let mut continuation = json!({
+            "next": { "collapsed": true, "content_offset": 0, "targets_offset": 9 },
+            "collapsed_items": 3,
+        });
+        let next = super::written_cursor(&mut continuation).unwrap();
+        assert_eq!(next.to_string(), "c0:9");
+        assert_eq!(continuation, json!({ "cursor": "c0:9", "collapsed_items": 3 }));
+        assert_eq!(super::written_cursor(&mut json!(null)), None);
     }
 }

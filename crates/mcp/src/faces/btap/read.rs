@@ -35,15 +35,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
     if lean && !p.text_only {
         return lean_scan(&page, p, call.deadline).await;
     }
-    // `c…` reads on into what the cut list collapsed.
-    let (collapsed_phase, cursor) = match p.cursor.trim().strip_prefix('c') {
-        Some(rest) => (true, rest),
-        None => (false, p.cursor.trim()),
-    };
-    let (content_offset, targets_offset) = match cursor {
-        "" => (0, 0),
-        cursor => parse_cursor(cursor)?,
-    };
+    let from: engine::Cursor = p.cursor.parse()?;
     let frame = frame_steps(frame_path(p.frame.as_ref())?);
     let extra_js = Some(p.extra_js).filter(|js| !js.trim().is_empty());
     let request = ScanRequest {
@@ -58,11 +50,10 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         },
         frame,
         extra_js,
-        content_offset,
-        targets_offset,
-        collapsed_phase,
+        from,
     };
-    let mut data = page.scan(&request, call.deadline).await?;
+    let scan = page.scan(&request, call.deadline).await?;
+    let mut data = scan.data;
     if request.extra_js.is_some() {
         unobserved(&mut data["observation"]);
     }
@@ -78,7 +69,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         data["instruction"] = json!(p.instruction);
     }
     let reply = if lean {
-        let text = lean_text(&data, &info.handle);
+        let text = lean_text(&data, scan.next, &info.handle);
         Reply::data(data).lean(text)
     } else {
         Reply::data(data)
@@ -87,7 +78,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
 }
 
 /// A text-only read, leanly: the header, the page's text, and where to read on.
-fn lean_text(data: &Value, tab: &str) -> String {
+fn lean_text(data: &Value, next: Option<engine::Cursor>, tab: &str) -> String {
     let observation = &data["observation"];
     let mut text = crate::lean::header(
         observation["title"].as_str().unwrap_or_default(),
@@ -96,7 +87,7 @@ fn lean_text(data: &Value, tab: &str) -> String {
     );
     text.push_str(data["content"].as_str().unwrap_or_default().trim_end());
     text.push('\n');
-    if let Some(cursor) = data["continuation"]["cursor"].as_str() {
+    if let Some(cursor) = next {
         text.push_str(&format!("[cut: read on with cursor \"{cursor}\"]\n"));
     }
     text
@@ -199,18 +190,5 @@ fn has_choices(outline: &str) -> bool {
     outline.lines().any(|line| {
         let line = line.trim_start();
         line.contains(" options=[") || line.starts_with("combobox ") || line.starts_with("listbox ")
-    })
-}
-
-/// `"35000:80"` → the content character and the target index a continuation starts at.
-fn parse_cursor(cursor: &str) -> Result<(u64, u64), ToolError> {
-    let parsed = cursor
-        .split_once(':')
-        .and_then(|(c, t)| Some((c.trim().parse().ok()?, t.trim().parse().ok()?)));
-    parsed.ok_or_else(|| {
-        ToolError::param(
-            "cursor",
-            "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\" or \"c0:0\"",
-        )
     })
 }
