@@ -123,7 +123,7 @@ impl Env {
 pub struct Server {
     pub kind: Kind,
     /// The chrome face's tab, navigated in place.
-    pub chrome_tab: std::sync::Mutex<Option<u64>>,
+    pub chrome_tab: parking_lot::Mutex<Option<u64>>,
     pub client: Option<RunningService<RoleClient, ()>>,
     pub child: tokio::process::Child,
     pub pid: u32,
@@ -166,7 +166,7 @@ impl Server {
             tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
             return Ok(Server {
                 kind,
-                chrome_tab: std::sync::Mutex::new(None),
+                chrome_tab: parking_lot::Mutex::new(None),
                 client: None,
                 child,
                 pid,
@@ -178,7 +178,7 @@ impl Server {
         let client = ().serve((stdout, stdin)).await.context("MCP initialize")?;
         Ok(Server {
             kind,
-            chrome_tab: std::sync::Mutex::new(None),
+            chrome_tab: parking_lot::Mutex::new(None),
             client: Some(client),
             child,
             pid,
@@ -215,7 +215,7 @@ impl Server {
             }
             // In the tab the session has (the original would open a tab for each URL).
             Kind::TabwireChrome => {
-                let tab = self.chrome_tab.lock().map(|t| *t).unwrap_or(None);
+                let tab = *self.chrome_tab.lock();
                 let mut args = json!({ "url": url });
                 if let Some(tab) = tab {
                     args["tabId"] = json!(tab);
@@ -224,9 +224,8 @@ impl Server {
                 if let Some(id) = serde_json::from_str::<Value>(&reply.text)
                     .ok()
                     .and_then(|v| v["tabId"].as_u64())
-                    && let Ok(mut tab) = self.chrome_tab.lock()
                 {
-                    *tab = Some(id);
+                    *self.chrome_tab.lock() = Some(id);
                 }
                 Ok(reply)
             }

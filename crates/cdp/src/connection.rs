@@ -1,6 +1,7 @@
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -316,8 +317,8 @@ impl Connection {
         };
         {
             // The offset is taken with the send, so offsets follow the stream's order.
-            let mut enqueued = lock(&self.shared.enqueued);
-            lock(&self.shared.pending).insert(
+            let mut enqueued = self.shared.enqueued.lock();
+            self.shared.pending.lock().insert(
                 id,
                 Pending {
                     method: method.to_owned(),
@@ -369,7 +370,7 @@ impl Connection {
 
     /// How many commands await their reply (for tests and status reports).
     pub fn pending_calls(&self) -> usize {
-        lock(&self.shared.pending).len()
+        self.shared.pending.lock().len()
     }
 
     /// Returns once every event the session emitted before the replies received so far
@@ -395,7 +396,7 @@ impl Connection {
     /// A stream of every event from now on. Subscribe before sending the command whose
     /// consequence you wait for.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        match &*lock(&self.shared.events) {
+        match &*self.shared.events.lock() {
             Some(events) => events.subscribe(),
             // Closed: a stream that has already ended.
             None => broadcast::channel(1).1,
@@ -419,15 +420,6 @@ impl Connection {
     }
 }
 
-/// A std mutex's guard even when an earlier holder panicked. tabwire's critical sections
-/// only swap entries of a map or a value, so a panic cannot leave one torn, and poisoning
-/// is no reason to stop serving. The one helper of the workspace, for every crate above.
-pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 fn dispatch(shared: &Shared, text: &str) {
     let incoming: Incoming = match serde_json::from_str(text) {
         Ok(message) => message,
@@ -437,7 +429,7 @@ fn dispatch(shared: &Shared, text: &str) {
         }
     };
     if let Some(id) = incoming.id {
-        let Some(Pending { method, waiter, .. }) = lock(&shared.pending).remove(&id) else {
+        let Some(Pending { method, waiter, .. }) = shared.pending.lock().remove(&id) else {
             return; // its caller gave up (deadline passed)
         };
         let reply = match incoming.error {
@@ -455,7 +447,7 @@ fn dispatch(shared: &Shared, text: &str) {
         };
         let _ = waiter.send(reply);
     } else if let Some(method) = incoming.method {
-        let events = lock(&shared.events);
+        let events = shared.events.lock();
         let Some(events) = events.as_ref() else {
             return;
         };
@@ -474,7 +466,7 @@ fn dispatch_unreadable(shared: &Shared, head: &[u8], why: &str) {
     let id = reply_id(head);
     tracing::warn!(?id, why, "unreadable CDP message skipped");
     let Some(id) = id else { return };
-    if let Some(Pending { method, waiter, .. }) = lock(&shared.pending).remove(&id) {
+    if let Some(Pending { method, waiter, .. }) = shared.pending.lock().remove(&id) {
         let _ = waiter.send(Err(CdpError::Unreadable {
             method,
             why: why.to_owned(),
@@ -510,7 +502,7 @@ fn close(shared: &Shared) {
     // transport still holds. Never less than the truth, so a command it may have read
     // is never called undelivered.
     let read = handed.saturating_sub(unread);
-    let waiters: Vec<_> = lock(&shared.pending).drain().collect();
+    let waiters: Vec<_> = shared.pending.lock().drain().collect();
     for (_, pending) in waiters {
         let error = if pending.offset >= read {
             CdpError::Undelivered {
@@ -521,7 +513,7 @@ fn close(shared: &Shared) {
         };
         let _ = pending.waiter.send(Err(error));
     }
-    lock(&shared.events).take();
+    shared.events.lock().take();
     shared.closed_tx.send_replace(true);
 }
 
@@ -533,7 +525,7 @@ struct PendingEntry<'a> {
 
 impl Drop for PendingEntry<'_> {
     fn drop(&mut self) {
-        lock(&self.shared.pending).remove(&self.id);
+        self.shared.pending.lock().remove(&self.id);
     }
 }
 

@@ -17,6 +17,6 @@ mod connection;
 mod discovery;
 mod transport;
 
-pub use connection::{Backlog, CdpError, Connection, Event, Ledger, lock};
+pub use connection::{Backlog, CdpError, Connection, Event, Ledger};
 pub use discovery::{DiscoveryError, websocket_url};
 pub use transport::without_query;

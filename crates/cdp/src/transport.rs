@@ -292,7 +292,8 @@ pub(crate) fn spawn_websocket(socket: Socket, mut outgoing: Outgoing, sink: Inco
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
+    use parking_lot::Mutex;
+    use std::sync::Arc;
 
     use super::*;
 
@@ -301,15 +302,12 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let (messages, unreadable, closed) = (seen.clone(), seen.clone(), seen.clone());
         let sink = IncomingSink {
-            on_message: Box::new(move |text| messages.lock().unwrap().push(format!("msg {text}"))),
+            on_message: Box::new(move |text| messages.lock().push(format!("msg {text}"))),
             on_unreadable: Box::new(move |head, why| {
                 let head = String::from_utf8_lossy(head);
-                unreadable
-                    .lock()
-                    .unwrap()
-                    .push(format!("bad {head} / {why}"))
+                unreadable.lock().push(format!("bad {head} / {why}"))
             }),
-            on_close: Box::new(move || closed.lock().unwrap().push("closed".into())),
+            on_close: Box::new(move || closed.lock().push("closed".into())),
         };
         (sink, seen)
     }
@@ -321,7 +319,7 @@ mod tests {
         framer.feed(b"{\"id\":1}\0{\"id\"", &sink);
         framer.feed(b":2}\0{\"id\":3,\"result\":\"", &sink);
         framer.feed(b"far too long for the limit\"}\0{\"id\":4}\0", &sink);
-        let seen = seen.lock().unwrap().clone();
+        let seen = seen.lock().clone();
         assert_eq!(seen[0], "msg {\"id\":1}");
         assert_eq!(seen[1], "msg {\"id\":2}");
         assert!(seen[2].starts_with("bad {\"id\":3,"), "{seen:?}");
@@ -338,7 +336,7 @@ mod tests {
         let (sink, seen) = recording();
         let bytes: &[u8] = b"{\"id\":1}\n{\"id\":2,\"x\":\"\xff\"}\n{\"id\":3}\n";
         line_reader(bytes, sink).await;
-        let seen = seen.lock().unwrap().clone();
+        let seen = seen.lock().clone();
         assert_eq!(seen[0], "msg {\"id\":1}");
         assert!(seen[1].starts_with("bad {\"id\":2"), "{seen:?}");
         assert!(seen[1].ends_with("not UTF-8"), "{seen:?}");

@@ -43,7 +43,6 @@ pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
     Tab, TabInfo, link_secret_path, parse_tab_handle, tab_handle,
 };
-pub use cdp::lock;
 pub use cdp::without_query;
 pub use config::{EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};
 pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};

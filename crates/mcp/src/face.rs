@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use engine::{AgentSession, Engine, Reported, SoftFailure, TabInfo, lock};
+use engine::{AgentSession, Engine, Reported, SoftFailure, TabInfo};
 
 pub use crate::error::ToolError;
 use crate::params::{Args, Param};
@@ -262,7 +262,7 @@ pub const OVERRIDE_ENV: &str = "TABWIRE_ALLOW_BLOCKED_CDP";
 /// raw CDP.
 pub struct SessionSettings {
     floor: Profile,
-    profile: std::sync::Mutex<Profile>,
+    profile: parking_lot::Mutex<Profile>,
     pub allow_blocked_cdp: bool,
     /// How this session's replies are written.
     pub replies: Replies,
@@ -279,7 +279,7 @@ impl SessionSettings {
     ) -> SessionSettings {
         SessionSettings {
             floor,
-            profile: std::sync::Mutex::new(floor),
+            profile: parking_lot::Mutex::new(floor),
             allow_blocked_cdp,
             replies,
             brokered,
@@ -291,7 +291,7 @@ impl SessionSettings {
     }
 
     pub fn profile(&self) -> Profile {
-        *lock(&self.profile)
+        *self.profile.lock()
     }
 
     /// The operator's profile, below which this session cannot go.
@@ -313,7 +313,7 @@ impl SessionSettings {
         if profile < self.floor {
             return Err(self.floor);
         }
-        let mut current = lock(&self.profile);
+        let mut current = self.profile.lock();
         Ok(std::mem::replace(&mut *current, profile))
     }
 }

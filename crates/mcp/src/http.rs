@@ -18,10 +18,11 @@
 //!   flight (at most `drain`), then it exits. A request naming a session this server
 //!   does not hold is answered 404, so a client re-initialises, as MCP says.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::{StatusCode, header};
@@ -35,7 +36,7 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionId, SessionManager};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use engine::{Engine, lock};
+use engine::Engine;
 
 use crate::server::{ServeError, SessionOptions, TabwireServer};
 
@@ -351,7 +352,7 @@ impl Connections {
     /// Room for one more: closes the longest-idle connection if at the limit. None when
     /// every connection is busy.
     fn admit(&self, max: usize) -> Option<Arc<Connection>> {
-        let mut open = lock(&self.open);
+        let mut open = self.open.lock();
         if open.len() >= max {
             let idle = open
                 .iter()
@@ -373,7 +374,7 @@ impl Connections {
     }
 
     fn leave(&self, id: u64) {
-        lock(&self.open).retain(|c| c.id != id);
+        self.open.lock().retain(|c| c.id != id);
     }
 }
 
@@ -546,7 +547,7 @@ impl BoundedSessions {
     }
 
     fn touch(&self, id: &SessionId) {
-        lock(&self.last_active).insert(id.clone(), Instant::now());
+        self.last_active.lock().insert(id.clone(), Instant::now());
     }
 
     /// Closes the sessions idle longest until there is room for one more, forgetting
@@ -555,7 +556,7 @@ impl BoundedSessions {
         let live: std::collections::HashSet<SessionId> =
             self.inner.sessions.read().await.keys().cloned().collect();
         let oldest: Vec<SessionId> = {
-            let mut last = lock(&self.last_active);
+            let mut last = self.last_active.lock();
             last.retain(|id, _| live.contains(id));
             let mut by_age: Vec<(Instant, SessionId)> =
                 last.iter().map(|(id, at)| (*at, id.clone())).collect();
@@ -566,7 +567,7 @@ impl BoundedSessions {
         for id in oldest {
             tracing::info!(session = %id, "closing the session idle longest to make room");
             let _ = self.inner.close_session(&id).await;
-            lock(&self.last_active).remove(&id);
+            self.last_active.lock().remove(&id);
         }
     }
 }
@@ -596,7 +597,7 @@ impl SessionManager for BoundedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        lock(&self.last_active).remove(id);
+        self.last_active.lock().remove(id);
         self.inner.close_session(id).await
     }
 

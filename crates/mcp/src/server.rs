@@ -18,7 +18,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use serde_json::{Map, Value, json};
 
-use engine::{AgentSession, Engine, lock};
+use engine::{AgentSession, Engine};
 
 use crate::face::{
     Acted, Call, Face, Guide, Profile, Rendered, Replies, Reply, SessionSettings, ToolDef,
@@ -114,7 +114,7 @@ pub struct TabwireServer {
     listed: Arc<Vec<Tool>>,
     instructions: Arc<str>,
     /// The level this session's client asked logs at (None: it did not).
-    log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+    log_level: Arc<parking_lot::Mutex<Option<LoggingLevel>>>,
     /// Where this session's log notices queue, in the order they are made, for the one
     /// task that sends them (started when the client sets a level).
     notices: Arc<std::sync::OnceLock<tokio::sync::mpsc::Sender<LogNotice>>>,
@@ -127,7 +127,7 @@ pub struct TabwireServer {
 #[derive(Default)]
 struct InFlight {
     next: std::sync::atomic::AtomicU64,
-    running: std::sync::Mutex<Vec<RunningCall>>,
+    running: parking_lot::Mutex<Vec<RunningCall>>,
 }
 
 struct RunningCall {
@@ -146,7 +146,7 @@ struct CallDone {
 impl Drop for CallDone {
     fn drop(&mut self) {
         let _ = self.finished.send(true);
-        lock(&self.calls.running).retain(|c| c.id != self.id);
+        self.calls.running.lock().retain(|c| c.id != self.id);
     }
 }
 
@@ -154,7 +154,7 @@ impl InFlight {
     fn begin(self: &Arc<Self>, cancelled: tokio_util::sync::CancellationToken) -> CallDone {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (finished, receiver) = tokio::sync::watch::channel(false);
-        lock(&self.running).push(RunningCall {
+        self.running.lock().push(RunningCall {
             id,
             cancelled,
             finished: receiver,
@@ -168,7 +168,9 @@ impl InFlight {
 
     /// Waits (a bounded time) for the cancelled calls still tearing down.
     async fn settle_cancelled(&self) {
-        let waiting: Vec<tokio::sync::watch::Receiver<bool>> = lock(&self.running)
+        let waiting: Vec<tokio::sync::watch::Receiver<bool>> = self
+            .running
+            .lock()
             .iter()
             .filter(|c| c.cancelled.is_cancelled())
             .map(|c| c.finished.clone())
@@ -363,7 +365,7 @@ impl ServerHandler for TabwireServer {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let first = lock(&self.log_level).replace(request.level).is_none();
+        let first = self.log_level.lock().replace(request.level).is_none();
         if first {
             let (queue, notices) = tokio::sync::mpsc::channel(NOTICE_QUEUE);
             if self.notices.set(queue.clone()).is_ok() {
@@ -542,7 +544,7 @@ impl TabwireServer {
     /// that level.
     fn log(&self, level: LoggingLevel, data: Value) {
         use rmcp::model::LoggingMessageNotificationParam;
-        let wanted = *lock(&self.log_level);
+        let wanted = *self.log_level.lock();
         if wanted.is_some_and(|w| logging::rank(level) >= logging::rank(w))
             && let Some(queue) = self.notices.get()
         {
@@ -578,7 +580,7 @@ async fn send_notices(
 #[allow(deprecated)]
 async fn forward_logs(
     queue: tokio::sync::mpsc::Sender<LogNotice>,
-    level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+    level: Arc<parking_lot::Mutex<Option<LoggingLevel>>>,
 ) {
     use rmcp::model::LoggingMessageNotificationParam;
     let mut lines = logging::subscribe();
@@ -588,7 +590,7 @@ async fn forward_logs(
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(_) => return,
         };
-        let wanted = *lock(&level);
+        let wanted = *level.lock();
         let line_level = logging::mcp_level(line.level);
         if wanted.is_none_or(|w| logging::rank(line_level) < logging::rank(w)) {
             continue;

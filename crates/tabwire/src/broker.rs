@@ -121,7 +121,7 @@ struct BrokerState {
     /// The longest stay any client asked for after the last one leaves, in ms.
     keep_ms: AtomicU64,
     /// Agents kept by name across connections (the command line's sessions).
-    agents: std::sync::Mutex<HashMap<String, Arc<engine::AgentSession>>>,
+    agents: parking_lot::Mutex<HashMap<String, Arc<engine::AgentSession>>>,
     /// Asked to stop (`tabwire browser stop`).
     stop: tokio::sync::Notify,
 }
@@ -244,7 +244,7 @@ async fn serve_client(
         state.keep_ms.fetch_max(keep_ms, Ordering::AcqRel);
     }
     let agent = preamble.agent.as_ref().map(|name| {
-        let mut agents = engine::lock(&state.agents);
+        let mut agents = state.agents.lock();
         agents
             .entry(name.clone())
             .or_insert_with(|| Arc::new(engine.new_session()))
@@ -256,7 +256,7 @@ async fn serve_client(
 
 /// `status`: what this broker runs; `stop`: ends it (answered first).
 fn broker_command(command: &str, engine: &engine::Engine, state: &BrokerState) -> Value {
-    let agents: Vec<String> = engine::lock(&state.agents).keys().cloned().collect();
+    let agents: Vec<String> = state.agents.lock().keys().cloned().collect();
     match command {
         "status" | "stop" => json!({
             "ok": true,

@@ -4,14 +4,12 @@
 //! uses its ticket up). What a dialog is and how it is pressed is the platform's
 //! (`platform::desktop`); this is what tabwire promises around it.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use platform::desktop::DialogError;
 pub use platform::desktop::{FileDialog, Identity, InputState, supported};
-
-use crate::browser::lock;
 
 pub const TICKET_LIFE: Duration = Duration::from_secs(15);
 pub const MAX_TICKETS: usize = 8;
@@ -161,7 +159,7 @@ impl NativeDialogs {
         .map_err(|e| DialogRefusal::Unavailable(e.to_string()))??;
         let ticket =
             platform::random::hex(24).map_err(|e| DialogRefusal::Unavailable(e.to_string()))?;
-        let mut tickets = lock(&self.tickets);
+        let mut tickets = self.tickets.lock();
         tickets.retain(|t| t.expires > Instant::now());
         while tickets.len() >= MAX_TICKETS {
             tickets.pop_front();
@@ -183,7 +181,7 @@ impl NativeDialogs {
 
     /// Uses a ticket up, whatever happens next.
     pub fn take(&self, ticket: &str) -> Result<Identity, DialogRefusal> {
-        let mut tickets = lock(&self.tickets);
+        let mut tickets = self.tickets.lock();
         let at = tickets
             .iter()
             .position(|t| t.id == ticket)

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::AgentSession;
-use crate::browser::{Browser, DebugTarget, Tab, lock};
+use crate::browser::{Browser, DebugTarget, Tab};
 use crate::config::{EngineConfig, SessionBrowsers};
 use crate::error::Result;
 
@@ -65,7 +65,8 @@ impl AgentSession {
     /// The context this session made in `browser`, if it made one there (a browser
     /// relaunched since holds none of it).
     fn own_context(&self, browser: &Browser) -> Option<String> {
-        lock(&self.context)
+        self.context
+            .lock()
             .as_ref()
             .filter(|(made_in, _)| std::ptr::eq(made_in.as_ptr(), browser))
             .map(|(_, id)| id.clone())
@@ -93,7 +94,7 @@ impl AgentSession {
         }
         let id = browser.create_context().await?;
         crate::data::downloads::catch_downloads_in(browser, &self.config, Some(&id)).await?;
-        *lock(&self.context) = Some((Arc::downgrade(browser), id.clone()));
+        *self.context.lock() = Some((Arc::downgrade(browser), id.clone()));
         tracing::info!(session = self.id, context = %id, "the session's browser context was made");
         Ok(Some(id))
     }

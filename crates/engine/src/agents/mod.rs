@@ -14,11 +14,12 @@ mod services;
 mod tabs;
 mod windows;
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
-use crate::browser::{Browser, Browsers, Tab, lock, tab_handle};
+use crate::browser::{Browser, Browsers, Tab, tab_handle};
 use crate::config::{EngineConfig, SessionBrowsers};
 use crate::data::permissions::Leases;
 use crate::error::{EngineError, ErrorCode, Result};
@@ -153,7 +154,8 @@ impl Engine {
     }
 
     fn claimed_by_other(&self, client: &str, tab_id: u64, session: u64) -> bool {
-        lock(&self.defaults)
+        self.defaults
+            .lock()
             .get(&(client.to_owned(), tab_id))
             .is_some_and(|owner| *owner != session)
     }
@@ -261,12 +263,12 @@ impl AgentSession {
 
     /// Records that this session left a script in a tab, in a world.
     pub fn remember_injection(&self, tab_id: u64, world: &str) {
-        lock(&self.injections).insert(tab_id, world.to_owned());
+        self.injections.lock().insert(tab_id, world.to_owned());
     }
 
     /// The world this session left a script in, in a tab, if it did.
     pub fn injection(&self, tab_id: u64) -> Option<String> {
-        lock(&self.injections).get(&tab_id).cloned()
+        self.injections.lock().get(&tab_id).cloned()
     }
 
     /// The tab a call addresses: the explicit handle, else this session's default.
@@ -310,7 +312,7 @@ impl AgentSession {
         };
         self.set_default(&browser.client_id, tab.tab_id);
         if let Some((_, from)) = lost {
-            *lock(&self.switched) = Some(Switch {
+            *self.switched.lock() = Some(Switch {
                 from,
                 to: browser.handle(&tab),
             });
@@ -412,14 +414,16 @@ impl AgentSession {
     }
 
     pub fn set_default(&self, client: &str, tab_id: u64) {
-        let mut defaults = lock(&self.engine.defaults);
+        let mut defaults = self.engine.defaults.lock();
         defaults.retain(|_, session| *session != self.id);
         defaults.insert((client.to_owned(), tab_id), self.id);
     }
 
     /// This session's default tab: its browser's client id and the tab id.
     pub fn default_tab(&self) -> Option<(String, u64)> {
-        lock(&self.engine.defaults)
+        self.engine
+            .defaults
+            .lock()
             .iter()
             .find(|(_, session)| **session == self.id)
             .map(|(tab, _)| tab.clone())
@@ -462,7 +466,7 @@ impl AgentSession {
     /// The switch an implicit call made since the last look, because the default tab had
     /// closed: from which tab to which.
     pub fn take_switch(&self) -> Option<Switch> {
-        lock(&self.switched).take()
+        self.switched.lock().take()
     }
 
     /// Reserves a tab for one page operation. A tab another call holds answers
@@ -520,14 +524,17 @@ pub struct Switch {
 impl Drop for AgentSession {
     fn drop(&mut self) {
         self.engine.live_sessions.fetch_sub(1, Ordering::Relaxed);
-        lock(&self.engine.defaults).retain(|_, session| *session != self.id);
+        self.engine
+            .defaults
+            .lock()
+            .retain(|_, session| *session != self.id);
         // A trace it left running is ended, its last report forgotten.
         self.engine.recordings.traces.forget(self.id);
         self.engine.recordings.gifs.forget(self.id);
         // A browser of its own is closed with it; a context of its own is disposed of
         // (its tabs close with it).
         self.engine.browsers.end_session(self.id);
-        let context = lock(&self.context).take();
+        let context = self.context.lock().take();
         // What this session emulated is undone: the tabs outlive it.
         let emulated = self.engine.emulated_by(self.id);
         if !emulated.is_empty()

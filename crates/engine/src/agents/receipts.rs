@@ -2,15 +2,13 @@
 //! the work goes on, and its result can be collected later by the same agent session.
 //! A result is stored once and read any number of times; nothing is ever replayed.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::error::{EngineError, ErrorCode, Result};
 use serde_json::Value;
 use tokio::sync::watch;
-
-use crate::browser::lock;
-use crate::error::{EngineError, ErrorCode, Result};
 
 /// Completed results are kept this long…
 pub const RETENTION: Duration = Duration::from_secs(600);
@@ -63,7 +61,7 @@ impl Receipts {
     pub fn create(&self, session: u64, kind: &'static str) -> Result<Completer> {
         let id = crate::ids::unique("op");
         let (sender, result) = watch::channel(None);
-        let mut entries = lock(&self.entries);
+        let mut entries = self.entries.lock();
         let pending = entries.values().filter(|e| e.finished.is_none()).count();
         if pending >= MAX_PENDING {
             return Err(EngineError::refused(
@@ -87,7 +85,7 @@ impl Receipts {
     }
 
     pub fn complete(&self, completer: Completer, outcome: Outcome) {
-        let mut entries = lock(&self.entries);
+        let mut entries = self.entries.lock();
         if let Some(entry) = entries.get_mut(&completer.id) {
             entry.finished = Some(Instant::now());
         }
@@ -100,7 +98,7 @@ impl Receipts {
     /// Reads a receipt, waiting up to `wait` for a pending one to finish.
     pub async fn get(&self, session: u64, id: &str, wait: Duration) -> Result<ReceiptState> {
         let (kind, started, mut result) = {
-            let mut entries = lock(&self.entries);
+            let mut entries = self.entries.lock();
             evict(&mut entries);
             let entry = entries.get(id).ok_or_else(|| {
                 EngineError::refused(

@@ -2,8 +2,9 @@
 //! opening exactly once, closing only what its task owns, and answering dialogs.
 
 use crate::ids::Deadline;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::AgentSession;
 use crate::browser::{
-    Browser, Dialog, DialogAnswer, DialogOutcome, Tab, TabInfo, lock, parse_tab_handle,
+    Browser, Dialog, DialogAnswer, DialogOutcome, Tab, TabInfo, parse_tab_handle,
 };
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::check_url_scheme;
@@ -49,7 +50,7 @@ pub(super) struct Creations {
 
 impl Creations {
     fn record(&self, operation_id: &str, session: u64, creation: Creation) {
-        let mut records = lock(&self.by_operation);
+        let mut records = self.by_operation.lock();
         let made = records
             .get(operation_id)
             .map_or_else(Instant::now, |(_, _, at)| *at);
@@ -69,21 +70,22 @@ impl Creations {
 
     /// Whether `session` created this tab (as far as the records still go).
     pub(super) fn made_by(&self, session: u64, client: &str, tab_id: u64) -> bool {
-        lock(&self.by_operation).values().any(|(s, creation, _)| {
+        self.by_operation.lock().values().any(|(s, creation, _)| {
             *s == session
                 && matches!(creation, Creation::Done { tab, .. } if tab.client_id == client && tab.tab_id == tab_id)
         })
     }
 
     fn get(&self, operation_id: &str) -> Option<(u64, Creation)> {
-        lock(&self.by_operation)
+        self.by_operation
+            .lock()
             .get(operation_id)
             .map(|(session, creation, _)| (*session, creation.clone()))
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        lock(&self.by_operation).len()
+        self.by_operation.lock().len()
     }
 }
 

@@ -5,12 +5,13 @@
 //! A connect never holds the lock that readers of the current browser take: a status
 //! report during a slow launch or an unreachable endpoint answers at once.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use super::farm::{self, Pool, Seat};
 use super::link::Links;
-use super::{Browser, BrowserSetup, Tab, TabRegistry, launch, lock, parse_tab_handle};
+use super::{Browser, BrowserSetup, Tab, TabRegistry, launch, parse_tab_handle};
 use crate::config::{EngineConfig, LinkConfig, SessionBrowsers};
 use crate::error::{EngineError, Result};
 
@@ -206,14 +207,14 @@ impl Browsers {
         if let Some(browser) = self.current() {
             return Ok(browser);
         }
-        let dead = lock(&self.current).take();
+        let dead = self.current.lock().take();
         if let Some(dead) = dead {
             tracing::warn!("browser connection lost; reconnecting");
             dead.browser.shutdown().await;
         }
         let slot = self.connect_slot(false).await?;
         let browser = slot.browser.clone();
-        *lock(&self.current) = Some(slot);
+        *self.current.lock() = Some(slot);
         self.connected(&browser);
         self.watch_for_loss(&browser);
         Ok(browser)
@@ -229,7 +230,9 @@ impl Browsers {
         if let Some(browser) = self.own_now(session) {
             return Ok(browser);
         }
-        let gate = lock(&self.own_connecting)
+        let gate = self
+            .own_connecting
+            .lock()
             .entry(session)
             .or_default()
             .clone();
@@ -239,7 +242,9 @@ impl Browsers {
         }
         // Its browser went a moment ago and the watcher has not put that on record yet:
         // do it now, as this session's loss, so the reply says what was lost.
-        let dead = lock(&self.own)
+        let dead = self
+            .own
+            .lock()
             .get(&session)
             .map(|slot| slot.browser.clone());
         if let Some(dead) = dead {
@@ -247,7 +252,7 @@ impl Browsers {
         }
         let slot = self.connect_slot(true).await?;
         let browser = slot.browser.clone();
-        lock(&self.own).insert(session, slot);
+        self.own.lock().insert(session, slot);
         self.connected(&browser);
         self.watch_for_loss(&browser);
         Ok(browser)
@@ -255,7 +260,8 @@ impl Browsers {
 
     /// A session's own browser if it is connected now.
     fn own_now(&self, session: u64) -> Option<Arc<Browser>> {
-        lock(&self.own)
+        self.own
+            .lock()
             .get(&session)
             .map(|slot| slot.browser.clone())
             .filter(|b| !b.conn.is_closed())
@@ -297,8 +303,8 @@ impl Browsers {
     /// Ends a session's own browser, if it has one: the connection is closed (a farm
     /// closes the browser with it) and its seat given back. Not a loss.
     pub fn end_session(&self, session: u64) {
-        lock(&self.own_connecting).remove(&session);
-        let Some(slot) = lock(&self.own).remove(&session) else {
+        self.own_connecting.lock().remove(&session);
+        let Some(slot) = self.own.lock().remove(&session) else {
             return;
         };
         slot.browser
@@ -444,7 +450,7 @@ impl Browsers {
         let tabs_lost = browser.forget_all();
         // Whose browser it was: the shared one, or one session's own.
         let session = {
-            let mut own = lock(&self.own);
+            let mut own = self.own.lock();
             let session = own
                 .iter()
                 .find(|(_, slot)| Arc::ptr_eq(&slot.browser, browser))
@@ -454,7 +460,7 @@ impl Browsers {
             }
             session
         };
-        let mut lost = lock(&self.lost);
+        let mut lost = self.lost.lock();
         let seq = lost.back().map_or(1, |l| l.seq + 1);
         let at_ms = crate::ids::now_ms();
         if browser.closing.load(std::sync::atomic::Ordering::Acquire) {
@@ -474,7 +480,7 @@ impl Browsers {
             session,
         });
         drop(lost);
-        let mut current = lock(&self.current);
+        let mut current = self.current.lock();
         if current
             .as_ref()
             .is_some_and(|c| Arc::ptr_eq(&c.browser, browser))
@@ -494,18 +500,18 @@ impl Browsers {
                 })
                 .flatten()
         };
-        let current = lock(&self.current).as_ref().and_then(seat_url);
-        current.or_else(|| lock(&self.own).values().find_map(seat_url))
+        let current = self.current.lock().as_ref().and_then(seat_url);
+        current.or_else(|| self.own.lock().values().find_map(seat_url))
     }
 
     /// The last browser lost, if one was.
     pub fn last_loss(&self) -> Option<Loss> {
-        lock(&self.lost).back().cloned()
+        self.lost.lock().back().cloned()
     }
 
     /// The last loss of a browser a session used: its own, when each has one.
     pub fn last_loss_of(&self, session: u64) -> Option<Loss> {
-        let lost = lock(&self.lost);
+        let lost = self.lost.lock();
         if !self.per_session() {
             return lost.back().cloned();
         }
@@ -520,7 +526,8 @@ impl Browsers {
         if self.is_extension() {
             return self.links.live().pop();
         }
-        lock(&self.current)
+        self.current
+            .lock()
             .as_ref()
             .map(|slot| slot.browser.clone())
             .filter(|b| !b.conn.is_closed())
@@ -532,7 +539,9 @@ impl Browsers {
             return self.links.live();
         }
         if self.per_session() {
-            return lock(&self.own)
+            return self
+                .own
+                .lock()
                 .values()
                 .map(|slot| slot.browser.clone())
                 .filter(|b| !b.conn.is_closed())
@@ -568,11 +577,11 @@ impl Browsers {
     }
 
     pub async fn shutdown(&self) {
-        let sessions: Vec<u64> = lock(&self.own).keys().copied().collect();
+        let sessions: Vec<u64> = self.own.lock().keys().copied().collect();
         for session in sessions {
             self.end_session(session);
         }
-        let slot = lock(&self.current).take();
+        let slot = self.current.lock().take();
         if let Some(slot) = slot {
             slot.browser.shutdown().await;
         }

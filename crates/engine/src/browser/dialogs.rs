@@ -60,7 +60,7 @@ pub(super) fn on_dialog_opening(browser: &Arc<Browser>, session: &str, params: &
     if accept && let Some(prompt) = &dialog.default_prompt {
         answer["promptText"] = json!(prompt);
     }
-    super::lock(&browser.table).push_answered(&target, dialog);
+    browser.table.lock().push_answered(&target, dialog);
     let conn = browser.conn.clone();
     let session = session.to_owned();
     tokio::spawn(async move {

@@ -2,12 +2,10 @@
 //! newest last, so a wait for "the download the page just started" finds it even when
 //! it began before the wait did. Bounded: the oldest are forgotten first.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::Mutex;
 
 use serde_json::Value;
-
-use super::lock;
 
 const KEPT: usize = 64;
 
@@ -35,7 +33,7 @@ pub struct DownloadLog {
 
 impl DownloadLog {
     pub(super) fn on_event(&self, method: &str, params: &Value) {
-        let mut records = lock(&self.records);
+        let mut records = self.records.lock();
         match method {
             "Browser.downloadWillBegin" => {
                 if records.len() == KEPT {
@@ -76,7 +74,7 @@ impl DownloadLog {
         matches: impl Fn(&DownloadRecord) -> bool,
         claim: bool,
     ) -> Option<DownloadRecord> {
-        let mut records = lock(&self.records);
+        let mut records = self.records.lock();
         let record = records.iter_mut().find(|r| !r.claimed && matches(r))?;
         record.claimed |= claim;
         Some(record.clone())
@@ -84,6 +82,6 @@ impl DownloadLog {
 
     /// The record of one download now.
     pub fn get(&self, guid: &str) -> Option<DownloadRecord> {
-        lock(&self.records).iter().find(|r| r.guid == guid).cloned()
+        self.records.lock().iter().find(|r| r.guid == guid).cloned()
     }
 }

@@ -8,7 +8,7 @@ use cdp::Event;
 use serde_json::json;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
-use super::{Browser, HOUSEKEEPING, dialogs, lock};
+use super::{Browser, HOUSEKEEPING, dialogs};
 
 pub(super) async fn track(browser: Weak<Browser>, mut events: Receiver<Arc<Event>>) {
     loop {
@@ -90,12 +90,12 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
 }
 
 fn on_detached(browser: &Browser, session: &str) {
-    let mut worker = lock(&browser.extension_session);
+    let mut worker = browser.extension_session.lock();
     if worker.as_deref() == Some(session) {
         *worker = None;
     }
     drop(worker);
-    let mut table = lock(&browser.table);
+    let mut table = browser.table.lock();
     for tab in table.values_mut() {
         if tab.session.as_deref() == Some(session) {
             tab.session = None;
@@ -119,7 +119,7 @@ fn note_child_session(browser: &Arc<Browser>, event: &Event) {
         return;
     }
     {
-        let mut table = lock(&browser.table);
+        let mut table = browser.table.lock();
         for tab in table.values_mut() {
             let owns_parent = tab.session.as_deref() == Some(parent)
                 || tab.child_sessions.values().any(|s| s == parent);

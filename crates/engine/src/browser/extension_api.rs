@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Browser, Browsers, HOUSEKEEPING, lock};
+use super::{Browser, Browsers, HOUSEKEEPING};
 use crate::error::{EngineError, ErrorCode, Result};
 
 const NEXT_ACTION: &str = super::link::NEXT_ACTION;
@@ -55,7 +55,7 @@ impl Browser {
 
     /// A debugger session on our extension's service worker (which also keeps it awake).
     async fn extension_worker(&self) -> Result<String> {
-        if let Some(session) = lock(&self.extension_session).clone() {
+        if let Some(session) = self.extension_session.lock().clone() {
             return Ok(session);
         }
         let Some(id) = &self.extension_id else {
@@ -149,7 +149,7 @@ impl Browser {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        *lock(&self.extension_session) = Some(session.clone());
+        *self.extension_session.lock() = Some(session.clone());
         Ok(session)
     }
 }
@@ -178,8 +178,8 @@ impl Browsers {
     pub async fn extension_status(&self) -> Value {
         let expected = self.config().extension_stamp.clone();
         let running = match self.current() {
-            Some(browser) if !lock(&browser.link_info).is_null() => {
-                let hello = lock(&browser.link_info).clone();
+            Some(browser) if !browser.link_info.lock().is_null() => {
+                let hello = browser.link_info.lock().clone();
                 Some((
                     hello["extension_version"].clone(),
                     hello["build_stamp"].as_str().map(str::to_owned),

@@ -5,11 +5,10 @@
 //! that refused or could not be reached is skipped for [`COOL_DOWN`] while another is
 //! there to try. The seat is given back when the connection's browser goes.
 
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use super::lock;
 
 /// How long an endpoint that failed is passed over, while another can be tried.
 pub const COOL_DOWN: Duration = Duration::from_secs(30);
@@ -54,7 +53,7 @@ impl Seat {
 
     /// The endpoint refused or could not be reached: pass it over for a while.
     pub fn failed(&self) {
-        *lock(&self.endpoint.failed_at) = Some(Instant::now());
+        *self.endpoint.failed_at.lock() = Some(Instant::now());
     }
 }
 
@@ -84,7 +83,7 @@ impl Pool {
             .iter()
             .enumerate()
             .map(|(index, endpoint)| {
-                let failed_at = *lock(&endpoint.failed_at);
+                let failed_at = *endpoint.failed_at.lock();
                 let cooling = failed_at.is_some_and(|at| now.duration_since(at) < COOL_DOWN);
                 let seats = endpoint.seats.load(Ordering::Relaxed);
                 (cooling, if cooling { 0 } else { seats }, failed_at, index)

@@ -7,14 +7,15 @@
 //! commands with `chrome.tabs` and carries page sessions through `chrome.debugger`, so
 //! the engine drives a linked browser exactly as it drives one it launched.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-use super::{Browser, Browsers, lock};
+use super::{Browser, Browsers};
 use crate::error::{EngineError, ErrorCode, Result};
 
 /// How long a call waits for a browser to link before answering `extension_unavailable`.
@@ -40,7 +41,8 @@ pub(super) struct Links {
 impl Links {
     /// The live links, most recently linked last.
     pub(super) fn live(&self) -> Vec<Arc<Browser>> {
-        lock(&self.live)
+        self.live
+            .lock()
             .iter()
             .filter(|b| !b.conn.is_closed())
             .cloned()
@@ -111,13 +113,13 @@ impl Browsers {
             Browser::start(conn.clone(), &hello.client_id, self.setup(None, None)).await?;
         let mut info = serde_json::to_value(&hello).unwrap_or(Value::Null);
         info["linked_at_ms"] = json!(crate::ids::now_ms());
-        *lock(&browser.link_info) = info;
+        *browser.link_info.lock() = info;
         {
-            let mut live = lock(&self.links.live);
+            let mut live = self.links.live.lock();
             live.retain(|b| b.client_id != hello.client_id && !b.conn.is_closed());
             live.push(browser.clone());
         }
-        lock(&self.links.dropped).remove(&hello.client_id);
+        self.links.dropped.lock().remove(&hello.client_id);
         self.links.changed.notify_waiters();
         self.connected(&browser);
         let browsers = Arc::downgrade(self);
@@ -125,11 +127,15 @@ impl Browsers {
         tokio::spawn(async move {
             conn.closed().await;
             if let Some(browsers) = browsers.upgrade() {
-                let mut live = lock(&browsers.links.live);
+                let mut live = browsers.links.live.lock();
                 live.retain(|b| !(b.client_id == client && b.conn.is_closed()));
                 if !live.iter().any(|b| b.client_id == client) {
                     tracing::info!(client = %client, "browser link dropped; waiting for it to relink");
-                    lock(&browsers.links.dropped).insert(client, crate::ids::now_ms());
+                    browsers
+                        .links
+                        .dropped
+                        .lock()
+                        .insert(client, crate::ids::now_ms());
                 }
             }
         });
@@ -153,7 +159,7 @@ impl Browsers {
     /// Why no browser is linked: one whose worker stopped and has not come back yet, or
     /// none ever linked.
     fn no_link(&self) -> EngineError {
-        let dropped = lock(&self.links.dropped);
+        let dropped = self.links.dropped.lock();
         let message = match dropped.iter().max_by_key(|(_, since)| **since) {
             Some((client, since)) => format!(
                 "browser '{client}' lost its link {} s ago (its extension worker stopped) and has not relinked within {} s; the extension's alarm wakes its worker every few seconds (every 30 s when installed packed); retry shortly, or open the browser to wake it",
@@ -170,7 +176,10 @@ impl Browsers {
         let deadline = tokio::time::Instant::now() + LINK_WAIT;
         loop {
             let changed = self.links.changed.notified();
-            let found = lock(&self.links.live)
+            let found = self
+                .links
+                .live
+                .lock()
                 .iter()
                 .find(|b| b.client_id == client && !b.conn.is_closed())
                 .cloned();
@@ -190,7 +199,9 @@ impl Browsers {
     /// is a browser closed, not a worker restarting.)
     pub fn dropped_links(&self) -> Vec<Value> {
         let now = crate::ids::now_ms();
-        lock(&self.links.dropped)
+        self.links
+            .dropped
+            .lock()
             .iter()
             .filter(|(_, since)| now.saturating_sub(**since) < WORKER_RESTART_GRACE_MS)
             .map(|(client, since)| {
@@ -208,7 +219,7 @@ impl Browsers {
         self.links
             .live()
             .iter()
-            .map(|b| json!({ "client_id": b.client_id, "hello": lock(&b.link_info).clone() }))
+            .map(|b| json!({ "client_id": b.client_id, "hello": b.link_info.lock().clone() }))
             .collect()
     }
 }

@@ -20,8 +20,9 @@ mod process;
 pub(crate) mod tabs;
 pub mod userscripts;
 
+use parking_lot::Mutex;
 use platform::process::BrowserProcess as Child;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use process::Process;
@@ -33,11 +34,11 @@ use crate::error::{EngineError, Result};
 pub use connector::{Browsers, Loss, OnConnect};
 pub use dialogs::{DialogAnswer, DialogOutcome};
 pub use link::{LINK_WAIT, LinkHello, link_secret_path};
+pub(crate) use tabs::TabState;
 pub use tabs::{
     ClosedTab, Dialog, DialogPolicy, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle,
     tab_handle,
 };
-pub(crate) use tabs::{TabState, lock};
 
 /// Deadline for the small housekeeping commands (attach, enable, list).
 pub(crate) const HOUSEKEEPING: Duration = Duration::from_secs(10);
@@ -171,7 +172,7 @@ impl Browser {
             .call(None, "Browser.getVersion", json!({}), HOUSEKEEPING)
             .await
         {
-            *lock(&browser.product) = version["product"].as_str().unwrap_or_default().into();
+            *browser.product.lock() = version["product"].as_str().unwrap_or_default().into();
         }
         Ok(browser)
     }
@@ -187,7 +188,10 @@ impl Browser {
             .as_array()
             .cloned()
             .unwrap_or_default();
-        let (added, closed) = lock(&self.table).reconcile(&self.registry, &self.client_id, &infos);
+        let (added, closed) = self
+            .table
+            .lock()
+            .reconcile(&self.registry, &self.client_id, &infos);
         self.registry.note_change();
         if added + closed > 0 {
             tracing::debug!(added, closed, client = %self.client_id, "tab table resynchronised");
@@ -199,17 +203,17 @@ impl Browser {
     /// extension's report, or the product it says it is.
     pub fn is_named(&self, name: &str) -> bool {
         let name = name.to_ascii_lowercase();
-        let linked = lock(&self.link_info)["browser"]
+        let linked = self.link_info.lock()["browser"]
             .as_str()
             .unwrap_or_default()
             .to_ascii_lowercase();
-        let product = lock(&self.product).to_ascii_lowercase();
+        let product = self.product.lock().to_ascii_lowercase();
         linked.contains(&name) || product.contains(&name) || self.client_id == name
     }
 
     /// Whether this browser is linked through the extension (not launched or attached).
     pub fn is_linked(&self) -> bool {
-        !lock(&self.link_info).is_null()
+        !self.link_info.lock().is_null()
     }
 
     /// The process id of a browser we launched.
@@ -247,11 +251,11 @@ impl Browser {
     /// user agent or a launched browser's product says. Chromium and other Chrome builds
     /// are `chrome`.
     pub fn kind(&self) -> &'static str {
-        let linked = lock(&self.link_info)["browser"]
+        let linked = self.link_info.lock()["browser"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        let said = format!("{linked} {}", lock(&self.product));
+        let said = format!("{linked} {}", self.product.lock());
         if said.contains("Edg/") || said.contains("Edge/") {
             "edge"
         } else if said.contains("OPR/") || said.contains("Opera") {
@@ -268,13 +272,13 @@ impl Browser {
 
     /// Records a page target (idempotent), returning its tab.
     pub(crate) fn note_target(&self, info: &Value) -> Option<Tab> {
-        let mut table = lock(&self.table);
+        let mut table = self.table.lock();
         let state = table.note(&self.registry, &self.client_id, info)?;
         Some(state.snapshot(&self.registry, &self.client_id))
     }
 
     pub fn tabs(&self) -> Vec<Tab> {
-        let table = lock(&self.table);
+        let table = self.table.lock();
         let mut tabs: Vec<Tab> = table
             .values()
             .map(|t| t.snapshot(&self.registry, &self.client_id))
@@ -284,20 +288,22 @@ impl Browser {
     }
 
     pub fn tab_by_id(&self, tab_id: u64) -> Option<Tab> {
-        lock(&self.table)
+        self.table
+            .lock()
             .values()
             .find(|tab| tab.tab_id == tab_id)
             .map(|t| t.snapshot(&self.registry, &self.client_id))
     }
 
     pub(crate) fn tab_by_target(&self, target_id: &str) -> Option<Tab> {
-        lock(&self.table)
+        self.table
+            .lock()
             .get(target_id)
             .map(|t| t.snapshot(&self.registry, &self.client_id))
     }
 
     pub(crate) fn update_tab(&self, target_id: &str, change: impl FnOnce(&mut TabState)) {
-        if let Some(tab) = lock(&self.table).get_mut(target_id) {
+        if let Some(tab) = self.table.lock().get_mut(target_id) {
             change(tab);
         }
     }
@@ -310,7 +316,9 @@ impl Browser {
 
     /// Forgets every tab (the browser is gone); how many there were.
     pub(crate) fn forget_all(&self) -> usize {
-        let targets: Vec<String> = lock(&self.table)
+        let targets: Vec<String> = self
+            .table
+            .lock()
             .values()
             .map(|t| t.target_id.clone())
             .collect();
@@ -323,12 +331,13 @@ impl Browser {
 
     /// Forgets a closed tab; late events about it cannot bring it back.
     pub(crate) fn forget_tab(&self, target_id: &str) {
-        lock(&self.table).remove(target_id);
+        self.table.lock().remove(target_id);
         self.registry.mark_closed(&self.client_id, target_id);
     }
 
     pub(crate) fn target_of_session(&self, session_id: &str) -> Option<String> {
-        lock(&self.table)
+        self.table
+            .lock()
             .values()
             .find(|tab| tab.session.as_deref() == Some(session_id))
             .map(|tab| tab.target_id.clone())
@@ -366,7 +375,7 @@ impl Browser {
         self.note_target(&info);
         self.set_owner(&target_id, owner_id);
         if active {
-            *lock(&self.front) = Some(target_id.clone());
+            *self.front.lock() = Some(target_id.clone());
         }
         self.tab_by_target(&target_id)
             .ok_or(EngineError::NoSuchTab(target_id))
@@ -408,7 +417,7 @@ impl Browser {
 
     /// Closes a tab. Ok(false) when it was already gone.
     pub(crate) async fn close_tab(&self, tab: &Tab) -> Result<bool> {
-        let last = lock(&self.table).values().count() == 1;
+        let last = self.table.lock().values().count() == 1;
         let closed = self
             .conn
             .call(
@@ -482,7 +491,7 @@ impl Browser {
                 HOUSEKEEPING,
             )
             .await?;
-        *lock(&self.front) = Some(tab.target_id.clone());
+        *self.front.lock() = Some(tab.target_id.clone());
         self.uncover(&tab.target_id);
         Ok(())
     }
@@ -490,7 +499,7 @@ impl Browser {
     /// A tab now in front of its window: the tabs that may share that window with it
     /// (its opener, its popups, its opener's other popups) are behind it.
     fn uncover(&self, target_id: &str) {
-        let mut table = lock(&self.table);
+        let mut table = self.table.lock();
         let opener = table.get(target_id).and_then(|tab| tab.opener.clone());
         for tab in table.values_mut() {
             let beside = tab.opener.as_deref() == Some(target_id)
@@ -506,14 +515,15 @@ impl Browser {
 
     /// Whether a tab may be hidden behind another of its window (see `TabState::covered`).
     pub(crate) fn is_covered(&self, target_id: &str) -> bool {
-        lock(&self.table)
+        self.table
+            .lock()
             .get(target_id)
             .is_some_and(|tab| tab.covered)
     }
 
     /// The target of the tab tabwire last brought to the front, if it is still open.
     pub(crate) fn front_tab(&self) -> Option<String> {
-        let front = lock(&self.front).clone()?;
+        let front = self.front.lock().clone()?;
         self.tab_by_target(&front).map(|_| front)
     }
 

@@ -2,13 +2,11 @@
 //! closed (so no command is written into a pipe nobody reads, and the call in flight is
 //! answered at once) and the exit is on record for status reports.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use platform::process::BrowserProcess;
 use tokio::sync::{oneshot, watch};
-
-use super::lock;
 
 pub(crate) struct Process {
     pid: Option<u32>,
@@ -66,7 +64,7 @@ impl Process {
     }
 
     pub(crate) fn kill(&self) {
-        if let Some(kill) = lock(&self.kill).take() {
+        if let Some(kill) = self.kill.lock().take() {
             let _ = kill.send(());
         }
     }

@@ -5,9 +5,10 @@
 //! [`TabRegistry`]; what the connection knows of it now (URL, CDP session, frames,
 //! dialogs) lives in the [`TabTable`]. A [`Tab`] is a snapshot of both.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -116,7 +117,7 @@ impl Stop {
     }
 
     pub fn ask(&self, reason: crate::error::ErrorCode) {
-        lock(&self.reason).get_or_insert(reason);
+        self.reason.lock().get_or_insert(reason);
         self.asked.cancel();
     }
 
@@ -146,7 +147,9 @@ impl Stop {
                 }
             }
         }
-        lock(&self.reason).unwrap_or(crate::error::ErrorCode::Cancelled)
+        self.reason
+            .lock()
+            .unwrap_or(crate::error::ErrorCode::Cancelled)
     }
 }
 
@@ -357,7 +360,7 @@ impl TabRegistry {
     /// A linked browser names its targets after Chrome's own tab ids (`tab-N`), which are
     /// kept as ours; elsewhere ids come from a counter and are never reused.
     fn live_id(&self, client: &str, target: &str) -> Option<u64> {
-        let mut records = lock(&self.records);
+        let mut records = self.records.lock();
         let record = records
             .entry((client.to_owned(), target.to_owned()))
             .or_insert_with(|| TabRecord {
@@ -370,19 +373,24 @@ impl TabRegistry {
     }
 
     pub(crate) fn owner(&self, client: &str, target: &str) -> Option<String> {
-        lock(&self.records)
+        self.records
+            .lock()
             .get(&(client.to_owned(), target.to_owned()))
             .and_then(|r| r.owner.clone())
     }
 
     pub(crate) fn set_owner(&self, client: &str, target: &str, owner: Option<String>) {
-        if let Some(record) = lock(&self.records).get_mut(&(client.to_owned(), target.to_owned())) {
+        if let Some(record) = self
+            .records
+            .lock()
+            .get_mut(&(client.to_owned(), target.to_owned()))
+        {
             record.owner = owner;
         }
     }
 
     pub(crate) fn mark_closed(&self, client: &str, target: &str) {
-        let mut records = lock(&self.records);
+        let mut records = self.records.lock();
         if let Some(record) = records.get_mut(&(client.to_owned(), target.to_owned())) {
             record.closed.get_or_insert_with(Instant::now);
         }
@@ -391,7 +399,7 @@ impl TabRegistry {
 
     /// Closes the live records of `client` whose targets are not `present`.
     fn close_missing(&self, client: &str, present: &std::collections::HashSet<&str>) {
-        let mut records = lock(&self.records);
+        let mut records = self.records.lock();
         let now = Instant::now();
         for ((c, target), record) in records.iter_mut() {
             if c == client && record.closed.is_none() && !present.contains(target.as_str()) {
@@ -403,7 +411,8 @@ impl TabRegistry {
 
     /// A closed tab of this client with this id, if one is still on record.
     pub fn closed(&self, client: &str, tab_id: u64) -> Option<ClosedTab> {
-        lock(&self.records)
+        self.records
+            .lock()
             .iter()
             .find(|((c, _), r)| c == client && r.id == tab_id && r.closed.is_some())
             .map(|(_, r)| ClosedTab {
@@ -413,7 +422,7 @@ impl TabRegistry {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        lock(&self.records).len()
+        self.records.lock().len()
     }
 }
 
@@ -508,8 +517,6 @@ pub fn parse_tab_handle(handle: &str, client_id: &str) -> Result<u64> {
         )
     })
 }
-
-pub(crate) use cdp::lock;
 
 // A tab's dialogs: how it answers them, and one it saw (answering them: `dialogs`).
 

@@ -4,12 +4,12 @@
 //! wrapped so a script runs only where its URL patterns match), and a script added,
 //! disabled or removed is put into or taken out of every tab already attached.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use serde::Serialize;
 use serde_json::json;
 
-use super::{Browser, HOUSEKEEPING, lock};
+use super::{Browser, HOUSEKEEPING};
 use crate::error::{EngineError, Input, Result};
 
 /// The isolated world userscripts of that world run in (not tabwire's own).
@@ -80,17 +80,17 @@ pub struct UserScripts {
 
 impl UserScripts {
     pub fn list(&self) -> Vec<UserScript> {
-        lock(&self.scripts).clone()
+        self.scripts.lock().clone()
     }
 
     pub fn get(&self, id: &str) -> Option<UserScript> {
-        lock(&self.scripts).iter().find(|s| s.id == id).cloned()
+        self.scripts.lock().iter().find(|s| s.id == id).cloned()
     }
 
     /// Keeps a new script (enabled); it is not yet in any tab.
     pub(crate) fn add(&self, new: NewUserScript) -> Result<UserScript> {
         check(&new)?;
-        let mut scripts = lock(&self.scripts);
+        let mut scripts = self.scripts.lock();
         if scripts.len() >= MAX_SCRIPTS {
             return Err(EngineError::invalid(
                 Input::Script,
@@ -127,7 +127,7 @@ impl UserScripts {
     /// in again.
     pub(crate) fn replace(&self, id: &str, new: NewUserScript) -> Result<UserScript> {
         check(&new)?;
-        let mut scripts = lock(&self.scripts);
+        let mut scripts = self.scripts.lock();
         let script = scripts
             .iter_mut()
             .find(|s| s.id == id)
@@ -151,7 +151,7 @@ impl UserScripts {
 
     /// Forgets a script; the script as it was.
     pub(crate) fn remove(&self, id: &str) -> Result<UserScript> {
-        let mut scripts = lock(&self.scripts);
+        let mut scripts = self.scripts.lock();
         let at = scripts
             .iter()
             .position(|s| s.id == id)
@@ -161,7 +161,7 @@ impl UserScripts {
 
     /// Turns a script on or off; the script now.
     pub(crate) fn set_enabled(&self, id: &str, enabled: bool) -> Result<UserScript> {
-        let mut scripts = lock(&self.scripts);
+        let mut scripts = self.scripts.lock();
         let script = scripts
             .iter_mut()
             .find(|s| s.id == id)

@@ -4,15 +4,16 @@
 //! restoration fails stays on record as `manual_recovery` with the prior setting.
 
 use crate::ids::Deadline;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::browser::{Browser, Browsers, HOUSEKEEPING, lock};
+use crate::browser::{Browser, Browsers, HOUSEKEEPING};
 use crate::error::{EngineError, Input, Result};
 use crate::files;
 use crate::page::Page;
@@ -206,7 +207,9 @@ impl Leases {
             .lock_setting(&browser.client_id, &origin, permission.name())
             .await;
         // A second lease on the same setting keeps the first one's prior.
-        let existing = lock(&self.active)
+        let existing = self
+            .active
+            .lock()
             .iter()
             .find(|l| {
                 l.client_id == browser.client_id
@@ -243,7 +246,7 @@ impl Leases {
             manual_recovery: None,
         };
         {
-            let mut active = lock(&self.active);
+            let mut active = self.active.lock();
             active.retain(|l| l.id != lease.id);
             active.push(lease.clone());
         }
@@ -266,7 +269,7 @@ impl Leases {
             origin.to_owned(),
             permission.to_owned(),
         );
-        let setting = lock(&self.setting_locks).entry(key).or_default().clone();
+        let setting = self.setting_locks.lock().entry(key).or_default().clone();
         setting.lock_owned().await
     }
 
@@ -282,7 +285,9 @@ impl Leases {
             let Some(browsers) = leases.browsers.upgrade() else {
                 return;
             };
-            let Some(client) = lock(&leases.active)
+            let Some(client) = leases
+                .active
+                .lock()
                 .iter()
                 .find(|l| l.id == id)
                 .map(|l| l.client_id.clone())
@@ -299,7 +304,7 @@ impl Leases {
                         .restore(&browser, |l| l.id == id && l.expires_at <= now())
                         .await;
                 }
-                None => lock(&leases.leftovers).push(id),
+                None => leases.leftovers.lock().push(id),
             }
         });
     }
@@ -326,8 +331,8 @@ impl Leases {
         // This browser's leftovers (a lease from before the client id was kept is taken
         // by whichever browser connects first, as it was before).
         let mine: Vec<String> = {
-            let active = lock(&self.active);
-            let mut leftovers = lock(&self.leftovers);
+            let active = self.active.lock();
+            let mut leftovers = self.leftovers.lock();
             let (mine, others): (Vec<String>, Vec<String>) = leftovers.drain(..).partition(|id| {
                 active.iter().any(|l| {
                     &l.id == id && (l.client_id.is_empty() || l.client_id == browser.client_id)
@@ -351,13 +356,16 @@ impl Leases {
     async fn restore(&self, browser: &Browser, matching: impl Fn(&Lease) -> bool) -> Result<Value> {
         let of_this_browser =
             |l: &Lease| l.client_id.is_empty() || l.client_id == browser.client_id;
-        let selected: Vec<Lease> = lock(&self.active)
+        let selected: Vec<Lease> = self
+            .active
+            .lock()
             .iter()
             .filter(|l| of_this_browser(l) && matching(l))
             .cloned()
             .collect();
         let remaining = || {
-            lock(&self.active)
+            self.active
+                .lock()
                 .iter()
                 .filter(|l| of_this_browser(l))
                 .count()
@@ -376,7 +384,9 @@ impl Leases {
                 .await;
             // As it is now that the setting is ours: renewed meanwhile (no longer
             // expired), or already restored, it is left alone.
-            let Some(lease) = lock(&self.active)
+            let Some(lease) = self
+                .active
+                .lock()
                 .iter()
                 .find(|l| l.id == lease.id && matching(l))
                 .cloned()
@@ -402,10 +412,10 @@ impl Leases {
                 Err(EngineError::Cdp(cdp::CdpError::Protocol { .. }))
                     if lease.context.is_some() =>
                 {
-                    lock(&self.active).retain(|l| l.id != lease.id);
+                    self.active.lock().retain(|l| l.id != lease.id);
                 }
                 Ok(()) => {
-                    lock(&self.active).retain(|l| l.id != lease.id);
+                    self.active.lock().retain(|l| l.id != lease.id);
                     restored.push(json!({ "origin": lease.origin, "permission": lease.permission, "restored_to": lease.prior, "prior_verified": lease.prior_verified }));
                 }
                 Err(error) => {
@@ -413,7 +423,7 @@ impl Leases {
                         "restore {} for {} to '{}' by hand in the browser's site settings: {error}",
                         lease.permission, lease.origin, lease.prior
                     );
-                    for l in lock(&self.active).iter_mut().filter(|l| l.id == lease.id) {
+                    for l in self.active.lock().iter_mut().filter(|l| l.id == lease.id) {
                         l.manual_recovery = Some(guidance.clone());
                     }
                     manual.push(json!({ "id": lease.id, "origin": lease.origin, "permission": lease.permission, "prior": lease.prior, "manual_recovery": guidance }));
@@ -431,7 +441,7 @@ impl Leases {
         let Some(path) = self.state_file.clone() else {
             return;
         };
-        let leases = lock(&self.active).clone();
+        let leases = self.active.lock().clone();
         let bytes = serde_json::to_vec_pretty(&leases).unwrap_or_default();
         let saved =
             tokio::task::spawn_blocking(move || files::write_file_blocking(&path, &bytes)).await;

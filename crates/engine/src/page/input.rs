@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::keys::{self, Chord};
 use super::{FrameContext, Page};
-use crate::browser::{HOUSEKEEPING, lock};
+use crate::browser::HOUSEKEEPING;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// What a click aims at.
@@ -72,7 +72,7 @@ impl Page {
             ClickTarget::Point { x, y, frame } => {
                 let ctx = self.frame_context(&frame, deadline).await?;
                 let (x, y) = (x + ctx.offset.0, y + ctx.offset.1);
-                *lock(&self.last_aim) = Some(Clicked::at(x, y));
+                *self.last_aim.lock() = Some(Clicked::at(x, y));
                 self.mouse_click(x, y, button, clicks, modifiers, deadline)
                     .await?;
                 Clicked::at(x, y)
@@ -163,7 +163,7 @@ impl Page {
                 page_errors: Vec::new(),
                 requests_pending: 0,
             };
-            *lock(&self.last_aim) = Some(clicked.clone());
+            *self.last_aim.lock() = Some(clicked.clone());
             let watch = if ctx.framed {
                 None
             } else {
@@ -803,7 +803,7 @@ impl Page {
 
     /// Records a key or button as held down, with the event that releases it.
     fn hold(&self, id: &str, method: &'static str, release: Value) {
-        let mut held = lock(&self.held);
+        let mut held = self.held.lock();
         held.retain(|h| h.id != id);
         held.push(Held {
             id: id.to_owned(),
@@ -814,7 +814,7 @@ impl Page {
 
     /// A key or button released.
     fn let_go(&self, id: &str) {
-        lock(&self.held).retain(|h| h.id != id);
+        self.held.lock().retain(|h| h.id != id);
     }
 
     /// One uninterrupted press-move-release sequence, spread over `duration`.
@@ -934,7 +934,7 @@ pub struct Clicked {
 impl Page {
     /// Where the last click of this reservation was aimed (None: it made none).
     pub fn last_aim(&self) -> Option<Clicked> {
-        lock(&self.last_aim).clone()
+        self.last_aim.lock().clone()
     }
 }
 

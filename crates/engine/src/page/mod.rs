@@ -34,7 +34,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
-use crate::browser::{Browser, Dialog, DialogPolicy, Tab, TabInfo, WORLD, exception_text, lock};
+use crate::browser::{Browser, Dialog, DialogPolicy, Tab, TabInfo, WORLD, exception_text};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Result};
 
@@ -60,10 +60,10 @@ pub struct Page {
     _reservation: Option<OwnedMutexGuard<()>>,
     pub(crate) config: Arc<EngineConfig>,
     /// Keys and mouse buttons the operation holds down now (see `input::Held`).
-    held: std::sync::Mutex<Vec<input::Held>>,
+    held: parking_lot::Mutex<Vec<input::Held>>,
     /// Where the last click was aimed, set before its press: a click that a dialog
     /// interrupted still says where it landed.
-    last_aim: std::sync::Mutex<Option<input::Clicked>>,
+    last_aim: parking_lot::Mutex<Option<input::Clicked>>,
 }
 
 impl Drop for Page {
@@ -71,7 +71,7 @@ impl Drop for Page {
     /// between press and release, or its call was cancelled) is released before the
     /// tab is: the next call never finds one stuck down.
     fn drop(&mut self) {
-        let held = std::mem::take(&mut *lock(&self.held));
+        let held = std::mem::take(&mut *self.held.lock());
         if held.is_empty() {
             return;
         }
@@ -215,8 +215,8 @@ impl Page {
             session,
             _reservation: reservation,
             config,
-            last_aim: std::sync::Mutex::new(None),
-            held: std::sync::Mutex::default(),
+            last_aim: parking_lot::Mutex::new(None),
+            held: parking_lot::Mutex::default(),
         })
     }
 

@@ -296,7 +296,10 @@ mod tests {
         });
         let next = super::written_cursor(&mut continuation).unwrap();
         assert_eq!(next.to_string(), "c0:9");
-        assert_eq!(continuation, json!({ "cursor": "c0:9", "collapsed_items": 3 }));
+        assert_eq!(
+            continuation,
+            json!({ "cursor": "c0:9", "collapsed_items": 3 })
+        );
         assert_eq!(super::written_cursor(&mut json!(null)), None);
     }
 }

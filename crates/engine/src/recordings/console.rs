@@ -2,12 +2,13 @@
 //! came from the page's main world.
 
 use crate::ids::Deadline;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::{Kind, Owner, Recordings, Ring, next_event};
-use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
+use crate::browser::{Browser, HOUSEKEEPING, Tab};
 use crate::error::Result;
 use crate::page::Page;
 
@@ -24,7 +25,7 @@ impl Recordings {
         }
         let events = page.browser.connection().subscribe();
         let ring = Ring::new(max_entries);
-        let mut reply = lock(&ring).summary();
+        let mut reply = ring.lock().summary();
         let task = tokio::spawn(collect_console(page.session.clone(), events, ring.clone()));
         // Enabling replays the existing contexts, which the collector is already listening for.
         page.cdp("Runtime.enable", json!({}), deadline).await?;
@@ -43,7 +44,7 @@ impl Recordings {
         page: ConsolePage,
     ) -> Result<Value> {
         let (_, ring) = self.owned(tab, Kind::Console, owner)?;
-        let mut ring = lock(&ring);
+        let mut ring = ring.lock();
         let matching: Vec<&Value> = ring
             .records
             .iter()
@@ -122,7 +123,7 @@ async fn collect_console(
     ring: Arc<Mutex<Ring>>,
 ) {
     while let Some(event) = next_event(&mut events, &session, &ring).await {
-        record_console_event(&mut lock(&ring), &event);
+        record_console_event(&mut ring.lock(), &event);
     }
 }
 
@@ -190,12 +191,14 @@ impl Recordings {
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
-        let running = lock(&self.running)
+        let running = self
+            .running
+            .lock()
             .get(&(page.tab.target_id.clone(), Kind::Console))
             .map(|capture| capture.ring.clone());
         if let Some(ring) = running {
             // A recording runs already: its buffer is the page's output since it started.
-            let ring = lock(&ring);
+            let ring = ring.lock();
             return Ok(newest(
                 ring.records.iter().filter(|r| r["context"] != "isolated"),
                 max,
@@ -210,7 +213,7 @@ impl Recordings {
             .await;
         let ring = Ring::new(max.max(1));
         {
-            let mut ring = lock(&ring);
+            let mut ring = ring.lock();
             while let Ok(event) = events.try_recv() {
                 if event.session_id.as_deref() == Some(page.session.as_str()) {
                     record_console_event(&mut ring, &event);
@@ -220,7 +223,7 @@ impl Recordings {
         let _ = page
             .cdp("Runtime.disable", json!({}), Deadline::after(HOUSEKEEPING))
             .await;
-        let ring = lock(&ring);
+        let ring = ring.lock();
         Ok(newest(
             ring.records.iter().filter(|r| r["context"] != "isolated"),
             max,

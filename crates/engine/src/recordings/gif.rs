@@ -7,11 +7,12 @@
 //!
 //! One recording a tab, owned by the agent session that started it.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -20,7 +21,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::Owner;
-use crate::browser::{Browser, HOUSEKEEPING, Tab, TabInfo, lock};
+use crate::browser::{Browser, HOUSEKEEPING, Tab, TabInfo};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files;
@@ -170,7 +171,7 @@ impl Drop for Recording {
 
 impl Recording {
     fn status(&self) -> GifStatus {
-        let encoding = lock(&self.encoding);
+        let encoding = self.encoding.lock();
         GifStatus {
             is_recording: !encoding.done,
             mode: self.options.mode,
@@ -198,7 +199,7 @@ impl Gifs {
         options: GifOptions,
         config: &EngineConfig,
     ) -> Result<GifStatus> {
-        if let Some(recording) = lock(&self.recordings).get(&page.tab.target_id) {
+        if let Some(recording) = self.recordings.lock().get(&page.tab.target_id) {
             let whose = if recording.owner == owner {
                 "this"
             } else {
@@ -242,7 +243,9 @@ impl Gifs {
             )));
         }
         let status = recording.status();
-        lock(&self.recordings).insert(page.tab.target_id.clone(), recording);
+        self.recordings
+            .lock()
+            .insert(page.tab.target_id.clone(), recording);
         Ok(status)
     }
 
@@ -254,7 +257,7 @@ impl Gifs {
         annotation: Option<String>,
     ) -> Result<GifStatus> {
         let (browser, session, options, encoding) = {
-            let recordings = lock(&self.recordings);
+            let recordings = self.recordings.lock();
             let recording = owned(&recordings, &tab.target_id, owner)?;
             (
                 recording.browser.upgrade(),
@@ -278,7 +281,7 @@ impl Gifs {
             options.frame_delay_cs,
         )
         .await?;
-        let recordings = lock(&self.recordings);
+        let recordings = self.recordings.lock();
         Ok(owned(&recordings, &tab.target_id, owner)?.status())
     }
 
@@ -286,7 +289,7 @@ impl Gifs {
     /// what of the action's overlay it draws. Nothing happens without one.
     pub async fn after_action(&self, tab: &TabInfo, overlay: Overlay) {
         let running = {
-            let recordings = lock(&self.recordings);
+            let recordings = self.recordings.lock();
             recordings.iter().find_map(|(target, r)| {
                 let browser = r.browser.upgrade()?;
                 (r.options.mode == GifMode::AutoCapture && browser.client_id == tab.client_id)
@@ -303,7 +306,7 @@ impl Gifs {
             return;
         }
         let (session, options, encoding) = {
-            let mut recordings = lock(&self.recordings);
+            let mut recordings = self.recordings.lock();
             let Some(recording) = recordings.get_mut(&target) else {
                 return;
             };
@@ -327,13 +330,13 @@ impl Gifs {
         )
         .await
         {
-            lock(&encoding).error = Some(error.to_string());
+            encoding.lock().error = Some(error.to_string());
         }
     }
 
     /// Where `owner`'s recording of the tab stands.
     pub fn status(&self, tab: &Tab, owner: Owner) -> Result<GifStatus> {
-        let recordings = lock(&self.recordings);
+        let recordings = self.recordings.lock();
         Ok(owned(&recordings, &tab.target_id, owner)?.status())
     }
 
@@ -352,7 +355,7 @@ impl Gifs {
     /// `owner`'s recording of a tab that has closed (or whose browser is gone), if it has
     /// one: the tab as it was, and its target, so its frames can still be saved.
     pub fn orphaned(&self, owner: Owner) -> Option<(TabInfo, String)> {
-        lock(&self.recordings).iter().find_map(|(target, r)| {
+        self.recordings.lock().iter().find_map(|(target, r)| {
             let gone = r
                 .browser
                 .upgrade()
@@ -374,10 +377,10 @@ impl Gifs {
         let file = format!("recordings/{}.gif", files::safe_name(name, &stamped));
         let path = files::confined_path(&config.output_dir, &file, Input::Filename)?;
         let recording = {
-            let mut recordings = lock(&self.recordings);
+            let mut recordings = self.recordings.lock();
             let recording = owned(&recordings, target, owner)?;
             // An empty recording stays, to be given frames or cleared.
-            if lock(&recording.encoding).frames == 0
+            if recording.encoding.lock().frames == 0
                 && recording.options.mode == GifMode::AutoCapture
             {
                 return Err(no_frame());
@@ -395,7 +398,7 @@ impl Gifs {
         status.is_recording = false;
         let encoding = recording.encoding.clone();
         let (encoder, staged, size, last) = {
-            let mut encoding = lock(&encoding);
+            let mut encoding = encoding.lock();
             (
                 encoding.encoder.take(),
                 encoding.staged.clone(),
@@ -423,7 +426,7 @@ impl Gifs {
     /// Drops `owner`'s recording of the tab without saving it; whether there was one.
     pub fn clear(&self, tab: &Tab, owner: Owner) -> Result<bool> {
         let removed = {
-            let mut recordings = lock(&self.recordings);
+            let mut recordings = self.recordings.lock();
             match recordings.get(&tab.target_id) {
                 Some(r) if r.owner != owner => return Err(busy()),
                 Some(_) => recordings.remove(&tab.target_id),
@@ -431,7 +434,7 @@ impl Gifs {
             }
         };
         if let Some(recording) = &removed {
-            let staged = lock(&recording.encoding).staged.clone();
+            let staged = recording.encoding.lock().staged.clone();
             let _ = std::fs::remove_file(staged);
         }
         Ok(removed.is_some())
@@ -440,7 +443,7 @@ impl Gifs {
     /// Drops every recording of `owner` (its session ended).
     pub fn forget(&self, owner: Owner) {
         let gone: Vec<Recording> = {
-            let mut recordings = lock(&self.recordings);
+            let mut recordings = self.recordings.lock();
             let targets: Vec<String> = recordings
                 .iter()
                 .filter(|(_, r)| r.owner == owner)
@@ -452,7 +455,7 @@ impl Gifs {
                 .collect()
         };
         for recording in gone {
-            let staged = lock(&recording.encoding).staged.clone();
+            let staged = recording.encoding.lock().staged.clone();
             let _ = std::fs::remove_file(staged);
         }
     }
@@ -506,7 +509,7 @@ async fn fixed_rate(
     loop {
         ticks.tick().await;
         let now = Instant::now();
-        if now > end || lock(&encoding).frames >= options.max_frames {
+        if now > end || encoding.lock().frames >= options.max_frames {
             break;
         }
         // A frame shows as long as it took to take the next one, so the GIF plays in
@@ -524,13 +527,13 @@ async fn fixed_rate(
         )
         .await
         {
-            lock(&encoding).error = Some(error.to_string());
+            encoding.lock().error = Some(error.to_string());
             if browser.connection().is_closed() {
                 break;
             }
         }
     }
-    lock(&encoding).done = true;
+    encoding.lock().done = true;
 }
 
 /// Captures the tab and appends the frame to the file.
@@ -542,7 +545,7 @@ async fn take_frame(
     overlay: Overlay,
     delay_cs: u16,
 ) -> Result<()> {
-    if lock(encoding).frames >= options.max_frames {
+    if encoding.lock().frames >= options.max_frames {
         return Ok(());
     }
     let shot = browser
@@ -577,7 +580,7 @@ async fn take_frame(
     let encoding = encoding.clone();
     tokio::task::spawn_blocking(move || {
         let (pixels, width, height) = decode_png(&png)?;
-        let mut guard = lock(&encoding);
+        let mut guard = encoding.lock();
         let (out_w, out_h) = *guard
             .size
             .get_or_insert_with(|| fit(width, height, options.width, options.height));

@@ -13,12 +13,13 @@ pub mod insights;
 mod network;
 pub mod trace;
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::browser::{Browser, Tab, lock};
+use crate::browser::{Browser, Tab};
 use crate::error::{EngineError, ErrorCode, Result};
 use crate::page::Page;
 
@@ -145,7 +146,7 @@ impl Recordings {
     /// runs); refuses when another session's runs. Recordings whose tab or browser went
     /// away are freed first.
     fn check_owner(&self, target: &str, kind: Kind, owner: Owner) -> Result<Option<Value>> {
-        let mut running = lock(&self.running);
+        let mut running = self.running.lock();
         running.retain(|_, capture| capture.alive());
         match running.get(&(target.to_owned(), kind)) {
             Some(capture) if capture.owner != owner => Err(EngineError::refused(
@@ -155,7 +156,7 @@ impl Recordings {
                     kind.name()
                 ),
             )),
-            Some(capture) => Ok(Some(lock(&capture.ring).summary())),
+            Some(capture) => Ok(Some(capture.ring.lock().summary())),
             None => Ok(None),
         }
     }
@@ -185,7 +186,9 @@ impl Recordings {
             ring,
             task,
         };
-        lock(&self.running).insert((page.tab.target_id.clone(), kind), capture);
+        self.running
+            .lock()
+            .insert((page.tab.target_id.clone(), kind), capture);
     }
 
     /// The recording's CDP session and ring, if `owner` runs one on the tab.
@@ -193,7 +196,7 @@ impl Recordings {
         if self.check_owner(&tab.target_id, kind, owner)?.is_none() {
             return Err(no_capture(kind));
         }
-        let running = lock(&self.running);
+        let running = self.running.lock();
         let capture = running
             .get(&(tab.target_id.clone(), kind))
             .ok_or_else(|| no_capture(kind))?;
@@ -201,7 +204,8 @@ impl Recordings {
     }
 
     fn remove(&self, tab: &Tab, kind: Kind) -> Option<String> {
-        lock(&self.running)
+        self.running
+            .lock()
             .remove(&(tab.target_id.clone(), kind))
             .map(|c| c.session.clone())
     }
@@ -219,7 +223,7 @@ async fn next_event(
         match events.recv().await {
             Ok(event) if event.session_id.as_deref() == Some(session) => return Some(event),
             Ok(_) => {}
-            Err(RecvError::Lagged(n)) => lock(ring).lagged += n,
+            Err(RecvError::Lagged(n)) => ring.lock().lagged += n,
             Err(RecvError::Closed) => return None,
         }
     }

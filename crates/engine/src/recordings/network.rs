@@ -1,14 +1,15 @@
 //! The network recording: requests, responses and (optionally) bodies.
 
 use crate::ids::Deadline;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::{Kind, Owner, Recordings, Ring, next_event};
-use crate::browser::{Browser, HOUSEKEEPING, Tab, lock};
+use crate::browser::{Browser, HOUSEKEEPING, Tab};
 use crate::error::{EngineError, Input, Result};
 use crate::page::Page;
 
@@ -73,13 +74,13 @@ impl Recordings {
         )
         .await?;
         let ring = Ring::new(options.max_entries);
-        lock(&ring).settings = json!({
+        ring.lock().settings = json!({
             "include_bodies": options.include_bodies, "max_body_bytes": options.max_body_bytes,
         })
         .as_object()
         .cloned()
         .unwrap_or_default();
-        let summary = lock(&ring).summary();
+        let summary = ring.lock().summary();
         let task = tokio::spawn(collect_network(
             page.browser.clone(),
             page.session.clone(),
@@ -106,7 +107,8 @@ impl Recordings {
         if filter.include_bodies {
             // Bodies still being read as the capture stops are read now, so none is
             // missing for being the last.
-            let unread: Vec<String> = lock(&ring)
+            let unread: Vec<String> = ring
+                .lock()
                 .records
                 .iter()
                 .filter(|r| {
@@ -129,7 +131,7 @@ impl Recordings {
             }
         }
         let (records, dropped, lagged) = {
-            let ring = lock(&ring);
+            let ring = ring.lock();
             (
                 ring.records.iter().cloned().collect::<Vec<_>>(),
                 ring.dropped,
@@ -179,7 +181,7 @@ impl Recordings {
             })
             .collect();
         let (ended, mut reply) = {
-            let ring = lock(&ring);
+            let ring = ring.lock();
             (ring.ended, ring.summary())
         };
         let body_errors = filtered
@@ -256,7 +258,7 @@ async fn collect_network(
                 match tokio::time::timeout_at(at, next_event(&mut events, &session, &ring)).await {
                     Ok(next) => next,
                     Err(_) => {
-                        lock(&ring).ended = Some(why);
+                        ring.lock().ended = Some(why);
                         return;
                     }
                 }
@@ -267,10 +269,10 @@ async fn collect_network(
         if event.method.starts_with("Network.") {
             last_seen = tokio::time::Instant::now();
         }
-        let finished = record(&event, &mut lock(&ring), &options);
+        let finished = record(&event, &mut ring.lock(), &options);
         if let Some(request_id) = finished.filter(|_| options.include_bodies) {
             let Ok(permit) = body_reads.clone().try_acquire_owned() else {
-                if let Some(record) = lock(&ring).find(&request_id) {
+                if let Some(record) = ring.lock().find(&request_id) {
                     record["body_error"] = json!(format!(
                         "not read: {MAX_BODY_READS} bodies were being read at once"
                     ));
@@ -403,7 +405,7 @@ async fn fetch_body_on(
             wait,
         )
         .await;
-    let mut ring = lock(ring);
+    let mut ring = ring.lock();
     let Some(record) = ring
         .records
         .iter_mut()

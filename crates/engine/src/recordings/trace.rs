@@ -5,8 +5,9 @@
 //! last stopped trace stays for `performance_analyze_insight`.
 
 use crate::ids::Deadline;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,7 +15,7 @@ use tokio::time::Instant;
 
 use super::Owner;
 use super::insights::{TraceReport, analyze};
-use crate::browser::{Browser, lock};
+use crate::browser::Browser;
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files;
@@ -78,7 +79,7 @@ impl Traces {
         deadline: Deadline,
     ) -> Result<()> {
         {
-            let running = lock(&self.running);
+            let running = self.running.lock();
             if let Some(trace) = running.get(&page.tab.target_id) {
                 let whose = if trace.owner == owner {
                     "this"
@@ -109,7 +110,7 @@ impl Traces {
                 }
                 other => other,
             })?;
-        lock(&self.running).insert(
+        self.running.lock().insert(
             page.tab.target_id.clone(),
             Running {
                 owner,
@@ -153,7 +154,7 @@ impl Traces {
             })
             .transpose()?;
         let running = {
-            let mut running = lock(&self.running);
+            let mut running = self.running.lock();
             match running.get(&page.tab.target_id) {
                 Some(trace) if trace.owner == owner => running.remove(&page.tab.target_id),
                 Some(_) => {
@@ -200,21 +201,21 @@ impl Traces {
             }
         };
         let report = Arc::new(report);
-        lock(&self.last).insert(owner, report.clone());
+        self.last.lock().insert(owner, report.clone());
         Ok(StoppedTrace { report, saved })
     }
 
     /// `owner`'s last stopped trace.
     pub fn last(&self, owner: Owner) -> Option<Arc<TraceReport>> {
-        lock(&self.last).get(&owner).cloned()
+        self.last.lock().get(&owner).cloned()
     }
 
     /// Forgets what `owner` recorded (its session ended); a trace still running is
     /// ended in its browser.
     pub fn forget(&self, owner: Owner) {
-        lock(&self.last).remove(&owner);
+        self.last.lock().remove(&owner);
         let ended: Vec<Running> = {
-            let mut running = lock(&self.running);
+            let mut running = self.running.lock();
             let targets: Vec<String> = running
                 .iter()
                 .filter(|(_, t)| t.owner == owner)

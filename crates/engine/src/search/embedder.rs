@@ -7,13 +7,13 @@
 //! The thread owns no state of its own: it reads and writes the index under its lock,
 //! never across a forward pass.
 
+use parking_lot::{Condvar, Mutex};
 use std::collections::HashSet;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::embed::Model;
 use super::index::{Index, IndexedTab, Passage};
-use crate::browser::lock;
 
 /// Encoder pieces embedded between two looks at the index (about half a second of one
 /// core): small enough that a waiting search sees progress, large enough to pack.
@@ -56,12 +56,12 @@ impl Embedder {
 
     /// Says the index may hold new passages to embed.
     pub fn poke(&self) {
-        lock(&self.signal).work = true;
+        self.signal.lock().work = true;
         self.wake.notify_one();
     }
 
     pub fn stop(&self) {
-        lock(&self.signal).stop = true;
+        self.signal.lock().stop = true;
         self.wake.notify_one();
     }
 
@@ -74,7 +74,7 @@ impl Embedder {
         done: impl Fn() -> bool,
     ) -> bool {
         let mut progress = self.progress.subscribe();
-        *lock(&self.wanted) = Some(keys);
+        *self.wanted.lock() = Some(keys);
         self.poke();
         let deadline = tokio::time::Instant::now() + patience;
         let held = loop {
@@ -88,7 +88,7 @@ impl Embedder {
                 break done();
             }
         };
-        *lock(&self.wanted) = None;
+        *self.wanted.lock() = None;
         held
     }
 
@@ -98,12 +98,9 @@ impl Embedder {
         }
         loop {
             {
-                let mut signal = lock(&self.signal);
+                let mut signal = self.signal.lock();
                 while !signal.work && !signal.stop {
-                    signal = self
-                        .wake
-                        .wait(signal)
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    self.wake.wait(&mut signal);
                 }
                 if signal.stop {
                     return;
@@ -111,15 +108,17 @@ impl Embedder {
                 signal.work = false;
             }
             loop {
-                let wanted = lock(&self.wanted).clone();
+                let wanted = self.wanted.lock().clone();
                 let first =
                     |tab: &IndexedTab| wanted.as_ref().is_some_and(|w| w.contains(&tab.key));
-                let passages = lock(index).next_passages(&first, BATCH_PIECES);
-                if passages.is_empty() || lock(&self.signal).stop {
+                let passages = index.lock().next_passages(&first, BATCH_PIECES);
+                if passages.is_empty() || self.signal.lock().stop {
                     break;
                 }
                 let vectors = embed(model, &passages, wanted.is_some());
-                lock(index).store(passages.iter().map(|p| p.chunk).zip(vectors).collect());
+                index
+                    .lock()
+                    .store(passages.iter().map(|p| p.chunk).zip(vectors).collect());
                 self.progress.send_modify(|n| *n += 1);
             }
         }

@@ -11,8 +11,9 @@
 //! ranks, and says what it waited for and what it could not.
 
 use crate::ids::Deadline;
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::task::JoinSet;
@@ -20,7 +21,7 @@ use tokio::task::JoinSet;
 use super::embed::{self, Model};
 use super::embedder::Embedder;
 use super::index::{Hit, Index, IndexedTab, Ranking};
-use crate::browser::{Browser, Browsers, Tab, lock};
+use crate::browser::{Browser, Browsers, Tab};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::page::Page;
@@ -202,8 +203,8 @@ impl TabSearch {
         };
         // Always the state before the index (as a refresh takes them): the other order
         // deadlocks against a read being put in.
-        let state = lock(&self.state);
-        let index = lock(&self.index);
+        let state = self.state.lock();
+        let index = self.index.lock();
         let (passages_embedded, passages_waiting) = index.embedded_counts();
         IndexStats {
             enabled: self.config.tab_search,
@@ -290,21 +291,24 @@ impl TabSearch {
                     vector: model.embed_query(&text),
                     prior: model.passage_prior(),
                 });
-                let needed = || lock(&self.index).unembedded(&wanted, NEEDED_RANKS) == 0;
+                let needed = || self.index.lock().unembedded(&wanted, NEEDED_RANKS) == 0;
                 // Within the call's deadline, less a moment to rank and answer.
                 let patience = crate::ids::Deadline::of_call()
                     .map_or(SEARCH_WAITS_FOR_VECTORS, |call| {
                         call.for_waiting().min(SEARCH_WAITS_FOR_VECTORS)
                     });
                 embedder.wait_for(allowed.clone(), patience, needed).await;
-                let words = lock(&self.index).scan_words(query, ranking, &wanted);
+                let words = self.index.lock().scan_words(query, ranking, &wanted);
                 query_vector = embedding.await.ok();
-                not_embedded = lock(&self.index).unembedded(&wanted, NEEDED_RANKS);
+                not_embedded = self.index.lock().unembedded(&wanted, NEEDED_RANKS);
                 words
             }
-            _ => lock(&self.index).scan_words(query, ranking, &wanted),
+            _ => self.index.lock().scan_words(query, ranking, &wanted),
         };
-        let hits = lock(&self.index).rank(words, query_vector.as_ref(), ranking, limit, &wanted);
+        let hits = self
+            .index
+            .lock()
+            .rank(words, query_vector.as_ref(), ranking, limit, &wanted);
         Ok(SearchReport {
             hits,
             tabs_searched: allowed.len(),
@@ -353,7 +357,7 @@ impl TabSearch {
         let _one_at_a_time = self.refreshing.lock().await;
         let open = self.open_tabs();
         let stale: Vec<(Arc<Browser>, Tab)> = {
-            let mut state = lock(&self.state);
+            let mut state = self.state.lock();
             let keys: HashSet<String> = open.iter().map(|(b, t)| b.handle(t)).collect();
             let closed: Vec<String> = state
                 .read
@@ -361,7 +365,7 @@ impl TabSearch {
                 .filter(|k| !keys.contains(*k))
                 .cloned()
                 .collect();
-            let mut index = lock(&self.index);
+            let mut index = self.index.lock();
             for key in closed {
                 state.read.remove(&key);
                 state.failures.remove(&key);
@@ -401,14 +405,14 @@ impl TabSearch {
         let Some(Ok(read)) = done else {
             return;
         };
-        let mut state = lock(&self.state);
+        let mut state = self.state.lock();
         state.tabs_read += 1;
         state.indexing_time += read.took;
         match read.outcome {
             Ok((prepared, loaded)) => {
                 state.failures.remove(&read.key);
                 state.read.insert(read.key, (read.seen, loaded));
-                lock(&self.index).insert(prepared);
+                self.index.lock().insert(prepared);
             }
             Err(why) => {
                 // A read that failed is tried again (the document may have been
@@ -432,7 +436,7 @@ impl TabSearch {
 
     /// Whether some tab read so far had not finished loading.
     fn any_loading(&self) -> bool {
-        lock(&self.state).read.values().any(|(_, loaded)| !loaded)
+        self.state.lock().read.values().any(|(_, loaded)| !loaded)
     }
 }
 

@@ -46,10 +46,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
     // A linked browser whose worker stopped relinks by itself within seconds.
     let waiting = engine.browsers.dropped_links();
     let (link_state, product) = match (&browser, &lost) {
-        (Some(b), _) => (
-            "connected",
-            Some(b.product.lock().map(|p| p.clone()).unwrap_or_default()),
-        ),
+        (Some(b), _) => ("connected", Some(b.product.lock().clone())),
         (None, _) if !waiting.is_empty() => ("waiting_for_worker", None),
         (None, Some(_)) => ("lost", None),
         (None, None) => ("not_started", None),
