@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use crate::support::{
-    DATA_JSON, HttpServer, PIXEL_PNG, REPORT, Site, Tabwire, call_on, sha256_hex,
+    DATA_JSON, HttpServer, PIXEL_PNG, REPORT, Site, Tabwire, call_on, poll_until, sha256_hex,
 };
 
 #[tokio::test]
@@ -142,6 +142,22 @@ async fn captures_belong_to_the_session_that_started_them() {
     let start = call_on(&b, "network_capture_start", json!({ "session_id": tab })).await;
     assert_eq!(start.error_code(), "capture_busy");
     call_on(&a, "network_capture_stop", json!({})).await.ok();
+
+    // A capture left running ends with its session: the tab is free for B.
+    call_on(&a, "network_capture_start", json!({})).await.ok();
+    a.cancel().await.expect("close A's session");
+    poll_until("A's capture to end with its session", || async {
+        let start = call_on(
+            &b,
+            "network_capture_start",
+            json!({ "session_id": tab.clone() }),
+        )
+        .await;
+        start.error_code() != "capture_busy"
+    })
+    .await;
+    let stopped = call_on(&b, "network_capture_stop", json!({ "session_id": tab })).await;
+    stopped.ok();
 }
 
 #[tokio::test]

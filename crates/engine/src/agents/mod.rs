@@ -528,7 +528,9 @@ impl Drop for AgentSession {
             .defaults
             .lock()
             .retain(|_, session| *session != self.id);
-        // A trace it left running is ended, its last report forgotten.
+        // What it left recording is stopped (a trace ended in its browser), its last
+        // trace report forgotten.
+        self.engine.recordings.forget(self.id);
         self.engine.recordings.traces.forget(self.id);
         self.engine.recordings.gifs.forget(self.id);
         // A browser of its own is closed with it; a context of its own is disposed of

@@ -95,7 +95,7 @@ impl Recordings {
             user_only: false,
         };
         let mut reply = self.console_messages(browser, tab, owner, all)?;
-        if let Some(session) = self.remove(tab, Kind::Console) {
+        if let Some(session) = self.remove(tab, Kind::Console, owner) {
             let _ = browser
                 .connection()
                 .call(Some(&session), "Runtime.disable", json!({}), HOUSEKEEPING)
@@ -191,11 +191,10 @@ impl Recordings {
         max: usize,
         deadline: Deadline,
     ) -> Result<Vec<Value>> {
+        // Whoever runs it: the page's output is the same.
         let running = self
-            .running
-            .lock()
-            .get(&(page.tab.target_id.clone(), Kind::Console))
-            .map(|capture| capture.ring.clone());
+            .console
+            .with_any(&page.tab.target_id, |capture| capture.ring.clone());
         if let Some(ring) = running {
             // A recording runs already: its buffer is the page's output since it started.
             let ring = ring.lock();

@@ -8,7 +8,6 @@
 //! One recording a tab, owned by the agent session that started it.
 
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
@@ -21,6 +20,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::Owner;
+use super::per_tab::PerTab;
 use crate::browser::{Browser, HOUSEKEEPING, Tab, TabInfo};
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Result};
@@ -149,7 +149,6 @@ struct Encoding {
 }
 
 struct Recording {
-    owner: Owner,
     /// The tab as it was when the recording began (for saving it after the tab closed).
     tab: TabInfo,
     session: String,
@@ -184,9 +183,16 @@ impl Recording {
 }
 
 /// Every GIF recording of one engine, by tab.
-#[derive(Default)]
 pub struct Gifs {
-    recordings: Mutex<HashMap<String, Recording>>,
+    recordings: PerTab<Recording>,
+}
+
+impl Default for Gifs {
+    fn default() -> Gifs {
+        Gifs {
+            recordings: PerTab::new("recording a GIF of"),
+        }
+    }
 }
 
 impl Gifs {
@@ -199,19 +205,7 @@ impl Gifs {
         options: GifOptions,
         config: &EngineConfig,
     ) -> Result<GifStatus> {
-        if let Some(recording) = self.recordings.lock().get(&page.tab.target_id) {
-            let whose = if recording.owner == owner {
-                "this"
-            } else {
-                "another"
-            };
-            return Err(EngineError::refused(
-                ErrorCode::CaptureBusy,
-                format!(
-                    "{whose} agent session is already recording this tab; stop or clear that recording first"
-                ),
-            ));
-        }
+        self.recordings.vacant(&page.tab.target_id, owner)?;
         let staging = files::Staging::of(&config.output_dir);
         let staged = staging.file(&format!("{}.gif", crate::ids::unique("gif")));
         let encoding = Arc::new(Mutex::new(Encoding {
@@ -225,7 +219,6 @@ impl Gifs {
             done: false,
         }));
         let mut recording = Recording {
-            owner,
             tab: page.info(),
             session: page.session.clone(),
             browser: Arc::downgrade(&page.browser),
@@ -244,8 +237,7 @@ impl Gifs {
         }
         let status = recording.status();
         self.recordings
-            .lock()
-            .insert(page.tab.target_id.clone(), recording);
+            .insert(&page.tab.target_id, owner, recording);
         Ok(status)
     }
 
@@ -256,16 +248,15 @@ impl Gifs {
         owner: Owner,
         annotation: Option<String>,
     ) -> Result<GifStatus> {
-        let (browser, session, options, encoding) = {
-            let recordings = self.recordings.lock();
-            let recording = owned(&recordings, &tab.target_id, owner)?;
-            (
-                recording.browser.upgrade(),
-                recording.session.clone(),
-                recording.options.clone(),
-                recording.encoding.clone(),
-            )
-        };
+        let (browser, session, options, encoding) =
+            self.recordings.own(&tab.target_id, owner, |recording| {
+                (
+                    recording.browser.upgrade(),
+                    recording.session.clone(),
+                    recording.options.clone(),
+                    recording.encoding.clone(),
+                )
+            })?;
         let browser = browser.ok_or_else(|| {
             EngineError::refused(ErrorCode::NoCapture, "the recorded tab's browser is gone")
         })?;
@@ -281,21 +272,18 @@ impl Gifs {
             options.frame_delay_cs,
         )
         .await?;
-        let recordings = self.recordings.lock();
-        Ok(owned(&recordings, &tab.target_id, owner)?.status())
+        self.recordings
+            .own(&tab.target_id, owner, |recording| recording.status())
     }
 
     /// After an agent's action on a tab: an auto recording of it takes a frame, with
     /// what of the action's overlay it draws. Nothing happens without one.
     pub async fn after_action(&self, tab: &TabInfo, overlay: Overlay) {
-        let running = {
-            let recordings = self.recordings.lock();
-            recordings.iter().find_map(|(target, r)| {
-                let browser = r.browser.upgrade()?;
-                (r.options.mode == GifMode::AutoCapture && browser.client_id == tab.client_id)
-                    .then(|| (target.clone(), browser))
-            })
-        };
+        let running = self.recordings.find_map(|target, _, r| {
+            let browser = r.browser.upgrade()?;
+            (r.options.mode == GifMode::AutoCapture && browser.client_id == tab.client_id)
+                .then(|| (target.to_owned(), browser))
+        });
         let Some((target, browser)) = running else {
             return;
         };
@@ -305,17 +293,16 @@ impl Gifs {
         if recorded.tab_id != tab.tab_id {
             return;
         }
-        let (session, options, encoding) = {
-            let mut recordings = self.recordings.lock();
-            let Some(recording) = recordings.get_mut(&target) else {
-                return;
-            };
+        let counted = self.recordings.with_any(&target, |recording| {
             recording.actions += 1;
             (
                 recording.session.clone(),
                 recording.options.clone(),
                 recording.encoding.clone(),
             )
+        });
+        let Some((session, options, encoding)) = counted else {
+            return;
         };
         // Let the page paint what the action did.
         tokio::time::sleep(options.capture_delay).await;
@@ -336,8 +323,8 @@ impl Gifs {
 
     /// Where `owner`'s recording of the tab stands.
     pub fn status(&self, tab: &Tab, owner: Owner) -> Result<GifStatus> {
-        let recordings = self.recordings.lock();
-        Ok(owned(&recordings, &tab.target_id, owner)?.status())
+        self.recordings
+            .own(&tab.target_id, owner, |recording| recording.status())
     }
 
     /// Ends `owner`'s recording of the tab and saves it under the output dir as
@@ -355,12 +342,12 @@ impl Gifs {
     /// `owner`'s recording of a tab that has closed (or whose browser is gone), if it has
     /// one: the tab as it was, and its target, so its frames can still be saved.
     pub fn orphaned(&self, owner: Owner) -> Option<(TabInfo, String)> {
-        self.recordings.lock().iter().find_map(|(target, r)| {
+        self.recordings.find_map(|target, recorder, r| {
             let gone = r
                 .browser
                 .upgrade()
                 .is_none_or(|browser| browser.tab_by_target(target).is_none());
-            (r.owner == owner && gone).then(|| (r.tab.clone(), target.clone()))
+            (recorder == owner && gone).then(|| (r.tab.clone(), target.to_owned()))
         })
     }
 
@@ -376,20 +363,14 @@ impl Gifs {
         let name = name.unwrap_or_default().trim().trim_end_matches(".gif");
         let file = format!("recordings/{}.gif", files::safe_name(name, &stamped));
         let path = files::confined_path(&config.output_dir, &file, Input::Filename)?;
-        let recording = {
-            let mut recordings = self.recordings.lock();
-            let recording = owned(&recordings, target, owner)?;
-            // An empty recording stays, to be given frames or cleared.
-            if recording.encoding.lock().frames == 0
-                && recording.options.mode == GifMode::AutoCapture
-            {
-                return Err(no_frame());
-            }
-            recordings.remove(target)
-        };
-        let Some(mut recording) = recording else {
-            return Err(no_recording());
-        };
+        // An empty recording stays, to be given frames or cleared.
+        let empty = self.recordings.own(target, owner, |recording| {
+            recording.encoding.lock().frames == 0 && recording.options.mode == GifMode::AutoCapture
+        })?;
+        if empty {
+            return Err(no_frame());
+        }
+        let mut recording = self.recordings.take_own(target, owner)?;
         if let Some(task) = recording.task.take() {
             task.abort();
             let _ = task.await;
@@ -425,72 +406,26 @@ impl Gifs {
 
     /// Drops `owner`'s recording of the tab without saving it; whether there was one.
     pub fn clear(&self, tab: &Tab, owner: Owner) -> Result<bool> {
-        let removed = {
-            let mut recordings = self.recordings.lock();
-            match recordings.get(&tab.target_id) {
-                Some(r) if r.owner != owner => return Err(busy()),
-                Some(_) => recordings.remove(&tab.target_id),
-                None => None,
-            }
+        let Some(()) = self.recordings.with_own(&tab.target_id, owner, |_| ())? else {
+            return Ok(false);
         };
-        if let Some(recording) = &removed {
-            let staged = recording.encoding.lock().staged.clone();
-            let _ = std::fs::remove_file(staged);
-        }
-        Ok(removed.is_some())
+        let recording = self.recordings.take_own(&tab.target_id, owner)?;
+        let _ = std::fs::remove_file(&recording.encoding.lock().staged);
+        Ok(true)
     }
 
     /// Drops every recording of `owner` (its session ended).
     pub fn forget(&self, owner: Owner) {
-        let gone: Vec<Recording> = {
-            let mut recordings = self.recordings.lock();
-            let targets: Vec<String> = recordings
-                .iter()
-                .filter(|(_, r)| r.owner == owner)
-                .map(|(t, _)| t.clone())
-                .collect();
-            targets
-                .iter()
-                .filter_map(|t| recordings.remove(t))
-                .collect()
-        };
-        for recording in gone {
-            let staged = recording.encoding.lock().staged.clone();
-            let _ = std::fs::remove_file(staged);
+        for recording in self.recordings.take_all(owner) {
+            let _ = std::fs::remove_file(&recording.encoding.lock().staged);
         }
     }
-}
-
-fn owned<'a>(
-    recordings: &'a HashMap<String, Recording>,
-    target: &str,
-    owner: Owner,
-) -> Result<&'a Recording> {
-    match recordings.get(target) {
-        Some(r) if r.owner == owner => Ok(r),
-        Some(_) => Err(busy()),
-        None => Err(no_recording()),
-    }
-}
-
-fn busy() -> EngineError {
-    EngineError::refused(
-        ErrorCode::CaptureBusy,
-        "another agent session is recording this tab; only it can stop or clear the recording",
-    )
 }
 
 fn no_frame() -> EngineError {
     EngineError::refused(
         ErrorCode::NoCapture,
         "the recording has no frame yet: nothing to save (an auto recording takes one after each action, or on capture)",
-    )
-}
-
-fn no_recording() -> EngineError {
-    EngineError::refused(
-        ErrorCode::NoCapture,
-        "no GIF recording is running on this tab; start one first",
     )
 }
 

@@ -11,6 +11,7 @@ mod font;
 pub mod gif;
 pub mod insights;
 mod network;
+mod per_tab;
 pub mod trace;
 
 use parking_lot::Mutex;
@@ -20,8 +21,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::browser::{Browser, Tab};
-use crate::error::{EngineError, ErrorCode, Result};
+use crate::error::Result;
 use crate::page::Page;
+use per_tab::PerTab;
 
 pub use console::ConsolePage;
 pub use network::{NetworkFilter, NetworkOptions};
@@ -35,17 +37,7 @@ enum Kind {
     Console,
 }
 
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Network => "network",
-            Kind::Console => "console",
-        }
-    }
-}
-
 struct Capture {
-    owner: Owner,
     session: String,
     browser: std::sync::Weak<Browser>,
     target: String,
@@ -132,33 +124,41 @@ impl Ring {
 }
 
 /// Every running recording of one engine.
-#[derive(Default)]
 pub struct Recordings {
-    running: Mutex<HashMap<(String, Kind), Capture>>,
+    network: PerTab<Capture>,
+    console: PerTab<Capture>,
     /// Performance traces, and each session's last one.
     pub traces: trace::Traces,
     /// GIF recordings of tabs.
     pub gifs: gif::Gifs,
 }
 
+impl Default for Recordings {
+    fn default() -> Recordings {
+        Recordings {
+            network: PerTab::new("recording the network of"),
+            console: PerTab::new("recording the console of"),
+            traces: trace::Traces::default(),
+            gifs: gif::Gifs::default(),
+        }
+    }
+}
+
 impl Recordings {
+    fn captures(&self, kind: Kind) -> &PerTab<Capture> {
+        match kind {
+            Kind::Network => &self.network,
+            Kind::Console => &self.console,
+        }
+    }
+
     /// The summary of the recording `owner` already runs of `kind` on the tab (None: none
     /// runs); refuses when another session's runs. Recordings whose tab or browser went
     /// away are freed first.
     fn check_owner(&self, target: &str, kind: Kind, owner: Owner) -> Result<Option<Value>> {
-        let mut running = self.running.lock();
-        running.retain(|_, capture| capture.alive());
-        match running.get(&(target.to_owned(), kind)) {
-            Some(capture) if capture.owner != owner => Err(EngineError::refused(
-                ErrorCode::CaptureBusy,
-                format!(
-                    "another agent session is recording {} on this tab; it must stop first",
-                    kind.name()
-                ),
-            )),
-            Some(capture) => Ok(Some(capture.ring.lock().summary())),
-            None => Ok(None),
-        }
+        let captures = self.captures(kind);
+        captures.retain(Capture::alive);
+        captures.with_own(target, owner, |capture| capture.ring.lock().summary())
     }
 
     /// What a start answers when the recording runs already: its summary.
@@ -179,35 +179,36 @@ impl Recordings {
         task: tokio::task::JoinHandle<()>,
     ) {
         let capture = Capture {
-            owner,
             session: page.session.clone(),
             browser: Arc::downgrade(&page.browser),
             target: page.tab.target_id.clone(),
             ring,
             task,
         };
-        self.running
-            .lock()
-            .insert((page.tab.target_id.clone(), kind), capture);
+        self.captures(kind)
+            .insert(&page.tab.target_id, owner, capture);
     }
 
     /// The recording's CDP session and ring, if `owner` runs one on the tab.
     fn owned(&self, tab: &Tab, kind: Kind, owner: Owner) -> Result<(String, Arc<Mutex<Ring>>)> {
-        if self.check_owner(&tab.target_id, kind, owner)?.is_none() {
-            return Err(no_capture(kind));
-        }
-        let running = self.running.lock();
-        let capture = running
-            .get(&(tab.target_id.clone(), kind))
-            .ok_or_else(|| no_capture(kind))?;
-        Ok((capture.session.clone(), capture.ring.clone()))
+        let captures = self.captures(kind);
+        captures.retain(Capture::alive);
+        captures.own(&tab.target_id, owner, |capture| {
+            (capture.session.clone(), capture.ring.clone())
+        })
     }
 
-    fn remove(&self, tab: &Tab, kind: Kind) -> Option<String> {
-        self.running
-            .lock()
-            .remove(&(tab.target_id.clone(), kind))
-            .map(|c| c.session.clone())
+    /// Takes `owner`'s recording of the tab out (to stop it): its CDP session.
+    fn remove(&self, tab: &Tab, kind: Kind, owner: Owner) -> Option<String> {
+        let capture = self.captures(kind).take_own(&tab.target_id, owner).ok()?;
+        Some(capture.session.clone())
+    }
+
+    /// Drops every network and console recording of `owner` (its session ended); each
+    /// stops listening at once.
+    pub fn forget(&self, owner: Owner) {
+        drop(self.network.take_all(owner));
+        drop(self.console.take_all(owner));
     }
 }
 
@@ -227,14 +228,4 @@ async fn next_event(
             Err(RecvError::Closed) => return None,
         }
     }
-}
-
-fn no_capture(kind: Kind) -> EngineError {
-    EngineError::refused(
-        ErrorCode::NoCapture,
-        format!(
-            "no {} recording is running on this tab; start one first",
-            kind.name()
-        ),
-    )
 }

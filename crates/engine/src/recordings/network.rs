@@ -156,7 +156,7 @@ impl Recordings {
             }
             None => None,
         };
-        self.remove(tab, Kind::Network);
+        self.remove(tab, Kind::Network, owner);
         let _ = browser
             .connection()
             .call(Some(&session), "Network.disable", json!({}), HOUSEKEEPING)

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::Owner;
 use super::insights::{TraceReport, analyze};
+use super::per_tab::PerTab;
 use crate::browser::Browser;
 use crate::config::EngineConfig;
 use crate::error::{EngineError, ErrorCode, Input, Result};
@@ -45,7 +46,6 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// A trace being recorded.
 struct Running {
-    owner: Owner,
     browser: std::sync::Weak<Browser>,
     session: String,
     started_ms: u64,
@@ -53,10 +53,18 @@ struct Running {
 }
 
 /// Every trace of one engine: those recording, and each session's last report.
-#[derive(Default)]
 pub struct Traces {
-    running: Mutex<HashMap<String, Running>>,
+    running: PerTab<Running>,
     last: Mutex<HashMap<Owner, Arc<TraceReport>>>,
+}
+
+impl Default for Traces {
+    fn default() -> Traces {
+        Traces {
+            running: PerTab::new("tracing"),
+            last: Mutex::default(),
+        }
+    }
 }
 
 /// What a stopped trace gives its caller.
@@ -78,22 +86,7 @@ impl Traces {
         reload: bool,
         deadline: Deadline,
     ) -> Result<()> {
-        {
-            let running = self.running.lock();
-            if let Some(trace) = running.get(&page.tab.target_id) {
-                let whose = if trace.owner == owner {
-                    "this"
-                } else {
-                    "another"
-                };
-                return Err(EngineError::refused(
-                    ErrorCode::CaptureBusy,
-                    format!(
-                        "{whose} agent session is already tracing this tab; stop that trace first"
-                    ),
-                ));
-            }
-        }
+        self.running.vacant(&page.tab.target_id, owner)?;
         let config = json!({
             "traceConfig": {
                 "includedCategories": CATEGORIES,
@@ -110,10 +103,10 @@ impl Traces {
                 }
                 other => other,
             })?;
-        self.running.lock().insert(
-            page.tab.target_id.clone(),
+        self.running.insert(
+            &page.tab.target_id,
+            owner,
             Running {
-                owner,
                 browser: Arc::downgrade(&page.browser),
                 session: page.session.clone(),
                 started_ms: crate::ids::now_ms(),
@@ -153,25 +146,7 @@ impl Traces {
                 files::confined_path(&config.output_dir, &name, Input::Filename)
             })
             .transpose()?;
-        let running = {
-            let mut running = self.running.lock();
-            match running.get(&page.tab.target_id) {
-                Some(trace) if trace.owner == owner => running.remove(&page.tab.target_id),
-                Some(_) => {
-                    return Err(EngineError::refused(
-                        ErrorCode::CaptureBusy,
-                        "another agent session is tracing this tab; only it can stop the trace",
-                    ));
-                }
-                None => None,
-            }
-        };
-        let Some(running) = running else {
-            return Err(EngineError::refused(
-                ErrorCode::NoCapture,
-                "no trace is recording on this tab; start one with performance_start_trace",
-            ));
-        };
+        let running = self.running.take_own(&page.tab.target_id, owner)?;
         let mut events = page.browser.conn.subscribe();
         page.cdp("Tracing.end", json!({}), deadline).await?;
         let stream = tracing_complete(&mut events, &running.session, deadline).await?;
@@ -214,15 +189,7 @@ impl Traces {
     /// ended in its browser.
     pub fn forget(&self, owner: Owner) {
         self.last.lock().remove(&owner);
-        let ended: Vec<Running> = {
-            let mut running = self.running.lock();
-            let targets: Vec<String> = running
-                .iter()
-                .filter(|(_, t)| t.owner == owner)
-                .map(|(target, _)| target.clone())
-                .collect();
-            targets.iter().filter_map(|t| running.remove(t)).collect()
-        };
+        let ended = self.running.take_all(owner);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
