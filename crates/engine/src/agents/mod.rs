@@ -528,11 +528,8 @@ impl Drop for AgentSession {
             .defaults
             .lock()
             .retain(|_, session| *session != self.id);
-        // What it left recording is stopped (a trace ended in its browser), its last
-        // trace report forgotten.
+        // What it left recording is stopped.
         self.engine.recordings.forget(self.id);
-        self.engine.recordings.traces.forget(self.id);
-        self.engine.recordings.gifs.forget(self.id);
         // A browser of its own is closed with it; a context of its own is disposed of
         // (its tabs close with it).
         self.engine.browsers.end_session(self.id);

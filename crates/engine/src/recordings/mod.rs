@@ -204,11 +204,14 @@ impl Recordings {
         Some(capture.session.clone())
     }
 
-    /// Drops every network and console recording of `owner` (its session ended); each
-    /// stops listening at once.
+    /// Drops every capture of `owner` (its session ended): its recordings stop
+    /// listening, a trace is ended in its browser, a GIF's frames are deleted, and its
+    /// last trace report is forgotten.
     pub fn forget(&self, owner: Owner) {
         drop(self.network.take_all(owner));
         drop(self.console.take_all(owner));
+        self.traces.forget(owner);
+        self.gifs.forget(owner);
     }
 }
 
