@@ -58,7 +58,7 @@ pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
 pub use page::navigation::{Navigated, Readiness};
 pub use page::pick::{PickRequest, Picked, PickedElement, Picking};
-pub use page::read::{Cursor, Scan, ScanRequest};
+pub use page::read::{Cursor, Scan, ScanRequest, Scrolled};
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
 pub use page::storage::StoragePage;
 pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};

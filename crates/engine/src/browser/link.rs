@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
@@ -194,34 +194,52 @@ impl Browsers {
         }
     }
 
-    /// Browsers whose link dropped within the last minute and has not come back: their
-    /// client ids, since when (ms since the epoch) and for how long. (A link gone longer
-    /// is a browser closed, not a worker restarting.)
-    pub fn dropped_links(&self) -> Vec<Value> {
+    /// Browsers whose link dropped within the last minute and has not come back. (A link
+    /// gone longer is a browser closed, not a worker restarting.)
+    pub fn dropped_links(&self) -> Vec<DroppedLink> {
         let now = crate::ids::now_ms();
         self.links
             .dropped
             .lock()
             .iter()
             .filter(|(_, since)| now.saturating_sub(**since) < WORKER_RESTART_GRACE_MS)
-            .map(|(client, since)| {
-                json!({
-                    "client_id": client,
-                    "waiting_for_worker_since_ms": since,
-                    "waiting_ms": now.saturating_sub(*since),
-                })
+            .map(|(client, since)| DroppedLink {
+                client_id: client.clone(),
+                waiting_for_worker_since_ms: *since,
+                waiting_ms: now.saturating_sub(*since),
             })
             .collect()
     }
 
     /// Every linked browser, for status reports.
-    pub fn linked_browsers(&self) -> Vec<Value> {
+    pub fn linked_browsers(&self) -> Vec<LinkedBrowser> {
         self.links
             .live()
             .iter()
-            .map(|b| json!({ "client_id": b.client_id, "hello": b.link_info.lock().clone() }))
+            .map(|b| LinkedBrowser {
+                client_id: b.client_id.clone(),
+                hello: b.link_info.lock().clone(),
+            })
             .collect()
     }
+}
+
+/// A browser whose link dropped lately and has not come back: most likely its extension's
+/// worker restarting, which relinks by itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct DroppedLink {
+    pub client_id: String,
+    /// When the link dropped (ms since the epoch).
+    pub waiting_for_worker_since_ms: u64,
+    pub waiting_ms: u64,
+}
+
+/// A linked browser: its client id, and what its extension said of itself when it linked
+/// (its hello, as it sent it).
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkedBrowser {
+    pub client_id: String,
+    pub hello: Value,
 }
 
 /// Reads and checks the hello line a linked browser sends first.

@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 use crate::error::{EngineError, Result};
 pub use connector::{Browsers, Loss, OnConnect};
 pub use dialogs::{DialogAnswer, DialogOutcome};
-pub use link::{LINK_WAIT, LinkHello, link_secret_path};
+pub use link::{DroppedLink, LINK_WAIT, LinkHello, LinkedBrowser, link_secret_path};
 pub(crate) use tabs::TabState;
 pub use tabs::{
     ClosedTab, Dialog, DialogPolicy, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle,

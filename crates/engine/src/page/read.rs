@@ -21,6 +21,27 @@ pub struct ScanRequest {
     pub from: Cursor,
 }
 
+/// Where a scroll left the page's main scroller (the document's, or the element that
+/// scrolls the page's content), in CSS px.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Scrolled {
+    pub scroll_x: i64,
+    pub scroll_y: i64,
+    pub scroll_height: i64,
+    pub viewport_height: i64,
+    pub at_top: bool,
+    pub at_bottom: bool,
+    /// Where it was before.
+    pub scrolled_from: i64,
+    pub moved: bool,
+    /// The scroller when it is not the document (a unique selector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scroller: Option<String>,
+    /// The element scrolled to, as the page script describes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<Value>,
+}
+
 /// A snapshot: the page's content and observation in BrowserTap's shape (`data`), and
 /// where a read goes on if this one was cut short (written into `data` as
 /// `continuation.cursor` too).
@@ -259,9 +280,17 @@ impl Page {
             .collect())
     }
 
-    pub async fn scroll(&self, to: Value, deadline: Deadline) -> Result<Value> {
-        self.run_ok(&self.top(), "scroll", json!({ "to": to }), deadline)
-            .await
+    /// Scrolls the page's main scroller to `top`, `bottom`, a pixel offset, or an
+    /// element (a locator) brought to the middle; where it is then.
+    pub async fn scroll(&self, to: Value, deadline: Deadline) -> Result<Scrolled> {
+        let scrolled = self
+            .run_ok(&self.top(), "scroll", json!({ "to": to }), deadline)
+            .await?;
+        serde_json::from_value(scrolled).map_err(|e| {
+            EngineError::Io(format!(
+                "the page script's scroll answer did not parse: {e}"
+            ))
+        })
     }
 }
 

@@ -76,10 +76,11 @@ pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> 
 
 /// A scroll's result in BrowserTap's words (`doc_height`, `status: success`), tabwire's
 /// own facts (`at_top`, `scroll_x`, a scrolled element) kept beside.
-fn scroll_facts(mut scrolled: Value) -> Value {
-    scrolled["status"] = json!("success");
-    scrolled["doc_height"] = scrolled["scroll_height"].clone();
-    scrolled
+fn scroll_facts(scrolled: engine::Scrolled) -> Value {
+    let mut facts = json!(scrolled);
+    facts["status"] = json!("success");
+    facts["doc_height"] = json!(scrolled.scroll_height);
+    facts
 }
 
 /// Which condition a wait watches, in BrowserTap's words (`selector gone`).
