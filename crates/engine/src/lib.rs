@@ -46,7 +46,7 @@ pub use browser::{
 pub use cdp::without_query;
 pub use config::{EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};
 pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
-pub use data::permissions::{LEASE_RANGE, LeaseRequest};
+pub use data::permissions::{LEASE_RANGE, Lease, LeaseRequest, ManualRecovery, Reset, Restored};
 pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
 pub use ids::Deadline;
 pub use page::aftermath::{Aftermath, Landing, OpenedByPage};

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::AgentSession;
 use crate::browser::TabInfo;
 use crate::data::downloads::{self, DownloadRequest, DownloadWait, FoundDownload};
-use crate::data::permissions::LeaseRequest;
+use crate::data::permissions::{Lease, LeaseRequest, Reset};
 use crate::error::Result;
 use crate::recordings::gif::{GifOptions, GifSaved, GifStatus};
 use crate::recordings::insights::TraceReport;
@@ -105,7 +105,7 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         request: LeaseRequest<'_>,
-    ) -> Result<Value> {
+    ) -> Result<Lease> {
         let page = self.page(handle).await?;
         self.engine.leases.set(page, request).await
     }
@@ -115,7 +115,7 @@ impl AgentSession {
         handle: Option<&str>,
         origin: Option<&str>,
         permission: Option<&str>,
-    ) -> Result<Value> {
+    ) -> Result<Reset> {
         let browser = self.browser_for(handle).await?;
         self.engine.leases.reset(&browser, origin, permission).await
     }

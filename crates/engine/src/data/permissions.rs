@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::browser::{Browser, Browsers, HOUSEKEEPING};
 use crate::error::{EngineError, Input, Result};
@@ -87,6 +87,35 @@ fn cdp_setting(setting: &str) -> Result<&'static str> {
     }
 }
 
+/// What a reset put back, and what it could not.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Reset {
+    pub restored: Vec<Restored>,
+    /// Leases the browser would not take back: they stay on record for a person.
+    pub manual_recovery: Vec<ManualRecovery>,
+    /// This browser's leases still on record.
+    pub remaining: usize,
+}
+
+/// A lease put back: the origin's permission as it was before.
+#[derive(Debug, Clone, Serialize)]
+pub struct Restored {
+    pub origin: String,
+    pub permission: String,
+    pub restored_to: String,
+    pub prior_verified: bool,
+}
+
+/// A lease that could not be put back, and how a person puts it back.
+#[derive(Debug, Clone, Serialize)]
+pub struct ManualRecovery {
+    pub id: String,
+    pub origin: String,
+    pub permission: String,
+    pub prior: String,
+    pub guidance: String,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Lease {
     pub id: String,
@@ -159,7 +188,7 @@ impl Leases {
 
     /// Sets a permission for an origin (the page's, unless given) as a lease. The page is
     /// only read (its URL, the prior state) and released before the browser is changed.
-    pub async fn set(self: &Arc<Self>, page: Page, request: LeaseRequest<'_>) -> Result<Value> {
+    pub async fn set(self: &Arc<Self>, page: Page, request: LeaseRequest<'_>) -> Result<Lease> {
         let permission = Permission::parse(request.permission)?;
         let max = LEASE_RANGE.1;
         if !(self.min_seconds..=max).contains(&request.duration.as_secs()) {
@@ -252,9 +281,7 @@ impl Leases {
         }
         self.save().await;
         self.expire_later(lease.id.clone(), request.duration);
-        Ok(
-            json!({ "status": "applied", "lease": lease, "duration_seconds": request.duration.as_secs() }),
-        )
+        Ok(lease)
     }
 
     /// The lock of one setting (see `setting_locks`).
@@ -315,7 +342,7 @@ impl Leases {
         browser: &Browser,
         origin: Option<&str>,
         permission: Option<&str>,
-    ) -> Result<Value> {
+    ) -> Result<Reset> {
         let permission = permission.map(Permission::parse).transpose()?;
         let origin = origin.map(|o| o.trim_end_matches('/').to_owned());
         self.restore(browser, |l| {
@@ -353,7 +380,7 @@ impl Leases {
 
     /// Restores the leases `matching` selects; those that cannot be restored stay on
     /// record as manual_recovery.
-    async fn restore(&self, browser: &Browser, matching: impl Fn(&Lease) -> bool) -> Result<Value> {
+    async fn restore(&self, browser: &Browser, matching: impl Fn(&Lease) -> bool) -> Result<Reset> {
         let of_this_browser =
             |l: &Lease| l.client_id.is_empty() || l.client_id == browser.client_id;
         let selected: Vec<Lease> = self
@@ -371,10 +398,10 @@ impl Leases {
                 .count()
         };
         if selected.is_empty() {
-            return Ok(json!({
-                "status": "nothing_to_reset", "restored": [], "manual_recovery": [],
-                "remaining": remaining(),
-            }));
+            return Ok(Reset {
+                remaining: remaining(),
+                ..Reset::default()
+            });
         }
         let mut restored = Vec::new();
         let mut manual = Vec::new();
@@ -416,7 +443,12 @@ impl Leases {
                 }
                 Ok(()) => {
                     self.active.lock().retain(|l| l.id != lease.id);
-                    restored.push(json!({ "origin": lease.origin, "permission": lease.permission, "restored_to": lease.prior, "prior_verified": lease.prior_verified }));
+                    restored.push(Restored {
+                        origin: lease.origin,
+                        permission: lease.permission,
+                        restored_to: lease.prior,
+                        prior_verified: lease.prior_verified,
+                    });
                 }
                 Err(error) => {
                     let guidance = format!(
@@ -426,15 +458,22 @@ impl Leases {
                     for l in self.active.lock().iter_mut().filter(|l| l.id == lease.id) {
                         l.manual_recovery = Some(guidance.clone());
                     }
-                    manual.push(json!({ "id": lease.id, "origin": lease.origin, "permission": lease.permission, "prior": lease.prior, "manual_recovery": guidance }));
+                    manual.push(ManualRecovery {
+                        id: lease.id,
+                        origin: lease.origin,
+                        permission: lease.permission,
+                        prior: lease.prior,
+                        guidance,
+                    });
                 }
             }
         }
         self.save().await;
-        Ok(json!({
-            "status": if manual.is_empty() { "restored" } else { "manual_recovery" },
-            "restored": restored, "manual_recovery": manual, "remaining": remaining(),
-        }))
+        Ok(Reset {
+            restored,
+            manual_recovery: manual,
+            remaining: remaining(),
+        })
     }
 
     async fn save(&self) {

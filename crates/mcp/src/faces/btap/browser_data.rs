@@ -434,17 +434,16 @@ pub async fn set_site_permission(call: Call, p: SetPermission) -> Result<Reply, 
         origin,
         duration: std::time::Duration::from_secs(p.duration_seconds as u64),
     };
-    let set = call
+    let lease = call
         .session
         .set_site_permission(named(&p.session_id, &None).as_deref(), request)
         .await?;
-    let lease = &set["lease"];
     let data = json!({
         "ok": true, "status": "ok",
-        "lease_id": lease["id"], "origin": lease["origin"],
-        "permission": content_setting(lease["permission"].as_str().unwrap_or_default()),
-        "expires_at": lease["expires_at"].as_u64().map(|s| s * 1000),
-        "duration_seconds": set["duration_seconds"],
+        "lease_id": lease.id, "origin": lease.origin,
+        "permission": content_setting(&lease.permission),
+        "expires_at": lease.expires_at * 1000,
+        "duration_seconds": p.duration_seconds,
         "lease": lease,
     });
     Ok(Reply::data(data))
@@ -467,26 +466,24 @@ pub async fn reset_site_permissions(call: Call, p: ResetPermissions) -> Result<R
         .session
         .reset_site_permissions(handle.as_deref(), origin.as_deref(), permission.as_deref())
         .await?;
-    let failures: Vec<Value> = reset["manual_recovery"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let failures: Vec<Value> = reset
+        .manual_recovery
+        .iter()
         .map(|m| {
             json!({
-                "id": m["id"], "origin": m["origin"],
-                "permission": content_setting(m["permission"].as_str().unwrap_or_default()),
-                "previous_setting": m["prior"], "error": m["manual_recovery"],
+                "id": m.id, "origin": m.origin,
+                "permission": content_setting(&m.permission),
+                "previous_setting": m.prior, "error": m.guidance,
                 "unsupported": true, "manual_recovery_required": true,
-                "recovery_instruction": m["manual_recovery"],
+                "recovery_instruction": m.guidance,
             })
         })
         .collect();
-    let restored = reset["restored"].as_array().map_or(0, Vec::len);
     let mut data = json!({
-        "ok": failures.is_empty(), "status": "ok", "restored": restored,
-        "failures": failures, "remaining": reset["remaining"],
+        "ok": failures.is_empty(), "status": "ok", "restored": reset.restored.len(),
+        "failures": failures, "remaining": reset.remaining,
         "origin": origin.as_deref().map_or("", |o| o.trim_end_matches('/')),
-        "restored_leases": reset["restored"],
+        "restored_leases": reset.restored,
     });
     if let Some(permission) = &permission {
         data["permission"] = json!(content_setting(permission));
