@@ -141,7 +141,7 @@ impl Chord {
     }
 
     /// keyDown for each modifier, then the key down and up, then the modifiers up.
-    pub fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         let mut mask = 0;
         let mut events = Vec::new();
         for (key, bit) in &self.modifiers {
