@@ -121,12 +121,9 @@ impl Staging {
 
     /// Creates the folder (and the output dir), none of it through a link.
     pub fn create_dir(&self) -> Result<()> {
-        let shown = self.path();
-        let parts = [OsStr::new(Self::NAME)];
-        std::fs::create_dir_all(&self.dir.root)
-            .and_then(|()| Dir::walk(&self.dir.root, &parts))
+        self.open()
             .map(drop)
-            .map_err(|e| EngineError::io(format!("cannot create {}", shown.display()), e))
+            .map_err(|e| EngineError::io(format!("cannot create {}", self.path().display()), e))
     }
 
     /// A new file of a name made from `kind` (`trace-…`), created through the confined
@@ -145,9 +142,15 @@ impl Staging {
             .ok()
             .filter(|name| name.components().count() == 1)
             .ok_or_else(|| EngineError::Io(format!("{} is not staged", path.display())))?;
-        std::fs::create_dir_all(&self.dir.root).map_err(io)?;
-        let walk = Dir::walk(&self.dir.root, &[OsStr::new(Self::NAME)]).map_err(io)?;
-        walk.dir().create_new(name.as_os_str()).map_err(io)
+        self.open()
+            .and_then(|walk| walk.dir().create_new(name.as_os_str()))
+            .map_err(io)
+    }
+
+    /// The folder, made if missing, walked to from the output dir without following links.
+    fn open(&self) -> std::io::Result<Walk> {
+        std::fs::create_dir_all(&self.dir.root)?;
+        Dir::walk(&self.dir.root, &[OsStr::new(Self::NAME)])
     }
 }
 

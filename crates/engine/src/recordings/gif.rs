@@ -406,12 +406,14 @@ impl Gifs {
 
     /// Drops `owner`'s recording of the tab without saving it; whether there was one.
     pub fn clear(&self, tab: &Tab, owner: Owner) -> Result<bool> {
-        let Some(()) = self.recordings.with_own(&tab.target_id, owner, |_| ())? else {
-            return Ok(false);
-        };
-        let recording = self.recordings.take_own(&tab.target_id, owner)?;
-        let _ = std::fs::remove_file(&recording.encoding.lock().staged);
-        Ok(true)
+        match self.recordings.take_own(&tab.target_id, owner) {
+            Ok(recording) => {
+                let _ = std::fs::remove_file(&recording.encoding.lock().staged);
+                Ok(true)
+            }
+            Err(error) if error.code() == ErrorCode::NoCapture => Ok(false),
+            Err(error) => Err(error),
+        }
     }
 
     /// Drops every recording of `owner` (its session ended).
