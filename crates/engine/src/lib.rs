@@ -56,14 +56,15 @@ pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainCon
 pub use page::forms::{Filled, FilledKind, FormField, FormFilled};
 pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
-pub use page::navigation::{Navigated, Readiness};
+pub use page::locator::{Find, Locator};
+pub use page::navigation::{Condition, Navigated, Readiness, Waited};
 pub use page::pick::{PickRequest, Picked, PickedElement, Picking};
-pub use page::read::{Cursor, Scan, ScanRequest, Scrolled};
+pub use page::read::{Cursor, Scan, ScanRequest, ScrollTo, Scrolled};
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
 pub use page::storage::StoragePage;
 pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::uploads::Uploaded;
-pub use page::{Acted, FrameContext, Page, check_url_scheme};
+pub use page::{Acted, Page, check_url_scheme};
 pub use recordings::gif::{
     GifMode, GifOptions, GifSaved, GifStatus, MAX_FRAMES, Mark, Overlay, Rendering,
 };

@@ -130,3 +130,49 @@ async fn an_exact_reads_ref_is_a_selector_as_it_stands() {
         stale.envelope
     );
 }
+
+/// A ref a framed read handed out names its element in every tool that takes a locator:
+/// the engine places it in its frame, whatever tool passes it on (page_fill, wait_for and
+/// scroll_page included, not only clicks and typing).
+#[tokio::test]
+async fn a_ref_read_inside_a_frame_acts_there_in_every_tool_that_takes_a_locator() {
+    let site = Site::start().await;
+    let tw = Tabwire::on_link("framed-refs", &[]).await;
+    tw.ok("open_url", json!({ "url": site.url("frames.html") }))
+        .await;
+    tw.ok(
+        "wait_for",
+        json!({ "selector": { "frame": ["#cross"], "css": "#inner" } }),
+    )
+    .await;
+    let scan = tw.ok("scan_page", json!({ "frame": ["#cross"] })).await;
+    let field = target(&scan, "textbox", "Inner field")["ref"].clone();
+    let button = target(&scan, "button", "Inner button")["ref"].clone();
+
+    let filled = tw
+        .ok(
+            "page_fill",
+            json!({ "fields": [{ "selector": field, "value": "filled by ref" }] }),
+        )
+        .await;
+    assert_eq!(filled["filled"][0]["value"], "filled by ref", "{filled}");
+    let waited = tw.ok("wait_for", json!({ "ref": button })).await;
+    assert_eq!(waited["status"], "success", "{waited}");
+    let scrolled = tw.ok("scroll_page", json!({ "to": button })).await;
+    assert_eq!(scrolled["element"]["name"], "Inner button", "{scrolled}");
+    tw.ok("page_click", json!({ "selector": button })).await;
+
+    let read = tw
+        .ok(
+            "scan_page",
+            json!({ "frame": ["#cross"], "text_only": true }),
+        )
+        .await;
+    assert!(
+        read["content"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("inner clicked: filled by ref"),
+        "{read}"
+    );
+}

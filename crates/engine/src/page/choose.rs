@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::input::ClickTarget;
+use super::input::Aim;
+use super::locator::{Locator, Placed};
 use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
@@ -60,8 +61,7 @@ impl Page {
     /// input (`Input::Options`).
     pub async fn select_options(
         &self,
-        locator: Value,
-        frame: Vec<Value>,
+        locator: &Locator,
         options: &[String],
         deadline: Deadline,
     ) -> Result<Selected> {
@@ -72,7 +72,10 @@ impl Page {
             ));
         }
         let until = Instant::now() + deadline.remaining();
-        let (locator, frame) = self.placed(locator, frame)?;
+        let Placed {
+            find: locator,
+            frame,
+        } = self.place(locator)?;
         let ctx = self.frame_context(&frame, deadline).await?;
         let args = json!({ "locator": locator, "options": options });
         let started = self.choosing(&ctx, "choose_options", args, until).await?;
@@ -111,8 +114,7 @@ impl Page {
             .await?;
         let mut clicks = 0;
         if step["open"] == true {
-            self.click_in_control(locator.clone(), frame, deadline)
-                .await?;
+            self.click_in_control(locator, frame, deadline).await?;
             clicks += 1;
             let wait = LISTBOX_WAIT.min(remaining(deadline));
             let args = json!({
@@ -130,7 +132,7 @@ impl Page {
             }
         }
         if let Some(reference) = step["click"].as_str() {
-            self.click_in_control(json!({ "ref": reference }), frame, deadline)
+            self.click_in_control(&json!({ "ref": reference }), frame, deadline)
                 .await?;
             clicks += 1;
         }
@@ -147,17 +149,17 @@ impl Page {
     /// A trusted, hit-tested click at an element of the control.
     async fn click_in_control(
         &self,
-        locator: Value,
+        locator: &Value,
         frame: &[Value],
         deadline: Instant,
     ) -> Result<()> {
-        let target = ClickTarget::Element {
+        let aim = Aim {
+            frame,
             locator,
-            frame: frame.to_vec(),
             offset: (None, None),
         };
-        self.click(target, "left", 1, Deadline::after(remaining(deadline)))
-            .await?;
+        let deadline = Deadline::after(remaining(deadline));
+        self.click_element(&aim, "left", 1, 0, deadline).await?;
         Ok(())
     }
 

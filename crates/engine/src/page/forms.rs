@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::Page;
 use super::input::ClickTarget;
+use super::locator::{Locator, Placed};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// The kind of field a fill met (the page script's `field_kind`).
@@ -53,8 +54,7 @@ pub struct Filled {
 
 /// One field of a form to fill: where it is and the value it takes.
 pub struct FormField {
-    pub locator: Value,
-    pub frame: Vec<Value>,
+    pub locator: Locator,
     pub value: Value,
 }
 
@@ -71,10 +71,7 @@ impl Page {
     pub async fn fill_form(&self, fields: Vec<FormField>, deadline: Deadline) -> FormFilled {
         let mut filled = Vec::with_capacity(fields.len());
         for (index, field) in fields.into_iter().enumerate() {
-            match self
-                .fill(field.locator, field.frame, &field.value, deadline)
-                .await
-            {
+            match self.fill(&field.locator, &field.value, deadline).await {
                 Ok(done) => filled.push(done),
                 Err(error) => {
                     return FormFilled {
@@ -93,14 +90,14 @@ impl Page {
     /// Fills the field a locator names with `value` (a string, a number or a boolean).
     pub async fn fill(
         &self,
-        locator: Value,
-        frame: Vec<Value>,
+        locator: &Locator,
         value: &Value,
         deadline: Deadline,
     ) -> Result<Filled> {
+        let Placed { find, frame } = self.place(locator)?;
         let ctx = self.frame_context(&frame, deadline).await?;
         let field = self
-            .run_ok(&ctx, "field_kind", json!({ "locator": locator }), deadline)
+            .run_ok(&ctx, "field_kind", json!({ "locator": find }), deadline)
             .await?;
         let kind = field["kind"].as_str().and_then(FilledKind::parse);
         let element = field["element"].clone();
@@ -126,7 +123,7 @@ impl Page {
         match kind {
             FilledKind::Select => {
                 let chosen = self
-                    .select_options(locator, frame, std::slice::from_ref(&text), deadline)
+                    .select_options(locator, std::slice::from_ref(&text), deadline)
                     .await?;
                 Ok(Filled {
                     kind,
@@ -147,13 +144,12 @@ impl Page {
                 if checked != wanted {
                     let target = ClickTarget::Element {
                         locator: locator.clone(),
-                        frame: frame.clone(),
                         offset: (None, None),
                     };
                     self.click(target, "left", 1, deadline).await?;
                 }
                 let now = self
-                    .run_ok(&ctx, "field_kind", json!({ "locator": locator }), deadline)
+                    .run_ok(&ctx, "field_kind", json!({ "locator": find }), deadline)
                     .await?;
                 Ok(Filled {
                     kind,
@@ -163,10 +159,10 @@ impl Page {
                 })
             }
             FilledKind::Text | FilledKind::Value => {
-                self.type_text(Some(locator.clone()), &frame, &text, true, None, deadline)
+                self.type_text(Some(locator), &text, true, None, deadline)
                     .await?;
                 let now = self
-                    .run_ok(&ctx, "field_value", json!({ "locator": locator }), deadline)
+                    .run_ok(&ctx, "field_value", json!({ "locator": find }), deadline)
                     .await?;
                 Ok(Filled {
                     kind,

@@ -7,20 +7,22 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::keys::{self, Chord};
+use super::locator::{Locator, Placed, page_frames};
 use super::{FrameContext, Page};
 use crate::browser::HOUSEKEEPING;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// What a click aims at.
 pub enum ClickTarget {
-    /// A locator (CSS string or object, with an optional frame path) — hit-tested.
+    /// An element (a ref is placed in its frame first), hit-tested; `offset` is from its
+    /// top-left corner, else its centre.
     Element {
-        locator: Value,
-        frame: Vec<Value>,
+        locator: Locator,
         offset: (Option<f64>, Option<f64>),
     },
-    /// A point in the top document's (or a frame's) viewport — not hit-tested.
-    Point { x: f64, y: f64, frame: Vec<Value> },
+    /// A point in the viewport of the top document or of the frame the path leads to,
+    /// not hit-tested.
+    Point { x: f64, y: f64, frame: Vec<Locator> },
 }
 
 /// How many times a click is aimed and sent before it is reported undelivered.
@@ -32,11 +34,11 @@ const ANSWER_LATE: Duration = Duration::from_millis(250);
 /// The page watch of an input that may submit (`watch_page`).
 const PAGE_WATCH: &str = include_str!("../../page_script/input_watch.js");
 
-/// What a click aims at, once its frame is known.
-struct Aim<'a> {
-    frame: &'a [Value],
-    locator: &'a Value,
-    offset: (Option<f64>, Option<f64>),
+/// What a click aims at, placed: the page script's locator and the frame path to it.
+pub(crate) struct Aim<'a> {
+    pub frame: &'a [Value],
+    pub locator: &'a Value,
+    pub offset: (Option<f64>, Option<f64>),
 }
 
 impl Page {
@@ -70,21 +72,18 @@ impl Page {
         };
         let clicked = match target {
             ClickTarget::Point { x, y, frame } => {
-                let ctx = self.frame_context(&frame, deadline).await?;
+                let ctx = self.frame_context(&page_frames(&frame), deadline).await?;
                 let (x, y) = (x + ctx.offset.0, y + ctx.offset.1);
                 *self.last_aim.lock() = Some(Clicked::at(x, y));
                 self.mouse_click(x, y, button, clicks, modifiers, deadline)
                     .await?;
                 Clicked::at(x, y)
             }
-            ClickTarget::Element {
-                locator,
-                frame,
-                offset,
-            } => {
+            ClickTarget::Element { locator, offset } => {
+                let Placed { find, frame } = self.place(&locator)?;
                 let aim = Aim {
                     frame: &frame,
-                    locator: &locator,
+                    locator: &find,
                     offset,
                 };
                 self.click_element(&aim, button, clicks, modifiers, deadline)
@@ -98,7 +97,7 @@ impl Page {
     /// guard stopped, or one that reached nothing because the page moved under the point,
     /// never reached the page's handlers, so it is aimed and sent again, a bounded number
     /// of times.
-    async fn click_element(
+    pub(crate) async fn click_element(
         &self,
         aim: &Aim<'_>,
         button: &str,
@@ -408,21 +407,18 @@ impl Page {
     pub async fn point_of(&self, target: &ClickTarget, deadline: Deadline) -> Result<(f64, f64)> {
         match target {
             ClickTarget::Point { x, y, frame } => {
-                let ctx = self.frame_context(frame, deadline).await?;
+                let ctx = self.frame_context(&page_frames(frame), deadline).await?;
                 Ok((x + ctx.offset.0, y + ctx.offset.1))
             }
-            ClickTarget::Element {
-                locator,
-                frame,
-                offset,
-            } => {
-                let ctx = self.frame_context(frame, deadline).await?;
+            ClickTarget::Element { locator, offset } => {
+                let Placed { find, frame } = self.place(locator)?;
+                let ctx = self.frame_context(&frame, deadline).await?;
                 let aimed = self
                     .run_ok(
                         &ctx,
                         "click_point",
                         json!({
-                            "locator": locator, "offset_x": offset.0, "offset_y": offset.1,
+                            "locator": find, "offset_x": offset.0, "offset_y": offset.1,
                             "scroll": !ctx.framed,
                         }),
                         deadline,
@@ -543,20 +539,11 @@ impl Page {
 
     /// Gives the element a locator names keyboard focus (keys sent next go to it);
     /// whether it took it.
-    pub async fn focus(
-        &self,
-        locator: &Value,
-        frame: &[Value],
-        deadline: Deadline,
-    ) -> Result<bool> {
-        let ctx = self.frame_context(frame, deadline).await?;
+    pub async fn focus(&self, locator: &Locator, deadline: Deadline) -> Result<bool> {
+        let Placed { find, frame } = self.place(locator)?;
+        let ctx = self.frame_context(&frame, deadline).await?;
         let focused = self
-            .run_ok(
-                &ctx,
-                "focus_element",
-                json!({ "locator": locator }),
-                deadline,
-            )
+            .run_ok(&ctx, "focus_element", json!({ "locator": find }), deadline)
             .await?;
         Ok(focused["focused"] == true)
     }
@@ -565,20 +552,26 @@ impl Page {
     /// text replaces it, inserts the text, then presses `submit_key`.
     pub async fn type_text(
         &self,
-        locator: Option<Value>,
-        frame: &[Value],
+        locator: Option<&Locator>,
         text: &str,
         clear: bool,
         submit_key: Option<&str>,
         deadline: Deadline,
     ) -> Result<Typed> {
         let submit = submit_key.map(keys::parse_chord).transpose()?;
-        let ctx = self.frame_context(frame, deadline).await?;
+        let (find, frame) = match locator {
+            Some(locator) => {
+                let Placed { find, frame } = self.place(locator)?;
+                (find, frame)
+            }
+            None => (Value::Null, Vec::new()),
+        };
+        let ctx = self.frame_context(&frame, deadline).await?;
         let mut report = self
             .run_ok(
                 &ctx,
                 "focus_for_typing",
-                json!({ "locator": locator, "clear": clear }),
+                json!({ "locator": find, "clear": clear }),
                 deadline,
             )
             .await?;
@@ -622,7 +615,7 @@ impl Page {
                 .run_ok(
                     &ctx,
                     "set_value",
-                    json!({ "locator": locator, "value": text }),
+                    json!({ "locator": find, "value": text }),
                     deadline,
                 )
                 .await?;

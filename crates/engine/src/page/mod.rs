@@ -16,6 +16,7 @@ pub mod forms;
 pub mod inject;
 pub mod input;
 pub mod keys;
+pub mod locator;
 pub mod navigation;
 pub mod page_script;
 pub mod pick;
@@ -230,7 +231,7 @@ impl Page {
     }
 
     /// The top document's context.
-    pub fn top(&self) -> FrameContext {
+    pub(crate) fn top(&self) -> FrameContext {
         FrameContext {
             session: self.session.clone(),
             context_id: None,
@@ -270,7 +271,7 @@ impl Page {
     }
 
     /// Runs a page-script op and returns its JSON result.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         ctx: &FrameContext,
         op: &str,
@@ -430,7 +431,7 @@ impl Page {
 
     /// Runs a page-script op whose result must have `status: "ok"`; any other status
     /// becomes an error with that code and the page's explanation.
-    pub async fn run_ok(
+    pub(crate) async fn run_ok(
         &self,
         ctx: &FrameContext,
         op: &str,
@@ -443,7 +444,11 @@ impl Page {
 
     /// Walks a frame path (a list of locators, each naming an iframe in the document
     /// before it) to the context of the innermost document.
-    pub async fn frame_context(&self, path: &[Value], deadline: Deadline) -> Result<FrameContext> {
+    pub(crate) async fn frame_context(
+        &self,
+        path: &[Value],
+        deadline: Deadline,
+    ) -> Result<FrameContext> {
         let mut ctx = self.top();
         for (depth, locator) in path.iter().enumerate() {
             let box_ = self
@@ -779,7 +784,7 @@ pub(crate) fn check_status(result: Value) -> Result<Value> {
     }
 }
 
-fn frame_error(error: EngineError, depth: usize) -> EngineError {
+pub(crate) fn frame_error(error: EngineError, depth: usize) -> EngineError {
     match error {
         EngineError::Page {
             code,

@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{FrameContext, Page, check_status};
+use super::locator::Locator;
+use super::{Page, check_status};
 use crate::browser::{Dialog, DialogPolicy, exception_text};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
@@ -307,23 +308,32 @@ impl Page {
         ))
     }
 
-    /// Polls a page-script probe until it matches (or stops matching, with `gone`).
-    pub async fn wait_until(
+    /// Waits until a condition holds (or, with `gone`, stops holding).
+    pub async fn wait_for(
         &self,
-        ctx: &FrameContext,
-        probe: Value,
+        condition: &Condition,
         gone: bool,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<Waited> {
+        let (ctx, probe) = match condition {
+            Condition::Script(expression) => return self.wait_js(expression, gone, deadline).await,
+            Condition::Element(locator) => {
+                let placed = self.place(locator)?;
+                let ctx = self.frame_context(&placed.frame, deadline).await?;
+                (ctx, json!({ "selector": placed.find }))
+            }
+            Condition::Text(text) => (self.top(), json!({ "text": text })),
+            Condition::Url(pattern) => (self.top(), json!({ "url_pattern": pattern })),
+        };
         poll(deadline, "waiting for the condition", || async {
-            let result = check_status(self.run(ctx, "probe", probe.clone(), deadline).await?)?;
+            let result = check_status(self.run(&ctx, "probe", probe.clone(), deadline).await?)?;
             Ok(result["matched"].as_bool() == Some(!gone))
         })
         .await
     }
 
     /// Polls a caller's expression until it is truthy (or falsy, with `gone`).
-    pub async fn wait_js(&self, expression: &str, gone: bool, deadline: Deadline) -> Result<Value> {
+    async fn wait_js(&self, expression: &str, gone: bool, deadline: Deadline) -> Result<Waited> {
         poll(deadline, "waiting for the expression", || async {
             let reply = self
                 .cdp(
@@ -347,9 +357,9 @@ impl Page {
         pattern: &str,
         ready: bool,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<(Waited, Readiness)> {
         let top = self.top();
-        let mut waited = poll(deadline, "waiting for the URL", || async {
+        let waited = poll(deadline, "waiting for the URL", || async {
             let matched = check_status(
                 self.run(&top, "probe", json!({ "url_pattern": pattern }), deadline)
                     .await?,
@@ -370,12 +380,28 @@ impl Page {
                 _ => break,
             }
         }
-        let state = state?;
-        waited["url"] = json!(state.url);
-        waited["title"] = json!(state.title);
-        waited["ready_state"] = json!(state.ready_state);
-        Ok(waited)
+        Ok((waited, state?))
     }
+}
+
+/// What a wait waits for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// An element a locator names is on the page.
+    Element(Locator),
+    /// The page's visible text holds this.
+    Text(String),
+    /// The URL matches this (a regex, else a substring).
+    Url(String),
+    /// A script's expression is truthy (awaited if it is a promise).
+    Script(String),
+}
+
+/// How a wait ended: how long until its condition held, after how many checks.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Waited {
+    pub elapsed_ms: u64,
+    pub checks: u32,
 }
 
 /// Where a document is and how far it has loaded (`document.readyState`).
@@ -388,7 +414,7 @@ pub struct Readiness {
 
 /// Re-checks `check` until it says true or the deadline passes. A check that fails
 /// because a navigation replaced the document is simply tried again.
-async fn poll<F, Fut>(deadline: Deadline, what: &str, mut check: F) -> Result<Value>
+async fn poll<F, Fut>(deadline: Deadline, what: &str, mut check: F) -> Result<Waited>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<bool>>,
@@ -401,11 +427,10 @@ where
         checks += 1;
         match tokio::time::timeout_at(deadline, check()).await {
             Ok(Ok(true)) => {
-                return Ok(json!({
-                    "matched": true,
-                    "elapsed_ms": started.elapsed().as_millis() as u64,
-                    "checks": checks,
-                }));
+                return Ok(Waited {
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    checks,
+                });
             }
             Ok(Ok(false)) => {}
             Ok(Err(error)) if transient(&error) => {}

@@ -4,6 +4,7 @@ use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
+use super::locator::Locator;
 use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
@@ -15,7 +16,8 @@ pub struct ScanRequest {
     pub cutlist: bool,
     pub maxchars: u64,
     pub max_targets: u64,
-    pub frame: Vec<Value>,
+    /// The iframes leading to the document read (none: the top document).
+    pub frame: Vec<Locator>,
     pub extra_js: Option<String>,
     /// Where the read starts (the start of the page unless it goes on from an earlier one).
     pub from: Cursor,
@@ -40,6 +42,17 @@ pub struct Scrolled {
     /// The element scrolled to, as the page script describes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub element: Option<Value>,
+}
+
+/// Where a scroll goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScrollTo {
+    Top,
+    Bottom,
+    /// CSS pixels from the top.
+    Offset(f64),
+    /// An element, brought to the middle of the viewport.
+    Element(Locator),
 }
 
 /// A snapshot: the page's content and observation in BrowserTap's shape (`data`), and
@@ -118,7 +131,9 @@ impl Page {
                 "cannot be combined with frame",
             ));
         }
-        let ctx = self.frame_context(&request.frame, deadline).await?;
+        // The path as replies write it (each step an object), and as the page reads it.
+        let path: Vec<Value> = request.frame.iter().map(Locator::step_json).collect();
+        let ctx = self.frame_context(&path, deadline).await?;
         let mut extra = Value::Null;
         if let Some(code) = &request.extra_js {
             extra = self.script_before_read(code).await?;
@@ -137,7 +152,7 @@ impl Page {
                     "collapsed": request.from.collapsed,
                     "ref_base": self.next_ref(),
                     // Readiness is the top document's (a frame's scan has none).
-                    "render": request.frame.is_empty(),
+                    "render": path.is_empty(),
                 }),
                 deadline,
             )
@@ -161,7 +176,7 @@ impl Page {
         if request.extra_js.is_some() {
             result["extra_js_result"] = extra;
         }
-        self.place_in_frame(&mut result["observation"], &request.frame);
+        self.place_in_frame(&mut result["observation"], &path);
         let next = written_cursor(&mut result["continuation"]);
         Ok(Scan { data: result, next })
     }
@@ -280,11 +295,24 @@ impl Page {
             .collect())
     }
 
-    /// Scrolls the page's main scroller to `top`, `bottom`, a pixel offset, or an
-    /// element (a locator) brought to the middle; where it is then.
-    pub async fn scroll(&self, to: Value, deadline: Deadline) -> Result<Scrolled> {
+    /// Scrolls the main scroller (of the top document, or of the frame an element is in)
+    /// to the top, the bottom, a pixel offset, or an element brought to the middle; where
+    /// it is then.
+    pub async fn scroll(&self, to: ScrollTo, deadline: Deadline) -> Result<Scrolled> {
+        let (ctx, to) = match to {
+            ScrollTo::Top => (self.top(), json!("top")),
+            ScrollTo::Bottom => (self.top(), json!("bottom")),
+            ScrollTo::Offset(pixels) => (self.top(), json!(pixels)),
+            ScrollTo::Element(locator) => {
+                let placed = self.place(&locator)?;
+                (
+                    self.frame_context(&placed.frame, deadline).await?,
+                    placed.find,
+                )
+            }
+        };
         let scrolled = self
-            .run_ok(&self.top(), "scroll", json!({ "to": to }), deadline)
+            .run_ok(&ctx, "scroll", json!({ "to": to }), deadline)
             .await?;
         serde_json::from_value(scrolled).map_err(|e| {
             EngineError::Io(format!(

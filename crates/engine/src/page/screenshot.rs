@@ -6,6 +6,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::Page;
+use super::locator::{Locator, Placed};
 use crate::error::{EngineError, Input, Result};
 use crate::files;
 
@@ -155,13 +156,13 @@ impl Page {
     /// An element's box in document coordinates (CSS px), as a screenshot clip takes it.
     pub async fn element_box(
         &self,
-        locator: &Value,
-        frame: &[Value],
+        locator: &Locator,
         deadline: Deadline,
     ) -> Result<(f64, f64, f64, f64)> {
-        let ctx = self.frame_context(frame, deadline).await?;
+        let Placed { find, frame } = self.place(locator)?;
+        let ctx = self.frame_context(&frame, deadline).await?;
         let r = self
-            .run_ok(&ctx, "element_box", json!({ "locator": locator }), deadline)
+            .run_ok(&ctx, "element_box", json!({ "locator": find }), deadline)
             .await?;
         let n = |key: &str| r[key].as_f64().unwrap_or_default();
         Ok((

@@ -5,13 +5,14 @@
 //! Refs are the tab's: numbers rise across documents (the tab keeps the next one), so a
 //! ref from a page that has since navigated is told apart from a typo, and a ref that
 //! lives in an iframe is remembered with its frame path, so any operation that takes a
-//! locator acts on the same element (`Page::ref_target`).
+//! locator acts on the same element (`Page::place`).
 
 use crate::ids::Deadline;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::locator::{Locator, page_frames};
 use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
@@ -29,8 +30,8 @@ pub struct TreeRequest {
     pub depth: Option<u32>,
     /// Only the subtree of this ref.
     pub focus_ref: Option<String>,
-    /// Only this iframe's document (a locator path, as `frame` takes it).
-    pub frame: Vec<Value>,
+    /// Only the document these iframes (outermost first) lead to.
+    pub frame: Vec<Locator>,
     /// How the outline is written.
     pub style: OutlineStyle,
     /// The first line to write (a cursor from an earlier read that was cut).
@@ -117,7 +118,8 @@ struct Line {
 impl Page {
     pub async fn read_tree(&self, request: &TreeRequest, deadline: Deadline) -> Result<Snapshot> {
         let top = self.top();
-        let (mut focus_frame, mut focus) = (request.frame.clone(), request.focus_ref.clone());
+        let mut focus_frame = page_frames(&request.frame);
+        let mut focus = request.focus_ref.clone();
         if let Some(reference) = &request.focus_ref {
             // A ref inside a frame: read that frame, from that element.
             let (_, frame) = self.ref_target(reference)?;
@@ -389,28 +391,9 @@ impl Page {
             .collect())
     }
 
-    /// A locator with the frame path it needs: a bare `{ref}` from an outline, or a ref
-    /// given where a CSS string goes (`"e12"`, `"ref_12"`), gets the path of the frame its
-    /// element lives in, so a ref acts on the very element whatever face or tool passes it
-    /// on; anything else is returned as it came.
-    pub fn placed(&self, locator: Value, frame: Vec<Value>) -> Result<(Value, Vec<Value>)> {
-        if !frame.is_empty() {
-            return Ok((locator, frame));
-        }
-        let bare_ref = match &locator {
-            Value::String(text) => ref_number(text.trim()).map(|_| text.as_str()),
-            Value::Object(map) if map.len() == 1 => map.get("ref").and_then(Value::as_str),
-            _ => None,
-        };
-        match bare_ref {
-            Some(reference) => self.ref_target(reference),
-            None => Ok((locator, frame)),
-        }
-    }
-
     /// The locator and frame path a ref stands for. A ref this tab never handed out is
     /// refused here; one from a document that has gone is told by the page (`stale_ref`).
-    pub fn ref_target(&self, reference: &str) -> Result<(Value, Vec<Value>)> {
+    pub(crate) fn ref_target(&self, reference: &str) -> Result<(Value, Vec<Value>)> {
         let given = reference.trim();
         let number = ref_number(given).ok_or_else(|| {
             EngineError::invalid(

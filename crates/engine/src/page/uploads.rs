@@ -5,6 +5,7 @@ use crate::ids::Deadline;
 use serde_json::{Value, json};
 
 use super::Page;
+use super::locator::{Locator, Placed};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// Files set on a file input: their canonical paths, as the page got them.
@@ -20,14 +21,16 @@ impl Page {
     /// the engine's configuration (the output dir and `--upload-root`s).
     pub async fn upload(
         &self,
-        locator: &Value,
+        locator: &Locator,
         paths: &[String],
         deadline: Deadline,
     ) -> Result<Uploaded> {
         let files = crate::files::readable_files(&self.config.upload_roots, paths).await?;
-        let args = json!({ "locator": locator });
+        let Placed { find, frame } = self.place(locator)?;
+        let ctx = self.frame_context(&frame, deadline).await?;
+        let args = json!({ "locator": find });
         let reply = self
-            .evaluate_op(&self.top(), "element", &args, false, deadline)
+            .evaluate_op(&ctx, "element", &args, false, deadline)
             .await?;
         let object = &reply["result"];
         if object["subtype"] != "node" {
@@ -46,13 +49,15 @@ impl Page {
         let object_id = object["objectId"].as_str().unwrap_or_default().to_owned();
         let set = async {
             let node = self
-                .cdp(
+                .cdp_in(
+                    &ctx.session,
                     "DOM.describeNode",
                     json!({ "objectId": object_id }),
                     deadline,
                 )
                 .await?;
-            self.cdp(
+            self.cdp_in(
+                &ctx.session,
                 "DOM.setFileInputFiles",
                 json!({ "files": files, "objectId": object_id }),
                 deadline,
@@ -62,7 +67,8 @@ impl Page {
         }
         .await;
         let _ = self
-            .cdp(
+            .cdp_in(
+                &ctx.session,
                 "Runtime.releaseObject",
                 json!({ "objectId": object_id }),
                 deadline,

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{EngineError, Page};
+use engine::{EngineError, Locator, Page};
 
 use crate::face::{Call, ToolError};
 use crate::params::TabRef;
@@ -73,35 +73,11 @@ pub async fn page_by_tab_id(
     }
 }
 
-/// A locator value may carry a `frame` path; the engine walks frames, the page script
-/// resolves the rest.
-pub fn split_locator(value: Option<&Value>) -> Result<(Value, Vec<Value>), ToolError> {
-    let Some(value) = value else {
-        return Ok((Value::Null, Vec::new()));
-    };
+/// A frame path argument (a read's `frame`): the iframes, outermost first.
+pub fn frame_path(value: Option<&Value>) -> Result<Vec<Locator>, ToolError> {
     match value {
-        Value::Object(map) if map.contains_key("frame") => {
-            let mut rest = map.clone();
-            let frame = frame_path(rest.remove("frame").as_ref())?;
-            Ok((Value::Object(rest), frame))
-        }
-        other => Ok((other.clone(), Vec::new())),
-    }
-}
-
-pub fn frame_path(value: Option<&Value>) -> Result<Vec<Value>, ToolError> {
-    match value {
-        None => Ok(Vec::new()),
-        Some(Value::Array(steps))
-            if !steps.is_empty() && steps.iter().all(|s| s.is_string() || s.is_object()) =>
-        {
-            Ok(steps.clone())
-        }
-        Some(Value::String(one)) => Ok(vec![json!(one)]),
-        Some(_) => Err(ToolError::param(
-            "frame",
-            "expected a non-empty list of iframe locators (CSS strings or locator objects)",
-        )),
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(path) => Ok(Locator::parse_frame_path(path)?),
     }
 }
 

@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
-use engine::{Acted, ClickTarget, Clicked, EngineError, ErrorCode, Typed};
+use engine::{Acted, ClickTarget, Clicked, EngineError, ErrorCode, Locator, Typed};
 
 use super::args::named;
-use super::args::{LOCATOR_DOC, frame_steps, split_locator, with_ref};
+use super::args::{LOCATOR_DOC, frame_path, frame_steps, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::{self, TabRef};
@@ -270,24 +270,26 @@ fn type_target(selector: &Value) -> Value {
 pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     let selector = with_ref(given(p.selector.clone()), p.r#ref.as_deref())?;
     let offset = (p.offset_x, p.offset_y);
-    let (locator, frame) = split_locator(Some(&selector))?;
     // A frame-relative point is {"frame": [...], "x": .., "y": ..} in the selector.
-    let framed_point = locator
+    let framed_point = selector
         .get("x")
         .and_then(Value::as_f64)
-        .zip(locator.get("y").and_then(Value::as_f64));
-    let target = match (locator.is_null(), (p.x, p.y), framed_point) {
-        (_, _, Some((x, y))) => ClickTarget::Point { x, y, frame },
-        (true, (Some(x), Some(y)), _) => ClickTarget::Point {
+        .zip(selector.get("y").and_then(Value::as_f64));
+    // A locator the page could not read fails the click as the page would have.
+    let target = match (selector.is_null(), (p.x, p.y), framed_point) {
+        (_, _, Some((x, y))) => Ok(ClickTarget::Point {
+            x,
+            y,
+            frame: frame_path(selector.get("frame"))?,
+        }),
+        (true, (Some(x), Some(y)), _) => Ok(ClickTarget::Point {
             x,
             y,
             frame: Vec::new(),
-        },
-        (false, (None, None), _) => ClickTarget::Element {
-            locator,
-            frame,
-            offset,
-        },
+        }),
+        (false, (None, None), _) => {
+            Locator::parse(&selector).map(|locator| ClickTarget::Element { locator, offset })
+        }
         (true, (None, None), _) => {
             return Err(ToolError::param(
                 "selector",
@@ -307,7 +309,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let aimed_at = match &target {
-        ClickTarget::Point { .. } if selector.get("x").is_none() => Value::Null,
+        Ok(ClickTarget::Point { .. }) if selector.get("x").is_none() => Value::Null,
         _ => echoed(&selector),
     };
     let watch = page.watch_effects();
@@ -443,29 +445,14 @@ fn opened_dialog(
         .lean(lean)
 }
 
-/// Clicks the target (a ref from an outline placed in its frame first), leaving a dialog
-/// the click opens open for the agent.
+/// Clicks the target, leaving a dialog the click opens open for the agent.
 async fn click(
     page: &engine::Page,
-    target: ClickTarget,
+    target: Result<ClickTarget, EngineError>,
     p: &PageClick,
     deadline: engine::Deadline,
 ) -> Result<Acted<Clicked>, ToolError> {
-    let target = match target {
-        ClickTarget::Element {
-            locator,
-            frame,
-            offset,
-        } => {
-            let (locator, frame) = page.placed(locator, frame)?;
-            ClickTarget::Element {
-                locator,
-                frame,
-                offset,
-            }
-        }
-        other => other,
-    };
+    let target = target?;
     Ok(page
         .leaving_dialogs_open(page.click(target, &p.button, p.clicks as u32, deadline))
         .await?)
@@ -543,12 +530,13 @@ async fn type_into(
     p: &PageType,
     deadline: engine::Deadline,
 ) -> Result<Typed, ToolError> {
-    let (locator, frame) = split_locator(Some(selector))?;
-    let (locator, frame) = page.placed(locator, frame)?;
-    let locator = (!locator.is_null()).then_some(locator);
+    let locator = match selector {
+        Value::Null => None,
+        given => Some(Locator::parse(given)?),
+    };
     let submit = Some(p.submit_key.as_str()).filter(|k| !k.trim().is_empty());
     Ok(page
-        .type_text(locator, &frame, &p.text, p.clear, submit, deadline)
+        .type_text(locator.as_ref(), &p.text, p.clear, submit, deadline)
         .await?)
 }
 
@@ -567,11 +555,14 @@ pub async fn page_select(call: Call, p: PageSelect) -> Result<Reply, ToolError> 
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let selector = echoed(&p.selector);
-    let (locator, frame) = split_locator(Some(&p.selector))?;
     let target = json!({ "selector": selector });
-    let chosen = page
-        .select_options(locator, frame, &p.options, call.deadline)
-        .await;
+    let chosen = match Locator::parse(&p.selector) {
+        Ok(locator) => {
+            page.select_options(&locator, &p.options, call.deadline)
+                .await
+        }
+        Err(error) => Err(error),
+    };
     let chosen = match chosen {
         Ok(chosen) => chosen,
         Err(error) => {
@@ -621,20 +612,30 @@ pub async fn page_fill(call: Call, p: PageFill) -> Result<Reply, ToolError> {
             ));
         }
     }
+    // Fields are filled up to the first whose locator the page could not read, which
+    // stops the filling as the page would have.
     let mut form = Vec::with_capacity(fields.len());
-    for field in &fields {
-        let (locator, frame) = split_locator(field.get("selector"))?;
-        form.push(engine::FormField {
-            locator,
-            frame,
-            value: field["value"].clone(),
-        });
+    let mut unreadable = None;
+    for (index, field) in fields.iter().enumerate() {
+        match Locator::parse(&field["selector"]) {
+            Ok(locator) => form.push(engine::FormField {
+                locator,
+                value: field["value"].clone(),
+            }),
+            Err(error) => {
+                unreadable = Some((index, error));
+                break;
+            }
+        }
     }
     let page = call
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let done = page.fill_form(form, call.deadline).await;
+    let mut done = page.fill_form(form, call.deadline).await;
+    if done.stopped.is_none() {
+        done.stopped = unreadable;
+    }
     let filled: Vec<Value> = done
         .filled
         .iter()
@@ -764,7 +765,7 @@ pub async fn upload_files(call: Call, p: UploadFiles) -> Result<Reply, ToolError
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let uploaded = page
-        .upload(&json!(p.selector), &p.paths, call.deadline)
+        .upload(&Locator::css_or_ref(&p.selector)?, &p.paths, call.deadline)
         .await?;
     let data = json!({
         "status": "ok", "selector": p.selector, "files": uploaded.files,

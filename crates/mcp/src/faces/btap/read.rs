@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use engine::ScanRequest;
 
-use super::args::{frame_path, frame_steps, named};
+use super::args::{frame_path, named};
 use crate::face::{Call, Reply, ToolError};
 use crate::params::TabRef;
 use crate::tool_params;
@@ -36,7 +36,7 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         return lean_scan(&page, p, call.deadline).await;
     }
     let from: engine::Cursor = p.cursor.parse()?;
-    let frame = frame_steps(frame_path(p.frame.as_ref())?);
+    let frame = frame_path(p.frame.as_ref())?;
     let extra_js = Some(p.extra_js).filter(|js| !js.trim().is_empty());
     let request = ScanRequest {
         text_only: p.text_only,

@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use engine::EngineError;
+use engine::{Condition, EngineError, Locator, ScrollTo, Waited};
 
-use super::args::{named, split_locator, with_ref};
+use super::args::{named, with_ref};
 use super::envelope;
 use crate::face::{Call, Reply, ToolError};
 use crate::params::TabRef;
@@ -51,14 +51,18 @@ pub async fn scroll_page(call: Call, p: ScrollPage) -> Result<Reply, ToolError> 
     // "1200" is a pixel offset, not a CSS selector; "end" and "start" are BrowserTap's
     // names for bottom and top.
     let to = match p.to.trim() {
-        "end" => json!("bottom"),
-        "start" => json!("top"),
+        "end" | "bottom" => Ok(ScrollTo::Bottom),
+        "start" | "top" => Ok(ScrollTo::Top),
         other => match other.parse::<f64>() {
-            Ok(pixels) => json!(pixels),
-            Err(_) => json!(other),
+            Ok(pixels) => Ok(ScrollTo::Offset(pixels)),
+            Err(_) => Locator::css_or_ref(&p.to).map(ScrollTo::Element),
         },
     };
-    let scrolled = match page.scroll(to, call.deadline).await {
+    let scrolled = match to {
+        Ok(to) => page.scroll(to, call.deadline).await,
+        Err(error) => Err(error),
+    };
+    let scrolled = match scrolled {
         Ok(scrolled) => scrolled,
         Err(error) => {
             let base = json!({
@@ -134,7 +138,7 @@ pub async fn wait_for(call: Call, mut p: WaitFor) -> Result<Reply, ToolError> {
     match waited {
         Ok(facts) => {
             data["status"] = json!("success");
-            data["checks"] = facts["checks"].clone();
+            data["checks"] = json!(facts.checks);
             Ok(Reply::data(data).on(page.info()))
         }
         Err(error) if timed_out(&error) => {
@@ -154,23 +158,14 @@ async fn wait_condition(
     page: &engine::Page,
     p: &WaitFor,
     deadline: engine::Deadline,
-) -> Result<Value, ToolError> {
-    if let Some(js) = &p.js {
-        return Ok(page.wait_js(js, p.gone, deadline).await?);
-    }
-    let (ctx, probe) = match (&p.selector, &p.text, &p.url_pattern) {
-        (Some(selector), _, _) => {
-            let (locator, frame) = split_locator(Some(selector))?;
-            let (locator, frame) = page.placed(locator, frame)?;
-            (
-                page.frame_context(&frame, deadline).await?,
-                json!({ "selector": locator }),
-            )
-        }
-        (_, Some(text), _) => (page.top(), json!({ "text": text })),
-        (_, _, url) => (page.top(), json!({ "url_pattern": url })),
+) -> Result<Waited, ToolError> {
+    let condition = match (&p.js, &p.selector, &p.text, &p.url_pattern) {
+        (Some(js), ..) => Condition::Script(js.clone()),
+        (_, Some(selector), ..) => Condition::Element(Locator::parse(selector)?),
+        (_, _, Some(text), _) => Condition::Text(text.clone()),
+        (_, _, _, url) => Condition::Url(url.clone().unwrap_or_default()),
     };
-    Ok(page.wait_until(&ctx, probe, p.gone, deadline).await?)
+    Ok(page.wait_for(&condition, p.gone, deadline).await?)
 }
 
 fn timed_out(error: &ToolError) -> bool {
@@ -195,11 +190,11 @@ pub async fn wait_for_url(call: Call, p: WaitForUrl) -> Result<Reply, ToolError>
         "waited_for_ready": p.wait_ready,
     });
     match waited {
-        Ok(landed) => {
+        Ok((_, landed)) => {
             data["status"] = json!("success");
-            for key in ["url", "title", "ready_state"] {
-                data[key] = landed[key].clone();
-            }
+            data["url"] = json!(landed.url);
+            data["title"] = json!(landed.title);
+            data["ready_state"] = json!(landed.ready_state);
             Ok(Reply::data(data).on(page.info()))
         }
         Err(EngineError::Timeout { .. }) => {

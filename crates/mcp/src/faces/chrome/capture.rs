@@ -35,9 +35,8 @@ pub async fn screenshot(call: Call, p: Screenshot) -> Result<Reply, ToolError> {
     let deadline = call.deadline;
     let clip = match &p.selector {
         Some(selector) => {
-            let (locator, frame) = super::element(&page, None, Some(selector), "css")?
-                .unwrap_or((json!(selector), Vec::new()));
-            let (x, y, width, height) = page.element_box(&locator, &frame, deadline).await?;
+            let locator = engine::Locator::css_or_ref(selector)?;
+            let (x, y, width, height) = page.element_box(&locator, deadline).await?;
             Some((x, y, width, height, 1.0))
         }
         None => None,

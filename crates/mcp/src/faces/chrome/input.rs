@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use engine::{Acted, ClickTarget, FilledKind, KeyStep, Page, SentStep};
+use engine::{Acted, ClickTarget, Condition, FilledKind, KeyStep, Locator, Page, SentStep};
 
 use super::{element, tab_arg};
 use crate::face::base64;
@@ -135,17 +135,15 @@ fn point(value: &Value, name: &str) -> Result<(f64, f64), ToolError> {
 
 /// What a call aims at: a ref or selector (hit-tested) or a point.
 pub(super) fn aim(
-    page: &Page,
     reference: Option<&str>,
     selector: Option<&str>,
     selector_type: &str,
     coordinates: &Option<Value>,
     coordinates_name: &str,
 ) -> Result<Option<ClickTarget>, ToolError> {
-    if let Some((locator, frame)) = element(page, reference, selector, selector_type)? {
+    if let Some(locator) = element(reference, selector, selector_type)? {
         return Ok(Some(ClickTarget::Element {
             locator,
-            frame,
             offset: (None, None),
         }));
     }
@@ -173,7 +171,6 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
         "coordinates"
     };
     let Some(target) = aim(
-        &page,
         p.r#ref.as_deref(),
         p.selector.as_deref(),
         &p.selectorType,
@@ -288,16 +285,10 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
 pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolError> {
     let tab = super::target_tab(&call, &p.tabId, p.windowId).await?;
     let page = call.session.page(tab.as_deref()).await?;
-    let Some((locator, frame)) = element(
-        &page,
-        p.r#ref.as_deref(),
-        p.selector.as_deref(),
-        &p.selectorType,
-    )?
-    else {
+    let Some(locator) = element(p.r#ref.as_deref(), p.selector.as_deref(), &p.selectorType)? else {
         return Err(ToolError::param("selector", "give a ref or a selector"));
     };
-    let filled = page.fill(locator, frame, &p.value, call.deadline).await?;
+    let filled = page.fill(&locator, &p.value, call.deadline).await?;
     let verb = if filled.kind == FilledKind::Select {
         "selected"
     } else {
@@ -340,15 +331,10 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
     let page = call.session.page(tab.as_deref()).await?;
     let deadline = call.deadline;
     let mut target = Value::Null;
-    let named = element(
-        &page,
-        p.r#ref.as_deref(),
-        p.selector.as_deref(),
-        &p.selectorType,
-    )?;
-    if let Some((locator, frame)) = named {
+    let named = element(p.r#ref.as_deref(), p.selector.as_deref(), &p.selectorType)?;
+    if let Some(locator) = named {
         let focused = page
-            .type_text(Some(locator), &frame, "", false, None, deadline)
+            .type_text(Some(&locator), "", false, None, deadline)
             .await?;
         target = focused.active_element.unwrap_or(Value::Null);
     }
@@ -480,7 +466,6 @@ impl Act<'_> {
     /// What the action aims at: a ref, a selector or coordinates (None: none given).
     fn target(&self) -> Result<Option<ClickTarget>, ToolError> {
         aim(
-            self.page,
             self.p.r#ref.as_deref(),
             self.p.selector.as_deref(),
             "css",
@@ -543,7 +528,6 @@ impl Act<'_> {
 
     async fn drag(&self) -> Result<Value, ToolError> {
         let start = aim(
-            self.page,
             self.p.startRef.as_deref(),
             None,
             "css",
@@ -618,15 +602,9 @@ impl Act<'_> {
             .text
             .clone()
             .ok_or_else(|| ToolError::param("text", "is required for action type"))?;
-        let field = element(
-            self.page,
-            self.p.r#ref.as_deref(),
-            self.p.selector.as_deref(),
-            "css",
-        )?;
-        let (locator, frame) = field.map_or((None, Vec::new()), |(l, f)| (Some(l), f));
+        let field = element(self.p.r#ref.as_deref(), self.p.selector.as_deref(), "css")?;
         self.page
-            .type_text(locator, &frame, &text, false, None, self.deadline)
+            .type_text(field.as_ref(), &text, false, None, self.deadline)
             .await?;
         Ok(self.done(json!({ "text": text })))
     }
@@ -639,15 +617,10 @@ impl Act<'_> {
             )
         })?;
         // Keys sent "to" an element go to it: it gets focus first.
-        let aimed = element(
-            self.page,
-            self.p.r#ref.as_deref(),
-            self.p.selector.as_deref(),
-            "css",
-        )?;
+        let aimed = element(self.p.r#ref.as_deref(), self.p.selector.as_deref(), "css")?;
         let mut focused = None;
-        if let Some((locator, frame)) = aimed {
-            focused = Some(self.page.focus(&locator, &frame, self.deadline).await?);
+        if let Some(locator) = aimed {
+            focused = Some(self.page.focus(&locator, self.deadline).await?);
         }
         let repeated = (0..self.p.repeat).flat_map(|_| keys.split_whitespace());
         send_keys(self.page, repeated, Duration::ZERO, self.deadline, "text").await?;
@@ -659,24 +632,16 @@ impl Act<'_> {
     }
 
     async fn fill(&self) -> Result<Value, ToolError> {
-        let (locator, frame) = element(
-            self.page,
-            self.p.r#ref.as_deref(),
-            self.p.selector.as_deref(),
-            "css",
-        )?
-        .ok_or_else(|| {
-            ToolError::param("ref", "give the ref (or selector) of the field to fill")
-        })?;
+        let locator = element(self.p.r#ref.as_deref(), self.p.selector.as_deref(), "css")?
+            .ok_or_else(|| {
+                ToolError::param("ref", "give the ref (or selector) of the field to fill")
+            })?;
         let value = self
             .p
             .value
             .clone()
             .ok_or_else(|| ToolError::param("value", "is required for action fill"))?;
-        let filled = self
-            .page
-            .fill(locator, frame, &value, self.deadline)
-            .await?;
+        let filled = self.page.fill(&locator, &value, self.deadline).await?;
         let info = element_info(&filled.element, &filled.value, filled.label.as_deref());
         let mut done = json!({ "value": filled.value, "elementInfo": info });
         if let Some(option) = filled.label {
@@ -703,11 +668,8 @@ impl Act<'_> {
             let reference = item["ref"]
                 .as_str()
                 .ok_or_else(|| ToolError::param("elements", "each needs a ref"))?;
-            let (locator, frame) =
-                element(self.page, Some(reference), None, "css")?.unwrap_or_default();
             form.push(engine::FormField {
-                locator,
-                frame,
+                locator: Locator::reference(reference.trim()),
                 value: item["value"].clone(),
             });
             refs.push(reference);
@@ -733,13 +695,9 @@ impl Act<'_> {
 
     async fn wait(&self) -> Result<Value, ToolError> {
         if let Some(text) = &self.p.text {
+            let condition = Condition::Text(text.clone());
             self.page
-                .wait_until(
-                    &self.page.top(),
-                    json!({ "text": text }),
-                    !self.p.appear,
-                    self.deadline,
-                )
+                .wait_for(&condition, !self.p.appear, self.deadline)
                 .await?;
             return Ok(self.done(json!({ "text": text, "appear": self.p.appear })));
         }
@@ -835,7 +793,7 @@ pub async fn upload_file(call: Call, p: UploadFile) -> Result<Reply, ToolError> 
     let page = call.session.page(tab.as_deref()).await?;
     let uploaded = page
         .upload(
-            &json!(p.selector),
+            &Locator::css_or_ref(&p.selector)?,
             std::slice::from_ref(&path),
             call.deadline,
         )

@@ -18,9 +18,7 @@ mod script;
 mod tabs;
 mod userscript;
 
-use serde_json::Value;
-
-use engine::{OpenTabRequest, Opened, Page};
+use engine::{Locator, OpenTabRequest, Opened};
 
 use crate::face::{Call, Face, Hints, ToolDef, ToolError};
 use crate::params::NoParams;
@@ -409,29 +407,23 @@ pub async fn target_tab(
     Ok(Some(tab.tab.handle.clone()))
 }
 
-/// The element a call names: a ref from `chrome_read_page` (with the frame it lives in),
-/// else a CSS selector (a ref written there is that ref) or an XPath. None when neither
-/// is given.
+/// The element a call names: its ref, else its selector (CSS, or XPath with
+/// `selectorType: "xpath"`; a ref given where a selector goes means that element).
 pub fn element(
-    page: &Page,
     reference: Option<&str>,
     selector: Option<&str>,
     selector_type: &str,
-) -> Result<Option<(Value, Vec<Value>)>, ToolError> {
+) -> Result<Option<Locator>, ToolError> {
     if let Some(reference) = reference.filter(|r| !r.trim().is_empty()) {
-        return Ok(Some(page.ref_target(reference)?));
+        return Ok(Some(Locator::reference(reference.trim())));
     }
     let Some(selector) = selector.filter(|s| !s.trim().is_empty()) else {
         return Ok(None);
     };
     if selector_type == "xpath" {
-        return Ok(Some((serde_json::json!({ "xpath": selector }), Vec::new())));
+        return Ok(Some(Locator::xpath(selector)));
     }
-    // A ref given where a selector goes (`ref_12`, or `e12` from a lean read) means that
-    // element: the engine places it, as it does a `{ref}`.
-    Ok(Some(
-        page.placed(Value::String(selector.to_owned()), Vec::new())?,
-    ))
+    Ok(Some(Locator::css_or_ref(selector)?))
 }
 
 /// The tab a URL is open in (this session's first), opening it in the background when

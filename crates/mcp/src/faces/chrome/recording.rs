@@ -85,7 +85,6 @@ pub async fn gif_recorder(call: Call, p: GifRecorder) -> Result<Reply, ToolError
             } else {
                 let page = session.page(tab).await?;
                 let target = super::input::aim(
-                    &page,
                     p.r#ref.as_deref(),
                     p.selector.as_deref(),
                     "css",
