@@ -356,6 +356,25 @@ pub struct Face {
     pub every_hint: bool,
     /// The time limit of a call whose tool declares none.
     pub default_time_limit: std::time::Duration,
+    /// The keys of its replies that a lean reply leaves out.
+    pub quiet: QuietKeys,
+}
+
+/// Keys of a face's replies that carry no news in a lean reply (`lean::write`): its
+/// original's envelope furniture, and flags that are news only when set.
+pub struct QuietKeys {
+    /// Never written.
+    pub never: &'static [&'static str],
+    /// Written only when true.
+    pub unless_true: &'static [&'static str],
+}
+
+impl QuietKeys {
+    /// Whether a key's value says nothing in a lean reply.
+    pub fn hides(&self, key: &str, value: &Value) -> bool {
+        self.never.contains(&key)
+            || (self.unless_true.contains(&key) && *value == Value::Bool(false))
+    }
 }
 
 impl Face {

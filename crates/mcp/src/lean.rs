@@ -13,35 +13,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
-use crate::face::{Answer, Fault};
-
-/// Keys that carry no news in a lean reply: the envelope's furniture and flags that only
-/// say "it worked".
-const SILENT: &[&str] = &[
-    "result_contract",
-    "version",
-    "target",
-    "diagnostics",
-    "legacy",
-    "error",
-    "error_code",
-    "retryable",
-    "data",
-    "ok",
-    "success",
-    "input_mode",
-    "foreground_changed",
-    // BrowserTap's account of every input: which tab (the header says), the CDP replies,
-    // the bot-check bookkeeping.
-    "session_id",
-    "active_session_id",
-    "input_commands_dispatched",
-    "challenge_check",
-    "attempts",
-];
-
-/// Flags that are news only when they are set.
-const SAID_WHEN_TRUE: &[&str] = &["challenge_detected", "input_dispatched", "manual_blocked"];
+use crate::face::{Answer, Fault, QuietKeys};
 
 /// Facts beside a success worth a lean line (the rest is bookkeeping).
 const SAID_FACTS: &[&str] = &[
@@ -69,10 +41,11 @@ const FAILURE_FACTS: &[&str] = &[
 const BOOKKEEPING: &[&str] = &["tool", "elapsed_ms"];
 
 /// Writes a judged call for a model: the same for every face, from the answer alone.
-pub fn write(answer: Answer) -> CallToolResult {
+/// A judged call as a lean reply; `quiet` are the face's keys that carry no news.
+pub fn write(answer: Answer, quiet: &QuietKeys) -> CallToolResult {
     let text = match &answer.fault {
-        Some(fault) => fault_line(fault, &answer),
-        None => success_text(&answer),
+        Some(fault) => fault_line(fault, &answer, quiet),
+        None => success_text(&answer, quiet),
     };
     let mut content = vec![ContentBlock::text(text.trim_end())];
     content.extend(
@@ -90,11 +63,11 @@ pub fn write(answer: Answer) -> CallToolResult {
 
 /// A success: the reply's own lean text or its payload, then the facts beside it that
 /// say something (an argument set aside, a tab switched from).
-fn success_text(answer: &Answer) -> String {
+fn success_text(answer: &Answer, quiet: &QuietKeys) -> String {
     let mut out = answer
         .lean
         .clone()
-        .unwrap_or_else(|| encode(&answer.payload));
+        .unwrap_or_else(|| encode(&answer.payload, quiet));
     for key in SAID_FACTS {
         if let Some(value) = answer.facts.get(*key).filter(|v| !is_empty(v)) {
             out.push_str(&format!("\n{}: {}", key.replace('_', " "), inline(value)));
@@ -106,7 +79,7 @@ fn success_text(answer: &Answer) -> String {
 /// A failure as one line: its code, verdict and message, then the facts an agent
 /// decides by. A reported failure's are its payload's, and the few facts beside it that
 /// decide the next call; a raised failure's are the facts themselves.
-fn fault_line(fault: &Fault, answer: &Answer) -> String {
+fn fault_line(fault: &Fault, answer: &Answer, quiet: &QuietKeys) -> String {
     if !fault.reported {
         let facts: Map<String, Value> = answer
             .facts
@@ -114,9 +87,9 @@ fn fault_line(fault: &Fault, answer: &Answer) -> String {
             .filter(|(key, _)| !BOOKKEEPING.contains(&key.as_str()))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
-        return failure_line(fault, &Value::Object(facts));
+        return failure_line(fault, &Value::Object(facts), quiet);
     }
-    let mut line = failure_line(fault, &answer.payload);
+    let mut line = failure_line(fault, &answer.payload, quiet);
     for key in FAILURE_FACTS {
         let said = answer.payload.get(*key).is_some();
         if let Some(value) = answer.facts.get(*key).filter(|v| !is_empty(v) && !said) {
@@ -127,7 +100,7 @@ fn fault_line(fault: &Fault, answer: &Answer) -> String {
 }
 
 /// `error obscured (retryable): another element covers the point; occluded_by=…`.
-fn failure_line(fault: &Fault, facts: &Value) -> String {
+fn failure_line(fault: &Fault, facts: &Value, quiet: &QuietKeys) -> String {
     let mut line = format!("error {}", fault.code);
     match fault.retryable {
         Some(true) => line.push_str(" (retryable)"),
@@ -151,8 +124,7 @@ fn failure_line(fault: &Fault, facts: &Value) -> String {
             .iter()
             .filter(|(k, v)| {
                 let key = k.as_str();
-                let quiet_flag = SAID_WHEN_TRUE.contains(&key) && **v == Value::Bool(false);
-                !(said.contains(&key) || SILENT.contains(&key) || is_empty(v) || quiet_flag)
+                !(said.contains(&key) || quiet.hides(key, v) || is_empty(v))
             })
             .map(|(k, v)| format!("{k}={}", inline(v)))
             .collect();
@@ -166,26 +138,26 @@ fn failure_line(fault: &Fault, facts: &Value) -> String {
 
 /// A payload as indented `key: value` lines, leaving out what says nothing (null, empty,
 /// `success: true`). A short object or list of scalars stays on its key's line.
-pub fn encode(value: &Value) -> String {
+pub fn encode(value: &Value, quiet: &QuietKeys) -> String {
     let mut out = String::new();
     match value {
-        Value::Object(map) => object_lines(map, 0, &mut out),
+        Value::Object(map) => object_lines(map, 0, quiet, &mut out),
         Value::Array(items) => array_lines(items, 0, &mut out),
         other => out.push_str(&scalar(other)),
     }
     out
 }
 
-fn object_lines(map: &Map<String, Value>, depth: usize, out: &mut String) {
+fn object_lines(map: &Map<String, Value>, depth: usize, quiet: &QuietKeys, out: &mut String) {
     for (key, value) in map {
-        if is_empty(value) || SILENT.contains(&key.as_str()) {
+        if is_empty(value) || quiet.never.contains(&key.as_str()) {
             continue;
         }
         let indent = " ".repeat(depth);
         match value {
             Value::Object(inner) if inline(value).len() > 80 => {
                 out.push_str(&format!("{indent}{key}:\n"));
-                object_lines(inner, depth + 1, out);
+                object_lines(inner, depth + 1, quiet, out);
             }
             Value::Array(items) if inline(value).len() > 80 => {
                 out.push_str(&format!("{indent}{key}:\n"));
@@ -343,12 +315,20 @@ mod tests {
 
     use super::*;
 
+    const QUIET: QuietKeys = QuietKeys {
+        never: &["success"],
+        unless_true: &["dispatched"],
+    };
+
     #[test]
     fn a_payload_keeps_its_facts_and_drops_what_says_nothing() {
-        let text = encode(&json!({
-            "success": true, "tabId": 3, "url": "http://x/", "note": null, "list": [],
-            "checked": false, "element": {"tag": "input", "id": "q"},
-        }));
+        let text = encode(
+            &json!({
+                "success": true, "tabId": 3, "url": "http://x/", "note": null, "list": [],
+                "checked": false, "element": {"tag": "input", "id": "q"},
+            }),
+            &QUIET,
+        );
         assert_eq!(
             text,
             "checked: false\nelement: {id: q, tag: input}\ntabId: 3\nurl: http://x/\n"
@@ -366,7 +346,9 @@ mod tests {
         let line = failure_line(
             &fault,
             &json!({"message": "another element covers the point", "status": "obscured",
-                    "occluded_by": {"tag": "div", "id": "cover"}, "retry_safe": true}),
+                    "occluded_by": {"tag": "div", "id": "cover"}, "retry_safe": true,
+                    "dispatched": false, "success": false}),
+            &QUIET,
         );
         assert_eq!(
             line,
@@ -378,7 +360,10 @@ mod tests {
     #[test]
     fn long_values_go_on_lines_of_their_own() {
         let long = "x".repeat(90);
-        let text = encode(&json!({"outer": {"a": long, "b": 2}, "body": "one\ntwo"}));
+        let text = encode(
+            &json!({"outer": {"a": long, "b": 2}, "body": "one\ntwo"}),
+            &QUIET,
+        );
         assert!(text.contains("outer:\n a: xxx"), "{text}");
         assert!(text.contains("body:\n one\n two\n"), "{text}");
     }

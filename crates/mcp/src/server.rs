@@ -696,7 +696,7 @@ pub(crate) fn written(
     let answer = (face.judge)(tool, outcome, call);
     match replies {
         Replies::Exact => (face.write)(tool, answer, call),
-        Replies::Lean => crate::lean::write(answer),
+        Replies::Lean => crate::lean::write(answer, &face.quiet),
     }
 }
 

@@ -19,7 +19,7 @@ mod setup;
 mod tabs;
 mod wait;
 
-use crate::face::{Face, Guide, Hints, ToolDef};
+use crate::face::{Face, Guide, Hints, QuietKeys, ToolDef};
 use crate::tool;
 
 /// BrowserTap's hints, one set a kind of tool.
@@ -86,6 +86,32 @@ pub const FACE: Face = Face {
     output_schema: envelope::output_schema,
     every_hint: true,
     default_time_limit: std::time::Duration::from_secs(15),
+    quiet: QuietKeys {
+        // BrowserTap's envelope furniture, flags that only say it worked, and its account
+        // of every input (which tab: the header says; the CDP replies; the bot-check
+        // bookkeeping).
+        never: &[
+            "result_contract",
+            "version",
+            "target",
+            "diagnostics",
+            "legacy",
+            "error",
+            "error_code",
+            "retryable",
+            "data",
+            "ok",
+            "success",
+            "input_mode",
+            "foreground_changed",
+            "session_id",
+            "active_session_id",
+            "input_commands_dispatched",
+            "challenge_check",
+            "attempts",
+        ],
+        unless_true: &["challenge_detected", "input_dispatched", "manual_blocked"],
+    },
 };
 
 /// BrowserTap's two resources, at its URIs, written for tabwire: how the tools go

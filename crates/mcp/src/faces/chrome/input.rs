@@ -201,7 +201,7 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
         Acted::DialogOpened(dialog) => {
             let lean = format!(
                 "clicked; a dialog is open now: {} (answer it with chrome_handle_dialog)",
-                crate::lean::encode(&json!(dialog))
+                crate::lean::encode(&json!(dialog), &super::FACE.quiet)
                     .trim()
                     .replace('\n', ", ")
             );

@@ -20,7 +20,7 @@ mod userscript;
 
 use engine::{Locator, OpenTabRequest, Opened};
 
-use crate::face::{Call, Face, Hints, ToolDef, ToolError};
+use crate::face::{Call, Face, Hints, QuietKeys, ToolDef, ToolError};
 use crate::params::NoParams;
 use crate::tool;
 
@@ -77,6 +77,11 @@ pub const FACE: Face = Face {
     every_hint: false,
     // Where a tool names no limit: long enough for a page to load.
     default_time_limit: std::time::Duration::from_secs(30),
+    // Its replies carry no envelope: only the flags that say it worked are left out.
+    quiet: QuietKeys {
+        never: &["success", "ok"],
+        unless_true: &[],
+    },
 };
 
 pub const TOOLS: &[ToolDef] = &[
