@@ -9,8 +9,8 @@
 //! A passage is read in context (each piece attends to every other), so a query finds a
 //! page by what it is about, in any of the model's languages.
 //!
-//! Pure computation: no I/O but reading a model directory, no async, no threads but
-//! the one a query's products borrow. Imports no other crate of the workspace.
+//! Pure computation: no I/O but reading a model directory, no async, no threads of its
+//! own (it runs on the caller's thread). Imports no other crate of the workspace.
 
 mod language;
 mod tokenizer;

@@ -1,5 +1,5 @@
-//! The `btap` face: BrowserTap's 51 tools with its parameter names, types, defaults and
-//! annotations, answering in the `btap.result.v1` envelope. One row per tool; each
+//! The `btap` face: BrowserTap's 51 tools (and 8 of tabwire's own) with its parameter
+//! names, types, defaults and annotations, answering in the `btap.result.v1` envelope. One row per tool; each
 //! adapter sits beside its parameter struct in the file of its group.
 
 mod args;
