@@ -70,7 +70,11 @@ pub use recordings::gif::{
 };
 pub use recordings::insights::{INSIGHTS, InsightSet, TraceReport};
 pub use recordings::trace::StoppedTrace;
-pub use recordings::{ConsolePage, NetworkFilter, NetworkOptions};
+pub use recordings::{
+    BodyOptions, CaptureStarted, CaptureSummary, ConsoleKind, ConsolePage, ConsoleRead,
+    ConsoleRecord, ConsoleStopped, NetworkBody, NetworkFilter, NetworkOptions, NetworkRecord,
+    NetworkStopped,
+};
 
 /// The longest time limit a call may have (a day), as the tools' schemas declare it.
 pub const LONGEST_LIMIT: f64 = 86_400.0;

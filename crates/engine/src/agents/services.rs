@@ -14,7 +14,10 @@ use crate::error::Result;
 use crate::recordings::gif::{GifOptions, GifSaved, GifStatus};
 use crate::recordings::insights::TraceReport;
 use crate::recordings::trace::StoppedTrace;
-use crate::recordings::{ConsolePage, NetworkFilter, NetworkOptions};
+use crate::recordings::{
+    CaptureStarted, ConsolePage, ConsoleRead, ConsoleRecord, ConsoleStopped, NetworkFilter,
+    NetworkOptions, NetworkStopped,
+};
 use crate::search::{SearchReport, SearchRequest};
 
 impl AgentSession {
@@ -52,7 +55,7 @@ impl AgentSession {
         handle: Option<&str>,
         options: NetworkOptions,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<CaptureStarted> {
         let page = self.page(handle).await?;
         self.engine
             .recordings
@@ -65,7 +68,7 @@ impl AgentSession {
         handle: Option<&str>,
         filter: NetworkFilter,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<NetworkStopped> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         self.engine
             .recordings
@@ -78,7 +81,7 @@ impl AgentSession {
         handle: Option<&str>,
         max_entries: usize,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<CaptureStarted> {
         let page = self.page(handle).await?;
         self.engine
             .recordings
@@ -86,14 +89,16 @@ impl AgentSession {
             .await
     }
 
-    pub async fn console_messages(&self, handle: Option<&str>, page: ConsolePage) -> Result<Value> {
-        let (browser, tab) = self.resolve_tab(handle).await?;
-        self.engine
-            .recordings
-            .console_messages(&browser, &tab, self.id, page)
+    pub async fn console_messages(
+        &self,
+        handle: Option<&str>,
+        page: ConsolePage,
+    ) -> Result<ConsoleRead> {
+        let (_, tab) = self.resolve_tab(handle).await?;
+        self.engine.recordings.console_messages(&tab, self.id, page)
     }
 
-    pub async fn console_capture_stop(&self, handle: Option<&str>) -> Result<Value> {
+    pub async fn console_capture_stop(&self, handle: Option<&str>) -> Result<ConsoleStopped> {
         let (browser, tab) = self.resolve_tab(handle).await?;
         self.engine
             .recordings
@@ -139,7 +144,7 @@ impl AgentSession {
         handle: Option<&str>,
         max: usize,
         deadline: Deadline,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<ConsoleRecord>> {
         let page = self.page(handle).await?;
         self.engine
             .recordings

@@ -7,10 +7,66 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::{Kind, Owner, Recordings, Ring, next_event};
+use super::{CaptureStarted, CaptureSummary, Owner, Recordings, Ring, next_event};
 use crate::browser::{Browser, HOUSEKEEPING, Tab};
 use crate::error::Result;
 use crate::page::Page;
+
+/// One thing the page's console saw.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConsoleRecord {
+    pub kind: ConsoleKind,
+    /// The console call (`log`, `warning`, `error`, …); `error` for an exception.
+    pub level: String,
+    /// What it printed: its arguments as the DevTools console shows them.
+    pub text: String,
+    /// From the page's own (main) world, not tabwire's isolated one.
+    pub main_world: bool,
+    /// Where it came from: the script's URL, line and (for an exception) column.
+    pub url: Option<String>,
+    pub line: Option<i64>,
+    pub column: Option<i64>,
+    /// CDP's timestamp (ms since the epoch).
+    pub timestamp: Option<f64>,
+    /// A console call's arguments as values (the page's own data).
+    pub args: Vec<Value>,
+    pub execution_context_id: Option<i64>,
+    /// The stack as CDP gives it.
+    pub stack_trace: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsoleKind {
+    /// A console API call (`console.log`, …).
+    Call,
+    /// An uncaught exception.
+    Exception,
+}
+
+/// A page of a console capture's buffer.
+#[derive(Debug, Clone)]
+pub struct ConsoleRead {
+    pub summary: CaptureSummary,
+    pub messages: Vec<ConsoleRecord>,
+    /// How many the buffer holds that the filter keeps.
+    pub total: usize,
+    pub offset: usize,
+    /// Where the next page starts (None: this was the last).
+    pub next_offset: Option<usize>,
+    /// Only the page's own output was read.
+    pub filtered: bool,
+    /// How many the buffer held before it was emptied (None: it was not).
+    pub cleared: Option<usize>,
+}
+
+/// A console capture, stopped: everything it held.
+#[derive(Debug, Clone)]
+pub struct ConsoleStopped {
+    pub summary: CaptureSummary,
+    pub messages: Vec<ConsoleRecord>,
+    pub stopped_ms: u64,
+}
 
 impl Recordings {
     pub async fn start_console(
@@ -19,91 +75,91 @@ impl Recordings {
         owner: Owner,
         max_entries: usize,
         deadline: Deadline,
-    ) -> Result<Value> {
-        if let Some(summary) = self.check_owner(&page.tab.target_id, Kind::Console, owner)? {
-            return Ok(Self::already_running(summary, page.handle()));
+    ) -> Result<CaptureStarted> {
+        if let Some(summary) = Self::check_owner(&self.console, &page.tab.target_id, owner)? {
+            return Ok(CaptureStarted {
+                summary,
+                already_running: true,
+            });
         }
         let events = page.browser.connection().subscribe();
         let ring = Ring::new(max_entries);
-        let mut reply = ring.lock().summary();
+        let summary = ring.lock().summary();
         let task = tokio::spawn(collect_console(page.session.clone(), events, ring.clone()));
         // Enabling replays the existing contexts, which the collector is already listening for.
         page.cdp("Runtime.enable", json!({}), deadline).await?;
-        self.register(page, Kind::Console, owner, ring, task);
-        reply["status"] = json!("capturing");
-        reply["target"] = json!(page.handle());
-        Ok(reply)
+        Self::register(&self.console, page, owner, ring, task);
+        Ok(CaptureStarted {
+            summary,
+            already_running: false,
+        })
     }
 
     /// A page of the console buffer; `clear` empties it afterwards.
     pub fn console_messages(
         &self,
-        browser: &Browser,
         tab: &Tab,
         owner: Owner,
         page: ConsolePage,
-    ) -> Result<Value> {
-        let (_, ring) = self.owned(tab, Kind::Console, owner)?;
+    ) -> Result<ConsoleRead> {
+        let (_, ring) = Self::owned(&self.console, tab, owner)?;
         let mut ring = ring.lock();
-        let matching: Vec<&Value> = ring
+        let matching: Vec<&ConsoleRecord> = ring
             .records
             .iter()
-            .filter(|r| !page.user_only || r["context"] != "isolated")
+            .filter(|r| !page.user_only || r.main_world)
             .collect();
         let total = matching.len();
-        let messages: Vec<Value> = matching
+        let messages: Vec<ConsoleRecord> = matching
             .into_iter()
             .skip(page.offset)
             .take(page.max_items)
             .cloned()
             .collect();
         let next = page.offset + messages.len();
-        let mut reply = ring.summary();
-        for (key, value) in [
-            ("target", json!(browser.handle(tab))),
-            ("messages", json!(messages)),
-            ("total", json!(total)),
-            ("offset", json!(page.offset)),
-            (
-                "next_offset",
-                if next < total {
-                    json!(next)
-                } else {
-                    Value::Null
-                },
-            ),
-            ("truncated", json!(next < total)),
-            ("filtered", json!(page.user_only)),
-        ] {
-            reply[key] = value;
-        }
-        if page.clear {
-            // How many the buffer held, all of them emptied.
-            reply["cleared"] = json!(ring.records.len());
+        let summary = ring.summary();
+        let cleared = page.clear.then(|| {
+            let held = ring.records.len();
             ring.records.clear();
             ring.first_seq = 0;
-        }
-        Ok(reply)
+            held
+        });
+        Ok(ConsoleRead {
+            summary,
+            messages,
+            total,
+            offset: page.offset,
+            next_offset: (next < total).then_some(next),
+            filtered: page.user_only,
+            cleared,
+        })
     }
 
     /// The remaining messages; the recording stops.
-    pub async fn stop_console(&self, browser: &Browser, tab: &Tab, owner: Owner) -> Result<Value> {
+    pub async fn stop_console(
+        &self,
+        browser: &Browser,
+        tab: &Tab,
+        owner: Owner,
+    ) -> Result<ConsoleStopped> {
         let all = ConsolePage {
             offset: 0,
             max_items: usize::MAX,
             clear: false,
             user_only: false,
         };
-        let mut reply = self.console_messages(browser, tab, owner, all)?;
-        if let Some(session) = self.remove(tab, Kind::Console, owner) {
+        let read = self.console_messages(tab, owner, all)?;
+        if let Some(session) = Self::remove(&self.console, tab, owner) {
             let _ = browser
                 .connection()
                 .call(Some(&session), "Runtime.disable", json!({}), HOUSEKEEPING)
                 .await;
         }
-        reply["status"] = json!("stopped");
-        reply["stopped_ms"] = json!(crate::ids::now_ms());
-        Ok(reply)
+        Ok(ConsoleStopped {
+            summary: read.summary,
+            messages: read.messages,
+            stopped_ms: crate::ids::now_ms(),
+        })
     }
 }
 
@@ -120,7 +176,7 @@ pub struct ConsolePage {
 async fn collect_console(
     session: String,
     mut events: tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
-    ring: Arc<Mutex<Ring>>,
+    ring: Arc<Mutex<Ring<ConsoleRecord>>>,
 ) {
     while let Some(event) = next_event(&mut events, &session, &ring).await {
         record_console_event(&mut ring.lock(), &event);
@@ -129,8 +185,10 @@ async fn collect_console(
 
 /// Adds a console message or an exception to the ring (execution contexts are noted, to
 /// tell the page's own output from tabwire's isolated world).
-fn record_console_event(ring: &mut Ring, event: &cdp::Event) {
+fn record_console_event(ring: &mut Ring<ConsoleRecord>, event: &cdp::Event) {
     let p = &event.params;
+    let text_of = |value: &Value| value.as_str().map(str::to_owned);
+    let stack = |value: &Value| Some(value.clone()).filter(|v| !v.is_null());
     match event.method.as_str() {
         "Runtime.executionContextCreated" => {
             if p["context"]["auxData"]["isDefault"] == true
@@ -140,29 +198,24 @@ fn record_console_event(ring: &mut Ring, event: &cdp::Event) {
             }
         }
         "Runtime.consoleAPICalled" => {
-            let text: Vec<String> = p["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(remote_text)
-                .collect();
-            let context = p["executionContextId"]
-                .as_i64()
-                .map(|id| ring.main_contexts.contains(&id));
+            let args = p["args"].as_array().map(Vec::as_slice).unwrap_or_default();
+            let text: Vec<String> = args.iter().map(remote_text).collect();
+            let context = p["executionContextId"].as_i64();
+            let main_world = context.is_none_or(|id| ring.main_contexts.contains(&id));
             let frame = &p["stackTrace"]["callFrames"][0];
-            let args: Vec<Value> = p["args"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(remote_value)
-                .collect();
-            ring.push(json!({
-                "kind": "console", "level": p["type"], "text": text.join(" "),
-                "context": if context == Some(false) { "isolated" } else { "main" },
-                "url": frame["url"], "line": frame["lineNumber"], "timestamp": p["timestamp"],
-                "args": args, "execution_context_id": p["executionContextId"],
-                "stack_trace": p["stackTrace"],
-            }));
+            ring.push(ConsoleRecord {
+                kind: ConsoleKind::Call,
+                level: p["type"].as_str().unwrap_or("log").to_owned(),
+                text: text.join(" "),
+                main_world,
+                url: text_of(&frame["url"]),
+                line: frame["lineNumber"].as_i64(),
+                column: None,
+                timestamp: p["timestamp"].as_f64(),
+                args: args.iter().map(remote_value).collect(),
+                execution_context_id: context,
+                stack_trace: stack(&p["stackTrace"]),
+            });
         }
         "Runtime.exceptionThrown" => {
             let details = &p["exceptionDetails"];
@@ -170,12 +223,19 @@ fn record_console_event(ring: &mut Ring, event: &cdp::Event) {
                 .as_str()
                 .or(details["text"].as_str())
                 .unwrap_or("exception");
-            ring.push(json!({
-                "kind": "exception", "level": "error", "text": text, "context": "main",
-                "url": details["url"], "line": details["lineNumber"], "column": details["columnNumber"],
-                "timestamp": p["timestamp"], "execution_context_id": details["executionContextId"],
-                "stack_trace": details["stackTrace"],
-            }));
+            ring.push(ConsoleRecord {
+                kind: ConsoleKind::Exception,
+                level: "error".to_owned(),
+                text: text.to_owned(),
+                main_world: true,
+                url: text_of(&details["url"]),
+                line: details["lineNumber"].as_i64(),
+                column: details["columnNumber"].as_i64(),
+                timestamp: p["timestamp"].as_f64(),
+                args: Vec::new(),
+                execution_context_id: details["executionContextId"].as_i64(),
+                stack_trace: stack(&details["stackTrace"]),
+            });
         }
         _ => {}
     }
@@ -190,7 +250,7 @@ impl Recordings {
         page: &Page,
         max: usize,
         deadline: Deadline,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<ConsoleRecord>> {
         // Whoever runs it: the page's output is the same.
         let running = self
             .console
@@ -198,10 +258,7 @@ impl Recordings {
         if let Some(ring) = running {
             // A recording runs already: its buffer is the page's output since it started.
             let ring = ring.lock();
-            return Ok(newest(
-                ring.records.iter().filter(|r| r["context"] != "isolated"),
-                max,
-            ));
+            return Ok(newest(ring.records.iter().filter(|r| r.main_world), max));
         }
         let mut events = page.browser.connection().subscribe();
         page.cdp("Runtime.enable", json!({}), deadline).await?;
@@ -223,15 +280,15 @@ impl Recordings {
             .cdp("Runtime.disable", json!({}), Deadline::after(HOUSEKEEPING))
             .await;
         let ring = ring.lock();
-        Ok(newest(
-            ring.records.iter().filter(|r| r["context"] != "isolated"),
-            max,
-        ))
+        Ok(newest(ring.records.iter().filter(|r| r.main_world), max))
     }
 }
 
-fn newest<'a>(records: impl DoubleEndedIterator<Item = &'a Value>, max: usize) -> Vec<Value> {
-    let mut kept: Vec<Value> = records.rev().take(max).cloned().collect();
+fn newest<'a>(
+    records: impl DoubleEndedIterator<Item = &'a ConsoleRecord>,
+    max: usize,
+) -> Vec<ConsoleRecord> {
+    let mut kept: Vec<ConsoleRecord> = records.rev().take(max).cloned().collect();
     kept.reverse();
     kept
 }

@@ -18,34 +18,26 @@ use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::browser::{Browser, Tab};
 use crate::error::Result;
 use crate::page::Page;
 use per_tab::PerTab;
 
-pub use console::ConsolePage;
-pub use network::{NetworkFilter, NetworkOptions};
+pub use console::{ConsoleKind, ConsolePage, ConsoleRead, ConsoleRecord, ConsoleStopped};
+pub use network::{NetworkBody, NetworkFilter, NetworkOptions, NetworkRecord, NetworkStopped};
 
 /// Who started a recording: an agent session's id.
 pub type Owner = u64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Kind {
-    Network,
-    Console,
-}
-
-struct Capture {
+struct Capture<R> {
     session: String,
     browser: std::sync::Weak<Browser>,
     target: String,
-    ring: Arc<Mutex<Ring>>,
+    ring: Arc<Mutex<Ring<R>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
-impl Capture {
+impl<R> Capture<R> {
     /// Whether its tab is still there to record.
     fn alive(&self) -> bool {
         self.browser
@@ -54,15 +46,15 @@ impl Capture {
     }
 }
 
-impl Drop for Capture {
+impl<R> Drop for Capture<R> {
     fn drop(&mut self) {
         self.task.abort();
     }
 }
 
-#[derive(Default)]
-struct Ring {
-    records: VecDeque<Value>,
+/// A capture's bounded buffer of records (the oldest go first when it is full).
+struct Ring<R> {
+    records: VecDeque<R>,
     /// Network records still being filled in, by request id.
     open: HashMap<String, usize>,
     max: usize,
@@ -75,20 +67,58 @@ struct Ring {
     ended: Option<&'static str>,
     /// When it started (ms since the epoch).
     started_ms: u64,
-    /// What it was started with (its options, as reported back).
-    settings: serde_json::Map<String, Value>,
+    /// A network capture's body options.
+    bodies: Option<BodyOptions>,
 }
 
-impl Ring {
-    fn new(max: usize) -> Arc<Mutex<Ring>> {
+/// What a capture holds and lost, and what it was started with.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CaptureSummary {
+    /// When it started (ms since the epoch).
+    pub started_ms: u64,
+    /// How many records it holds.
+    pub records: usize,
+    /// Records pushed out because the buffer was full.
+    pub dropped: u64,
+    /// Events the browser sent that the capture could not keep up with.
+    pub events_lost: u64,
+    pub max_entries: usize,
+    /// A network capture's body options (None for the console).
+    pub bodies: Option<BodyOptions>,
+}
+
+/// Whether a network capture reads response bodies, and up to how many bytes.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct BodyOptions {
+    pub include: bool,
+    pub max_bytes: usize,
+}
+
+/// What starting a capture did.
+#[derive(Debug, Clone)]
+pub struct CaptureStarted {
+    pub summary: CaptureSummary,
+    /// This session ran one on the tab already: it goes on as it was started.
+    pub already_running: bool,
+}
+
+impl<R> Ring<R> {
+    fn new(max: usize) -> Arc<Mutex<Ring<R>>> {
         Arc::new(Mutex::new(Ring {
+            records: VecDeque::new(),
+            open: HashMap::new(),
             max,
+            dropped: 0,
+            lagged: 0,
+            main_contexts: std::collections::HashSet::new(),
+            first_seq: 0,
+            ended: None,
             started_ms: crate::ids::now_ms(),
-            ..Ring::default()
+            bodies: None,
         }))
     }
 
-    fn push(&mut self, record: Value) -> u64 {
+    fn push(&mut self, record: R) -> u64 {
         if self.records.len() == self.max {
             self.records.pop_front();
             self.first_seq += 1;
@@ -106,18 +136,18 @@ impl Ring {
 
     /// The recording as a report gives it: when it started, what it holds and lost, and
     /// what it was started with.
-    fn summary(&self) -> Value {
-        let mut summary = serde_json::json!({
-            "started_ms": self.started_ms, "records": self.records.len(),
-            "dropped": self.dropped, "events_lost": self.lagged, "max_entries": self.max,
-        });
-        for (key, value) in &self.settings {
-            summary[key] = value.clone();
+    fn summary(&self) -> CaptureSummary {
+        CaptureSummary {
+            started_ms: self.started_ms,
+            records: self.records.len(),
+            dropped: self.dropped,
+            events_lost: self.lagged,
+            max_entries: self.max,
+            bodies: self.bodies,
         }
-        summary
     }
 
-    fn find(&mut self, request_id: &str) -> Option<&mut Value> {
+    fn find(&mut self, request_id: &str) -> Option<&mut R> {
         let at = *self.open.get(request_id)?;
         self.records.get_mut(at)
     }
@@ -125,8 +155,8 @@ impl Ring {
 
 /// Every running recording of one engine.
 pub struct Recordings {
-    network: PerTab<Capture>,
-    console: PerTab<Capture>,
+    network: PerTab<Capture<NetworkRecord>>,
+    console: PerTab<Capture<ConsoleRecord>>,
     /// Performance traces, and each session's last one.
     pub traces: trace::Traces,
     /// GIF recordings of tabs.
@@ -145,37 +175,24 @@ impl Default for Recordings {
 }
 
 impl Recordings {
-    fn captures(&self, kind: Kind) -> &PerTab<Capture> {
-        match kind {
-            Kind::Network => &self.network,
-            Kind::Console => &self.console,
-        }
-    }
-
-    /// The summary of the recording `owner` already runs of `kind` on the tab (None: none
-    /// runs); refuses when another session's runs. Recordings whose tab or browser went
-    /// away are freed first.
-    fn check_owner(&self, target: &str, kind: Kind, owner: Owner) -> Result<Option<Value>> {
-        let captures = self.captures(kind);
+    /// The summary of the recording `owner` already runs on the tab (None: none runs);
+    /// refuses when another session's runs. Recordings whose tab or browser went away
+    /// are freed first.
+    fn check_owner<R>(
+        captures: &PerTab<Capture<R>>,
+        target: &str,
+        owner: Owner,
+    ) -> Result<Option<CaptureSummary>> {
         captures.retain(Capture::alive);
         captures.with_own(target, owner, |capture| capture.ring.lock().summary())
     }
 
-    /// What a start answers when the recording runs already: its summary.
-    fn already_running(summary: Value, handle: String) -> Value {
-        let mut reply = summary;
-        reply["status"] = serde_json::json!("already_running");
-        reply["target"] = serde_json::json!(handle);
-        reply
-    }
-
     /// Records a running capture as `owner`'s.
-    fn register(
-        &self,
+    fn register<R>(
+        captures: &PerTab<Capture<R>>,
         page: &Page,
-        kind: Kind,
         owner: Owner,
-        ring: Arc<Mutex<Ring>>,
+        ring: Arc<Mutex<Ring<R>>>,
         task: tokio::task::JoinHandle<()>,
     ) {
         let capture = Capture {
@@ -185,13 +202,15 @@ impl Recordings {
             ring,
             task,
         };
-        self.captures(kind)
-            .insert(&page.tab.target_id, owner, capture);
+        captures.insert(&page.tab.target_id, owner, capture);
     }
 
     /// The recording's CDP session and ring, if `owner` runs one on the tab.
-    fn owned(&self, tab: &Tab, kind: Kind, owner: Owner) -> Result<(String, Arc<Mutex<Ring>>)> {
-        let captures = self.captures(kind);
+    fn owned<R>(
+        captures: &PerTab<Capture<R>>,
+        tab: &Tab,
+        owner: Owner,
+    ) -> Result<(String, Arc<Mutex<Ring<R>>>)> {
         captures.retain(Capture::alive);
         captures.own(&tab.target_id, owner, |capture| {
             (capture.session.clone(), capture.ring.clone())
@@ -199,8 +218,8 @@ impl Recordings {
     }
 
     /// Takes `owner`'s recording of the tab out (to stop it): its CDP session.
-    fn remove(&self, tab: &Tab, kind: Kind, owner: Owner) -> Option<String> {
-        let capture = self.captures(kind).take_own(&tab.target_id, owner).ok()?;
+    fn remove<R>(captures: &PerTab<Capture<R>>, tab: &Tab, owner: Owner) -> Option<String> {
+        let capture = captures.take_own(&tab.target_id, owner).ok()?;
         Some(capture.session.clone())
     }
 
@@ -217,10 +236,10 @@ impl Recordings {
 
 /// The next event of one CDP session, counting lost events in the ring; None when the
 /// stream has ended.
-async fn next_event(
+async fn next_event<R>(
     events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
     session: &str,
-    ring: &Mutex<Ring>,
+    ring: &Mutex<Ring<R>>,
 ) -> Option<Arc<cdp::Event>> {
     use tokio::sync::broadcast::error::RecvError;
     loop {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::{Kind, Owner, Recordings, Ring, next_event};
+use super::{BodyOptions, CaptureStarted, CaptureSummary, Owner, Recordings, Ring, next_event};
 use crate::browser::{Browser, HOUSEKEEPING, Tab};
 use crate::error::{EngineError, Input, Result};
 use crate::page::Page;
@@ -34,6 +34,72 @@ pub struct NetworkFilter {
     pub include_bodies: bool,
     /// Leave out images, styles, scripts, fonts and media.
     pub exclude_static: bool,
+}
+
+/// One request a network capture saw, filled in as its response and end arrive.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct NetworkRecord {
+    pub request_id: String,
+    pub url: String,
+    pub method: String,
+    /// CDP's resource type (`Document`, `XHR`, `Image`, …).
+    pub resource_type: Option<String>,
+    /// When it was sent, wall clock (seconds since the epoch).
+    pub started: Option<f64>,
+    /// When it was sent, CDP's monotonic clock (seconds).
+    pub sent_at: Option<f64>,
+    pub document_url: Option<String>,
+    /// Headers as the page sent them.
+    pub request_headers: Map<String, Value>,
+    pub post_data: Option<String>,
+    pub status: Option<u16>,
+    pub status_text: Option<String>,
+    pub mime_type: Option<String>,
+    pub protocol: Option<String>,
+    pub response_headers: Option<Map<String, Value>>,
+    pub remote_address: Option<String>,
+    pub from_cache: Option<bool>,
+    pub from_service_worker: Option<bool>,
+    /// From sending to the response's headers.
+    pub response_ms: Option<f64>,
+    /// Bytes received, once it finished.
+    pub encoded_bytes: Option<u64>,
+    pub finished: bool,
+    pub failed: bool,
+    pub error_text: Option<String>,
+    pub canceled: Option<bool>,
+    /// The response body, where it was read.
+    pub body: Option<NetworkBody>,
+    /// Why the body could not be read.
+    pub body_error: Option<String>,
+}
+
+/// A response body as read (up to the capture's cap).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NetworkBody {
+    /// The text, or base64 where it is not UTF-8 text.
+    pub text: String,
+    pub base64: bool,
+    /// The whole body's size.
+    pub bytes: usize,
+    /// Cut at the cap.
+    pub truncated: bool,
+}
+
+/// A network capture, stopped: what it kept, as the filter left it.
+#[derive(Debug, Clone)]
+pub struct NetworkStopped {
+    pub summary: CaptureSummary,
+    pub records: Vec<NetworkRecord>,
+    /// How many it held before the filter.
+    pub total_captured: usize,
+    /// Records whose body could not be read.
+    pub body_errors: usize,
+    /// The filter could leave something out.
+    pub filtered: bool,
+    /// Why it had stopped by itself (`max_capture_time`, `inactivity_timeout`).
+    pub ended_by_itself: Option<&'static str>,
+    pub stopped_ms: u64,
 }
 
 /// The cap for bodies read as a capture stops (those read while it ran have the
@@ -62,9 +128,12 @@ impl Recordings {
         owner: Owner,
         options: NetworkOptions,
         deadline: Deadline,
-    ) -> Result<Value> {
-        if let Some(summary) = self.check_owner(&page.tab.target_id, Kind::Network, owner)? {
-            return Ok(Self::already_running(summary, page.handle()));
+    ) -> Result<CaptureStarted> {
+        if let Some(summary) = Self::check_owner(&self.network, &page.tab.target_id, owner)? {
+            return Ok(CaptureStarted {
+                summary,
+                already_running: true,
+            });
         }
         let events = page.browser.connection().subscribe();
         page.cdp(
@@ -74,12 +143,10 @@ impl Recordings {
         )
         .await?;
         let ring = Ring::new(options.max_entries);
-        ring.lock().settings = json!({
-            "include_bodies": options.include_bodies, "max_body_bytes": options.max_body_bytes,
-        })
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+        ring.lock().bodies = Some(BodyOptions {
+            include: options.include_bodies,
+            max_bytes: options.max_body_bytes,
+        });
         let summary = ring.lock().summary();
         let task = tokio::spawn(collect_network(
             page.browser.clone(),
@@ -88,11 +155,11 @@ impl Recordings {
             ring.clone(),
             options,
         ));
-        self.register(page, Kind::Network, owner, ring, task);
-        let mut reply = summary;
-        reply["status"] = json!("capturing");
-        reply["target"] = json!(page.handle());
-        Ok(reply)
+        Self::register(&self.network, page, owner, ring, task);
+        Ok(CaptureStarted {
+            summary,
+            already_running: false,
+        })
     }
 
     pub async fn stop_network(
@@ -102,8 +169,8 @@ impl Recordings {
         owner: Owner,
         filter: NetworkFilter,
         deadline: Deadline,
-    ) -> Result<Value> {
-        let (session, ring) = self.owned(tab, Kind::Network, owner)?;
+    ) -> Result<NetworkStopped> {
+        let (session, ring) = Self::owned(&self.network, tab, owner)?;
         if filter.include_bodies {
             // Bodies still being read as the capture stops are read now, so none is
             // missing for being the last.
@@ -111,12 +178,8 @@ impl Recordings {
                 .lock()
                 .records
                 .iter()
-                .filter(|r| {
-                    r.get("encoded_bytes").is_some()
-                        && r.get("body").is_none()
-                        && r.get("body_error").is_none()
-                })
-                .filter_map(|r| r["request_id"].as_str().map(str::to_owned))
+                .filter(|r| r.encoded_bytes.is_some() && r.body.is_none() && r.body_error.is_none())
+                .map(|r| r.request_id.clone())
                 .collect();
             for request_id in unread {
                 fetch_body_on(
@@ -142,7 +205,8 @@ impl Recordings {
         // and the capture keeps running so the caller can retry.
         let keep = match &filter.url_pattern {
             Some(pattern) => {
-                let urls: Vec<&Value> = records.iter().map(|r| &r["url"]).collect();
+                let urls: Vec<Value> = records.iter().map(|r| json!(r.url)).collect();
+                let urls: Vec<&Value> = urls.iter().collect();
                 Some(
                     crate::page::regex_matches(browser, &session, pattern, "", &urls, deadline)
                         .await
@@ -156,13 +220,13 @@ impl Recordings {
             }
             None => None,
         };
-        self.remove(tab, Kind::Network, owner);
+        Self::remove(&self.network, tab, owner);
         let _ = browser
             .connection()
             .call(Some(&session), "Network.disable", json!({}), HOUSEKEEPING)
             .await;
         let total = records.len();
-        let filtered: Vec<Value> = records
+        let filtered: Vec<NetworkRecord> = records
             .into_iter()
             .enumerate()
             .filter(|(i, _)| {
@@ -172,38 +236,28 @@ impl Recordings {
             .map(|(_, r)| r)
             .filter(|r| filter.keeps(r))
             .map(|mut r| {
-                if !filter.include_bodies
-                    && let Some(o) = r.as_object_mut()
-                {
-                    o.remove("body");
+                if !filter.include_bodies {
+                    r.body = None;
                 }
                 r
             })
             .collect();
-        let (ended, mut reply) = {
+        let (ended, mut summary) = {
             let ring = ring.lock();
             (ring.ended, ring.summary())
         };
-        let body_errors = filtered
-            .iter()
-            .filter(|r| r.get("body_error").is_some())
-            .count();
-        for (key, value) in [
-            ("status", json!("stopped")),
-            ("target", json!(browser.handle(tab))),
-            ("total_captured", json!(total)),
-            ("returned", json!(filtered.len())),
-            ("dropped", json!(dropped)),
-            ("events_lost", json!(lagged)),
-            ("body_errors", json!(body_errors)),
-            ("filtered", json!(filter.narrows())),
-            ("records", json!(filtered)),
-            ("ended_by_itself", json!(ended)),
-            ("stopped_ms", json!(crate::ids::now_ms())),
-        ] {
-            reply[key] = value;
-        }
-        Ok(reply)
+        summary.dropped = dropped;
+        summary.events_lost = lagged;
+        let body_errors = filtered.iter().filter(|r| r.body_error.is_some()).count();
+        Ok(NetworkStopped {
+            summary,
+            records: filtered,
+            total_captured: total,
+            body_errors,
+            filtered: filter.narrows(),
+            ended_by_itself: ended,
+            stopped_ms: crate::ids::now_ms(),
+        })
     }
 }
 
@@ -219,23 +273,20 @@ impl NetworkFilter {
     }
 
     /// The resource-type and status parts of the filter.
-    fn keeps(&self, record: &Value) -> bool {
-        let type_ok = self.resource_type.as_ref().is_none_or(|t| {
-            record["resource_type"]
-                .as_str()
-                .is_some_and(|rt| rt.eq_ignore_ascii_case(t))
-        });
-        let status = record["status"].as_u64();
+    fn keeps(&self, record: &NetworkRecord) -> bool {
+        let kind = record.resource_type.as_deref();
+        let type_ok = self
+            .resource_type
+            .as_ref()
+            .is_none_or(|t| kind.is_some_and(|rt| rt.eq_ignore_ascii_case(t)));
+        let status = record.status.map(u64::from);
         let min_ok = self
             .status_min
             .is_none_or(|min| status.is_some_and(|s| s >= u64::from(min)));
         let max_ok = self
             .status_max
             .is_none_or(|max| status.is_some_and(|s| s <= u64::from(max)));
-        let static_ok = !self.exclude_static
-            || !record["resource_type"]
-                .as_str()
-                .is_some_and(|t| STATIC_TYPES.contains(&t));
+        let static_ok = !self.exclude_static || !kind.is_some_and(|t| STATIC_TYPES.contains(&t));
         type_ok && min_ok && max_ok && static_ok
     }
 }
@@ -244,7 +295,7 @@ async fn collect_network(
     browser: Arc<Browser>,
     session: String,
     mut events: tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
-    ring: Arc<Mutex<Ring>>,
+    ring: Arc<Mutex<Ring<NetworkRecord>>>,
     options: NetworkOptions,
 ) {
     let weak = Arc::downgrade(&browser);
@@ -273,7 +324,7 @@ async fn collect_network(
         if let Some(request_id) = finished.filter(|_| options.include_bodies) {
             let Ok(permit) = body_reads.clone().try_acquire_owned() else {
                 if let Some(record) = ring.lock().find(&request_id) {
-                    record["body_error"] = json!(format!(
+                    record.body_error = Some(format!(
                         "not read: {MAX_BODY_READS} bodies were being read at once"
                     ));
                 }
@@ -313,9 +364,14 @@ fn stop_at(
 
 /// Records one network event in the ring; the request's id when it finished loading
 /// (its body can be read now).
-fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Option<String> {
+fn record(
+    event: &cdp::Event,
+    ring: &mut Ring<NetworkRecord>,
+    options: &NetworkOptions,
+) -> Option<String> {
     let p = &event.params;
     let request_id = p["requestId"].as_str().unwrap_or_default().to_owned();
+    let text = |value: &Value| value.as_str().map(str::to_owned);
     match event.method.as_str() {
         "Network.requestWillBeSent"
             if options.exclude_static
@@ -323,12 +379,19 @@ fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Opti
                     .as_str()
                     .is_some_and(|t| STATIC_TYPES.contains(&t)) => {}
         "Network.requestWillBeSent" => {
-            let record = json!({
-                "request_id": request_id, "url": p["request"]["url"], "method": p["request"]["method"],
-                "resource_type": p["type"], "started": p["wallTime"],
-                "request_headers": p["request"]["headers"], "post_data": p["request"]["postData"],
-                "sent_at": p["timestamp"], "document_url": p["documentURL"],
-            });
+            let request = &p["request"];
+            let record = NetworkRecord {
+                request_id: request_id.clone(),
+                url: text(&request["url"]).unwrap_or_default(),
+                method: text(&request["method"]).unwrap_or_default(),
+                resource_type: text(&p["type"]),
+                started: p["wallTime"].as_f64(),
+                sent_at: p["timestamp"].as_f64(),
+                document_url: text(&p["documentURL"]),
+                request_headers: request["headers"].as_object().cloned().unwrap_or_default(),
+                post_data: text(&request["postData"]),
+                ..NetworkRecord::default()
+            };
             let seq = ring.push(record);
             let at = (seq - ring.first_seq) as usize;
             ring.open.insert(request_id, at);
@@ -336,37 +399,35 @@ fn record(event: &cdp::Event, ring: &mut Ring, options: &NetworkOptions) -> Opti
         "Network.responseReceived" => {
             if let Some(record) = ring.find(&request_id) {
                 let r = &p["response"];
-                record["status"] = r["status"].clone();
-                record["status_text"] = r["statusText"].clone();
-                record["mime_type"] = r["mimeType"].clone();
-                record["remote_address"] = json!(format!(
+                record.status = r["status"].as_u64().and_then(|s| u16::try_from(s).ok());
+                record.status_text = text(&r["statusText"]);
+                record.mime_type = text(&r["mimeType"]);
+                record.remote_address = Some(format!(
                     "{}:{}",
                     r["remoteIPAddress"].as_str().unwrap_or(""),
                     r["remotePort"]
                 ));
-                record["from_cache"] = r["fromDiskCache"].clone();
-                record["from_service_worker"] = r["fromServiceWorker"].clone();
-                record["protocol"] = r["protocol"].clone();
-                record["response_headers"] = r["headers"].clone();
-                if let (Some(sent), Some(at)) =
-                    (record["sent_at"].as_f64(), p["timestamp"].as_f64())
-                {
-                    record["response_ms"] = json!(((at - sent) * 1000.0).round());
+                record.from_cache = r["fromDiskCache"].as_bool();
+                record.from_service_worker = r["fromServiceWorker"].as_bool();
+                record.protocol = text(&r["protocol"]);
+                record.response_headers = r["headers"].as_object().cloned();
+                if let (Some(sent), Some(at)) = (record.sent_at, p["timestamp"].as_f64()) {
+                    record.response_ms = Some(((at - sent) * 1000.0).round());
                 }
             }
         }
         "Network.loadingFailed" => {
             if let Some(record) = ring.find(&request_id) {
-                record["failed"] = json!(true);
-                record["error_text"] = p["errorText"].clone();
-                record["canceled"] = p["canceled"].clone();
+                record.failed = true;
+                record.error_text = text(&p["errorText"]);
+                record.canceled = p["canceled"].as_bool();
             }
             ring.open.remove(&request_id);
         }
         "Network.loadingFinished" => {
             if let Some(record) = ring.find(&request_id) {
-                record["encoded_bytes"] = p["encodedDataLength"].clone();
-                record["finished"] = json!(true);
+                record.encoded_bytes = p["encodedDataLength"].as_f64().map(|n| n as u64);
+                record.finished = true;
             }
             ring.open.remove(&request_id);
             return Some(request_id);
@@ -380,7 +441,7 @@ async fn fetch_body(
     browser: Arc<Browser>,
     session: String,
     request_id: String,
-    ring: Arc<Mutex<Ring>>,
+    ring: Arc<Mutex<Ring<NetworkRecord>>>,
     max: usize,
     wait: Duration,
 ) {
@@ -392,7 +453,7 @@ async fn fetch_body_on(
     browser: &Browser,
     session: &str,
     request_id: &str,
-    ring: &Mutex<Ring>,
+    ring: &Mutex<Ring<NetworkRecord>>,
     max: usize,
     wait: Duration,
 ) {
@@ -410,7 +471,7 @@ async fn fetch_body_on(
         .records
         .iter_mut()
         .rev()
-        .find(|r| r["request_id"] == request_id)
+        .find(|r| r.request_id == request_id)
     else {
         return;
     };
@@ -425,20 +486,18 @@ async fn fetch_body_on(
             } else {
                 text.as_bytes().to_vec()
             };
-            let truncated = bytes.len() > max;
             let kept = &bytes[..bytes.len().min(max)];
-            record["body"] = match std::str::from_utf8(kept) {
-                Ok(text) if !encoded => json!(text),
-                _ => json!(base64::engine::general_purpose::STANDARD.encode(kept)),
+            let (text, base64) = match std::str::from_utf8(kept) {
+                Ok(text) if !encoded => (text.to_owned(), false),
+                _ => (base64::engine::general_purpose::STANDARD.encode(kept), true),
             };
-            record["body_encoding"] = json!(if !encoded && std::str::from_utf8(kept).is_ok() {
-                "utf8"
-            } else {
-                "base64"
+            record.body = Some(NetworkBody {
+                text,
+                base64,
+                bytes: bytes.len(),
+                truncated: bytes.len() > max,
             });
-            record["body_bytes"] = json!(bytes.len());
-            record["body_truncated"] = json!(truncated);
         }
-        Err(error) => record["body_error"] = json!(error.to_string()),
+        Err(error) => record.body_error = Some(error.to_string()),
     }
 }

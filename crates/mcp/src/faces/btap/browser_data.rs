@@ -4,8 +4,9 @@
 use serde_json::{Value, json};
 
 use engine::{
-    ConsolePage, DownloadRequest, EngineError, ErrorCode, LeaseRequest, NetworkFilter,
-    NetworkOptions, StoragePage, TabInfo,
+    CaptureStarted, CaptureSummary, ConsoleKind, ConsolePage, ConsoleRecord, DownloadRequest,
+    EngineError, ErrorCode, LeaseRequest, NetworkFilter, NetworkOptions, NetworkRecord,
+    StoragePage, TabInfo,
 };
 
 use super::args::{named, page_by_tab_id};
@@ -512,15 +513,42 @@ async fn capture_tab(call: &Call, session: &Option<TabRef>) -> Result<TabInfo, T
 /// What every capture reply starts with, as BrowserTap's extension reports a capture:
 /// the operation, the tab, and the recording's times and counts (`records` is the
 /// buffer's size: requests or messages).
-fn capture_head(operation: &str, tab: &TabInfo, engine: &Value, count_key: &str) -> Value {
-    let stopped_at = engine.get("stopped_ms").cloned().unwrap_or(Value::Null);
+fn capture_head(
+    operation: &str,
+    tab: &TabInfo,
+    summary: &CaptureSummary,
+    status: &str,
+    stopped_ms: Option<u64>,
+    count_key: &str,
+) -> Value {
     json!({
-        "status": engine["status"], "operation": operation,
+        "status": status, "operation": operation,
         "session_id": tab.handle, "tab_id": tab.tab_id,
-        "started_at": engine["started_ms"], "stopped_at": stopped_at,
-        count_key: engine["records"], "dropped": engine["dropped"],
-        "max_entries": engine["max_entries"], "events_lost": engine["events_lost"],
+        "started_at": summary.started_ms, "stopped_at": stopped_ms,
+        count_key: summary.records, "dropped": summary.dropped,
+        "max_entries": summary.max_entries, "events_lost": summary.events_lost,
     })
+}
+
+/// A capture's start as BrowserTap answers it: one this session runs already goes on.
+fn started_head(
+    operation: &str,
+    tab: &TabInfo,
+    started: &CaptureStarted,
+    count_key: &str,
+) -> Value {
+    let mut data = capture_head(
+        operation,
+        tab,
+        &started.summary,
+        "capturing",
+        None,
+        count_key,
+    );
+    if started.already_running {
+        data["already_running"] = json!(true);
+    }
+    data
 }
 
 /// A capture stop or read where none runs: BrowserTap answers it, it does not fail.
@@ -556,22 +584,18 @@ pub async fn network_capture_start(call: Call, p: NetworkStart) -> Result<Reply,
         .session
         .network_capture_start(Some(&tab.handle), options, call.deadline)
         .await?;
-    let mut data = network_head("network_capture_start", &tab, &started);
-    if started["status"] == "already_running" {
-        data["status"] = json!("capturing");
-        data["already_running"] = json!(true);
-    }
+    let mut data = started_head("network_capture_start", &tab, &started, "request_count");
+    with_body_options(&mut data, &started.summary, 0);
     Ok(Reply::data(data).on(tab))
 }
 
-/// A network capture's head: BrowserTap's counts and the options it runs with.
-fn network_head(operation: &str, tab: &TabInfo, engine: &Value) -> Value {
-    let mut data = capture_head(operation, tab, engine, "request_count");
-    data["body_errors"] = json!(engine["body_errors"].as_u64().unwrap_or(0));
-    for key in ["include_bodies", "max_body_bytes"] {
-        data[key] = engine[key].clone();
+/// A network capture's body options and count of unread bodies, as BrowserTap says them.
+fn with_body_options(data: &mut Value, summary: &CaptureSummary, body_errors: usize) {
+    data["body_errors"] = json!(body_errors);
+    if let Some(bodies) = summary.bodies {
+        data["include_bodies"] = json!(bodies.include);
+        data["max_body_bytes"] = json!(bodies.max_bytes);
     }
-    data
 }
 
 pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, ToolError> {
@@ -600,62 +624,52 @@ pub async fn network_capture_stop(call: Call, p: NetworkStop) -> Result<Reply, T
     let Some(stopped) = running(stopped)? else {
         return Ok(not_running("network_capture_stop", &tab, "requests"));
     };
-    let mut data = network_head("network_capture_stop", &tab, &stopped);
+    let head = ("network_capture_stop", "stopped", Some(stopped.stopped_ms));
+    let mut data = capture_head(
+        head.0,
+        &tab,
+        &stopped.summary,
+        head.1,
+        head.2,
+        "request_count",
+    );
+    with_body_options(&mut data, &stopped.summary, stopped.body_errors);
     // The buffer's size before the filter, as BrowserTap counts it.
-    data["request_count"] = stopped["total_captured"].clone();
-    data["returned"] = stopped["returned"].clone();
-    data["filtered"] = stopped["filtered"].clone();
-    data["requests"] = stopped["records"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(request_record)
-        .collect();
+    data["request_count"] = json!(stopped.total_captured);
+    data["returned"] = json!(stopped.records.len());
+    data["filtered"] = json!(stopped.filtered);
+    data["requests"] = stopped.records.iter().map(request_record).collect();
     Ok(Reply::data(data).on(tab))
 }
 
 /// One request as BrowserTap's capture records it (its names; its body fields only when
 /// the body was read or failed to be).
-fn request_record(record: &Value) -> Value {
-    let renamed = [
-        ("request_id", "request_id"),
-        ("url", "url"),
-        ("method", "method"),
-        ("resource_type", "type"),
-        ("sent_at", "timestamp"),
-        ("started", "wall_time"),
-        ("document_url", "document_url"),
-        ("request_headers", "request_headers"),
-        ("post_data", "post_data"),
-        ("status", "status"),
-        ("status_text", "status_text"),
-        ("mime_type", "mime_type"),
-        ("protocol", "protocol"),
-        ("response_headers", "response_headers"),
-        ("from_cache", "from_disk_cache"),
-        ("from_service_worker", "from_service_worker"),
-        ("remote_address", "remote_address"),
-        ("response_ms", "response_ms"),
-        ("encoded_bytes", "encoded_data_length"),
-        ("finished", "finished"),
-        ("failed", "failed"),
-        ("error_text", "error_text"),
-        ("canceled", "canceled"),
-        ("body", "body"),
-        ("body_bytes", "body_size"),
-        ("body_truncated", "body_truncated"),
-        ("body_error", "body_error"),
-    ];
-    let mut out = serde_json::Map::new();
-    for (ours, theirs) in renamed {
-        if let Some(value) = record.get(ours).filter(|v| !v.is_null()) {
-            out.insert(theirs.to_owned(), value.clone());
-        }
+fn request_record(record: &NetworkRecord) -> Value {
+    let mut out = json!({
+        "request_id": record.request_id, "url": record.url, "method": record.method,
+        "type": record.resource_type, "timestamp": record.sent_at, "wall_time": record.started,
+        "document_url": record.document_url, "request_headers": record.request_headers,
+        "post_data": record.post_data, "status": record.status,
+        "status_text": record.status_text, "mime_type": record.mime_type,
+        "protocol": record.protocol, "response_headers": record.response_headers,
+        "from_disk_cache": record.from_cache, "from_service_worker": record.from_service_worker,
+        "remote_address": record.remote_address, "response_ms": record.response_ms,
+        "encoded_data_length": record.encoded_bytes,
+        "finished": record.finished.then_some(true), "failed": record.failed.then_some(true),
+        "error_text": record.error_text, "canceled": record.canceled,
+        "body_error": record.body_error,
+    });
+    if let Some(body) = &record.body {
+        out["body"] = json!(body.text);
+        out["body_size"] = json!(body.bytes);
+        out["body_truncated"] = json!(body.truncated);
+        out["base64_encoded"] = json!(body.base64);
     }
-    if let Some(encoding) = record["body_encoding"].as_str() {
-        out.insert("base64_encoded".into(), json!(encoding == "base64"));
+    // What was never seen is left out, not said as null.
+    if let Some(fields) = out.as_object_mut() {
+        fields.retain(|_, value| !value.is_null());
     }
-    Value::Object(out)
+    out
 }
 
 pub async fn console_capture_start(call: Call, p: ConsoleStart) -> Result<Reply, ToolError> {
@@ -664,11 +678,7 @@ pub async fn console_capture_start(call: Call, p: ConsoleStart) -> Result<Reply,
         .session
         .console_capture_start(Some(&tab.handle), p.max_entries as usize, call.deadline)
         .await?;
-    let mut data = capture_head("console_capture_start", &tab, &started, "message_count");
-    if started["status"] == "already_running" {
-        data["status"] = json!("capturing");
-        data["already_running"] = json!(true);
-    }
+    let data = started_head("console_capture_start", &tab, &started, "message_count");
     Ok(Reply::data(data).on(tab))
 }
 
@@ -686,21 +696,17 @@ pub async fn get_console_messages(call: Call, p: ConsoleMessages) -> Result<Repl
     let Some(read) = running(read.await)? else {
         return Ok(not_running("get_console_messages", &tab, "messages"));
     };
-    let mut data = capture_head("get_console_messages", &tab, &read, "message_count");
-    data["status"] = json!("capturing");
-    for key in [
-        "offset",
-        "total",
-        "filtered",
-        "next_offset",
-        "truncated",
-        "cleared",
-    ] {
-        if let Some(value) = read.get(key) {
-            data[key] = value.clone();
-        }
+    let head = ("get_console_messages", "capturing");
+    let mut data = capture_head(head.0, &tab, &read.summary, head.1, None, "message_count");
+    data["offset"] = json!(read.offset);
+    data["total"] = json!(read.total);
+    data["filtered"] = json!(read.filtered);
+    data["next_offset"] = json!(read.next_offset);
+    data["truncated"] = json!(read.next_offset.is_some());
+    if let Some(cleared) = read.cleared {
+        data["cleared"] = json!(cleared);
     }
-    data["messages"] = console_records(&read["messages"]);
+    data["messages"] = console_records(&read.messages);
     Ok(Reply::data(data).on(tab))
 }
 
@@ -711,32 +717,39 @@ pub async fn console_capture_stop(call: Call, p: ConsoleStop) -> Result<Reply, T
     let Some(stopped) = running(stopped.await)? else {
         return Ok(not_running("console_capture_stop", &tab, "messages"));
     };
-    let mut data = capture_head("console_capture_stop", &tab, &stopped, "message_count");
-    data["messages"] = console_records(&stopped["messages"]);
+    let head = ("console_capture_stop", "stopped", Some(stopped.stopped_ms));
+    let mut data = capture_head(
+        head.0,
+        &tab,
+        &stopped.summary,
+        head.1,
+        head.2,
+        "message_count",
+    );
+    data["messages"] = console_records(&stopped.messages);
     Ok(Reply::data(data).on(tab))
 }
 
 /// Console messages as BrowserTap's capture records them: `type` is the console call
 /// (`log`, `warning`, …) or `exception`; an exception has its place in the source.
-fn console_records(records: &Value) -> Value {
+fn console_records(records: &[ConsoleRecord]) -> Value {
     records
-        .as_array()
-        .into_iter()
-        .flatten()
+        .iter()
         .map(|r| {
-            let exception = r["kind"] == "exception";
+            let exception = r.kind == ConsoleKind::Exception;
             let mut out = json!({
-                "type": if exception { json!("exception") } else { r["level"].clone() },
-                "timestamp": r["timestamp"], "text": r["text"],
-                "execution_context_id": r["execution_context_id"],
-                "stack_trace": r["stack_trace"], "context": r["context"],
+                "type": if exception { "exception" } else { r.level.as_str() },
+                "timestamp": r.timestamp, "text": r.text,
+                "execution_context_id": r.execution_context_id,
+                "stack_trace": r.stack_trace,
+                "context": if r.main_world { "main" } else { "isolated" },
             });
             if exception {
-                out["url"] = r["url"].clone();
-                out["line_number"] = r["line"].clone();
-                out["column_number"] = r["column"].clone();
+                out["url"] = json!(r.url);
+                out["line_number"] = json!(r.line);
+                out["column_number"] = json!(r.column);
             } else {
-                out["args"] = r["args"].clone();
+                out["args"] = json!(r.args);
             }
             out
         })

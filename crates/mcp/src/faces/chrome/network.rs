@@ -140,7 +140,7 @@ async fn start(
         .session
         .network_capture_start(tab.as_deref(), options, call.deadline)
         .await?;
-    if started["status"] == "already_running" {
+    if started.already_running {
         return Err(ToolError::Face {
             code: "capture_busy",
             message: "a network capture is already running on this tab; stop it first".into(),
@@ -183,45 +183,47 @@ async fn stop(call: &Call, tab: Option<String>, bodies: bool) -> Result<Reply, T
         .network_capture_stop(tab.as_deref(), filter, call.deadline)
         .await?;
     let (_, current) = call.session.resolve_tab(tab.as_deref()).await?;
-    let records = stopped["records"].as_array().cloned().unwrap_or_default();
-    let common_request = common_headers(&records, "request_headers");
-    let common_response = common_headers(&records, "response_headers");
+    let records = &stopped.records;
+    let common_request = common_headers(records.iter().map(|r| Some(&r.request_headers)));
+    let common_response = common_headers(records.iter().map(|r| r.response_headers.as_ref()));
+    let no_headers = Map::new();
     let requests: Vec<Value> = records
         .iter()
         .map(|r| {
+            let response_headers = r.response_headers.as_ref().unwrap_or(&no_headers);
             let mut out = json!({
-                "requestId": r["request_id"], "url": r["url"], "method": r["method"],
-                "type": r["resource_type"].as_str().map(str::to_lowercase),
-                "requestTime": r["started"].as_f64().map(|s| (s * 1000.0).round()),
-                "status": r["status"], "statusText": r["status_text"], "mimeType": r["mime_type"],
-                "responseTime": r["response_ms"],
-                "specificRequestHeaders": specific(&r["request_headers"], &common_request),
-                "specificResponseHeaders": specific(&r["response_headers"], &common_response),
+                "requestId": r.request_id, "url": r.url, "method": r.method,
+                "type": r.resource_type.as_deref().map(str::to_lowercase),
+                "requestTime": r.started.map(|s| (s * 1000.0).round()),
+                "status": r.status, "statusText": r.status_text, "mimeType": r.mime_type,
+                "responseTime": r.response_ms,
+                "specificRequestHeaders": specific(&r.request_headers, &common_request),
+                "specificResponseHeaders": specific(response_headers, &common_response),
             });
-            if let Some(body) = r["post_data"].as_str() {
+            if let Some(body) = &r.post_data {
                 out["requestBody"] = json!(body);
             }
-            if let Some(error) = r["error_text"].as_str() {
+            if let Some(error) = &r.error_text {
                 out["errorText"] = json!(error);
             }
             if bodies {
-                if let Some(body) = r.get("body") {
-                    out["responseBody"] = body.clone();
-                    out["base64Encoded"] = json!(r["body_encoding"] == "base64");
-                    if r["body_truncated"] == true {
+                if let Some(body) = &r.body {
+                    out["responseBody"] = json!(body.text);
+                    out["base64Encoded"] = json!(body.base64);
+                    if body.truncated {
                         out["responseBodyTruncated"] =
-                            json!({ "keptBytes": BODY_CAP, "totalBytes": r["body_bytes"] });
+                            json!({ "keptBytes": BODY_CAP, "totalBytes": body.bytes });
                     }
                 }
-                if let Some(error) = r["body_error"].as_str() {
+                if let Some(error) = &r.body_error {
                     out["responseBodyError"] = json!(error);
                 }
             }
             out
         })
         .collect();
-    let started = stopped["started_ms"].as_u64().unwrap_or_default();
-    let ended = stopped["stopped_ms"].as_u64().unwrap_or_default();
+    let started = stopped.summary.started_ms;
+    let ended = stopped.stopped_ms;
     Ok(Reply::data(json!({
         "success": true,
         "message": format!("Capture complete. {} requests captured.", requests.len()),
@@ -230,14 +232,18 @@ async fn stop(call: &Call, tab: Option<String>, bodies: bool) -> Result<Reply, T
         "commonRequestHeaders": common_request, "commonResponseHeaders": common_response,
         "requests": requests,
         "captureStartTime": started, "captureEndTime": ended, "totalDurationMs": ended.saturating_sub(started),
-        "requestLimitReached": stopped["dropped"].as_u64().unwrap_or_default() > 0,
-        "stoppedBy": stopped["ended_by_itself"].as_str().unwrap_or("stop command"),
+        "requestLimitReached": stopped.summary.dropped > 0,
+        "stoppedBy": stopped.ended_by_itself.unwrap_or("stop command"),
     })))
 }
 
 /// Headers every request has, with the same value: said once, not in each request.
-fn common_headers(records: &[Value], key: &str) -> Map<String, Value> {
-    let mut headers = records.iter().map(|r| r[key].as_object());
+fn common_headers<'a>(
+    mut headers: impl ExactSizeIterator<Item = Option<&'a Map<String, Value>>>,
+) -> Map<String, Value> {
+    if headers.len() < 2 {
+        return Map::new();
+    }
     let Some(Some(first)) = headers.next() else {
         return Map::new();
     };
@@ -248,14 +254,11 @@ fn common_headers(records: &[Value], key: &str) -> Map<String, Value> {
         };
         common.retain(|name, value| other.get(name) == Some(value));
     }
-    if records.len() < 2 {
-        return Map::new();
-    }
     common
 }
 
-fn specific(headers: &Value, common: &Map<String, Value>) -> Value {
-    let mut own = headers.as_object().cloned().unwrap_or_default();
+fn specific(headers: &Map<String, Value>, common: &Map<String, Value>) -> Value {
+    let mut own = headers.clone();
     own.retain(|name, _| !common.contains_key(name));
     Value::Object(own)
 }

@@ -4,7 +4,10 @@
 
 use serde_json::{Value, json};
 
-use engine::{ConsolePage, DialogAnswer, DialogOutcome, DialogPolicy, ScriptRequest, ScriptWorld};
+use engine::{
+    ConsoleKind, ConsolePage, ConsoleRecord, DialogAnswer, DialogOutcome, DialogPolicy,
+    ScriptRequest, ScriptWorld,
+};
 
 use super::tab_arg;
 use crate::face::{Call, Reply, ToolError};
@@ -166,7 +169,7 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
             .session
             .console_capture_start(tab.as_deref(), 2000, call.deadline)
             .await?;
-        let fresh = begun["status"] == "capturing";
+        let fresh = !begun.already_running;
         if p.clear {
             let empty = ConsolePage {
                 offset: 0,
@@ -182,8 +185,11 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
             clear: p.clearAfterRead,
             user_only: true,
         };
-        let mut page = call.session.console_messages(tab.as_deref(), read).await?;
-        let mut records = page["messages"].as_array().cloned().unwrap_or_default();
+        let mut records = call
+            .session
+            .console_messages(tab.as_deref(), read)
+            .await?
+            .messages;
         // A buffer started just now holds nothing yet: what the page logged before is
         // read at once instead.
         if fresh && records.is_empty() {
@@ -192,34 +198,35 @@ pub async fn console(call: Call, p: Console) -> Result<Reply, ToolError> {
                 .console_snapshot(tab.as_deref(), 2000, call.deadline)
                 .await?;
         }
-        page["messages"] = Value::Null;
         records
     } else {
         call.session
             .console_snapshot(tab.as_deref(), 2000, call.deadline)
             .await?
     };
+    let exception = |r: &ConsoleRecord| r.kind == ConsoleKind::Exception;
     if p.onlyErrors {
-        records.retain(|r| r["level"] == "error" || r["kind"] == "exception");
+        records.retain(|r| r.level == "error" || exception(r));
     }
     if !p.includeExceptions {
-        records.retain(|r| r["kind"] != "exception");
+        records.retain(|r| !exception(r));
     }
     if let Some(pattern) = &p.pattern {
         let page = call.session.page(tab.as_deref()).await?;
-        let texts: Vec<&Value> = records.iter().map(|r| &r["text"]).collect();
+        let texts: Vec<Value> = records.iter().map(|r| json!(r.text)).collect();
+        let texts: Vec<&Value> = texts.iter().collect();
         let keep = page.regex_filter(pattern, &texts, call.deadline).await?;
         let mut keep = keep.into_iter();
         records.retain(|_| keep.next().unwrap_or(false));
     }
-    let (messages, exceptions): (Vec<Value>, Vec<Value>) =
-        records.into_iter().partition(|r| r["kind"] != "exception");
+    let (exceptions, messages): (Vec<ConsoleRecord>, Vec<ConsoleRecord>) =
+        records.into_iter().partition(exception);
     let limited = messages.len() > max;
     let messages: Vec<Value> = messages.into_iter().rev().take(max).rev().map(|m| json!({
-        "timestamp": m["timestamp"], "level": m["level"], "text": m["text"], "url": m["url"], "lineNumber": m["line"],
+        "timestamp": m.timestamp, "level": m.level, "text": m.text, "url": m.url, "lineNumber": m.line,
     })).collect();
     let exceptions: Vec<Value> = exceptions.into_iter().map(|e| json!({
-        "timestamp": e["timestamp"], "text": e["text"], "url": e["url"], "lineNumber": e["line"], "columnNumber": e["column"],
+        "timestamp": e.timestamp, "text": e.text, "url": e.url, "lineNumber": e.line, "columnNumber": e.column,
     })).collect();
     let (_, current) = call.session.resolve_tab(tab.as_deref()).await?;
     let ended = engine::ids::now_ms();
