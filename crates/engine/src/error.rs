@@ -385,50 +385,6 @@ impl EngineError {
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
-/// A failure an operation reports in its own answer instead of raising: the call ran
-/// and has a payload worth reading (the operation id of a script still running, the
-/// download that ended without its file), and the payload says it did not succeed.
-/// Faces show it as their original does (BrowserTap's `ok: false` with the payload as
-/// `legacy`, the Chrome MCP Server's `isError`); nobody reads it back out of the payload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SoftFailure {
-    /// A stable snake_case code (`timeout`, `requires_user_action`, a download's reason).
-    pub code: String,
-    pub message: String,
-}
-
-impl SoftFailure {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> SoftFailure {
-        SoftFailure {
-            code: code.into(),
-            message: message.into(),
-        }
-    }
-}
-
-/// An operation's answer: its payload, and the failure it reports, if any.
-#[derive(Debug, Clone)]
-pub struct Reported {
-    pub data: Value,
-    pub failure: Option<SoftFailure>,
-}
-
-impl Reported {
-    pub fn done(data: Value) -> Reported {
-        Reported {
-            data,
-            failure: None,
-        }
-    }
-
-    pub fn failed(data: Value, failure: SoftFailure) -> Reported {
-        Reported {
-            data,
-            failure: Some(failure),
-        }
-    }
-}
-
 /// The HTTP statuses with which a farm says it has no browser for us now: over its limit
 /// with its queue full (429), or unavailable for a while (503).
 fn farm_is_full(status: u16) -> bool {

@@ -30,7 +30,8 @@ mod layering;
 // The names faces use most, at the top.
 pub use agents::{
     Activated, AgentSession, CloseResult, CloseScope, Engine, OpenTabRequest, Opened, ReceiptState,
-    Reused, ScriptRequest, TabEmulation, TabList, Window, WindowTab, WindowTarget, outcome_reply,
+    Reused, ScriptAnswer, ScriptRequest, TabEmulation, TabList, Unfinished, Window, WindowTab,
+    WindowTarget,
 };
 pub use browser::emulation::{
     ColorScheme, DeviceViewport, Emulation, Geolocation, NETWORK_PRESETS, NetworkPreset,
@@ -40,28 +41,38 @@ pub use browser::userscripts::{
     NewUserScript, RunAt, UserScript, UserScriptHeader, UserScriptWorld, looks_like_css,
 };
 pub use browser::{
-    Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, LINK_WAIT, LinkHello,
-    Tab, TabInfo, link_secret_path, parse_tab_handle, tab_handle,
+    Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, ExtensionStatus,
+    LINK_WAIT, LinkHello, Tab, TabInfo, link_secret_path, parse_tab_handle, tab_handle,
 };
 pub use cdp::without_query;
 pub use config::{EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};
-pub use data::downloads::{DownloadRequest, DownloadWait, FoundDownload};
+pub use data::downloads::{
+    DownloadRequest, DownloadState, DownloadWait, Downloaded, FoundDownload,
+};
 pub use data::permissions::{LEASE_RANGE, Lease, LeaseRequest, ManualRecovery, Reset, Restored};
-pub use error::{Delivery, EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
+pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
 pub use ids::Deadline;
 pub use page::aftermath::{Aftermath, Landing, OpenedByPage};
-pub use page::agent_js::{INLINE_LIMIT, PageChanges};
+pub use page::agent_js::{INLINE_LIMIT, PageChanges, ScriptRan};
 pub use page::choose::{ChoiceKind, Selected};
 pub use page::content::{Article, CleanHtml, FetchRequest, FetchResponse, MainContent, Metadata};
+pub use page::cookies::{
+    Cookie, CookiePartition, CookieScope, CookieSet, Cookies, CookiesDeleted, CookiesSet, SameSite,
+};
+pub use page::element_info::ElementInfo;
 pub use page::forms::{Filled, FilledKind, FormField, FormFilled};
 pub use page::inject::ScriptWorld;
 pub use page::input::{ClickTarget, Clicked, KeyStep, Pressed, SentStep, Typed};
 pub use page::locator::{Find, Locator};
 pub use page::navigation::{Condition, Navigated, Readiness, Waited};
+pub use page::observation::{
+    Collapsed, Continuation, FrameTarget, Listed, Observation, Rect, RenderProbe, Scan,
+    ScanViewport, Subfield, Target,
+};
 pub use page::pick::{PickRequest, Picked, PickedElement, Picking};
-pub use page::read::{Cursor, Scan, ScanRequest, ScrollTo, Scrolled};
+pub use page::read::{Cursor, ScanRequest, ScrollTo, Scrolled};
 pub use page::screenshot::{ImageFormat, PdfRequest, Screenshot, ScreenshotRequest};
-pub use page::storage::StoragePage;
+pub use page::storage::{StorageArea, StoragePage, StorageRead, StorageWritten};
 pub use page::tree::{Control, OutlineStyle, Snapshot, TreeRequest, Viewport};
 pub use page::uploads::Uploaded;
 pub use page::{Acted, Page, check_url_scheme};

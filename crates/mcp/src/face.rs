@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-use engine::{AgentSession, Engine, Reported, SoftFailure, TabInfo};
+use engine::{AgentSession, Engine, TabInfo};
 
 pub use crate::error::ToolError;
 use crate::params::{Args, Param};
@@ -162,15 +162,6 @@ impl Reply {
         Reply {
             data,
             acted: Some(Acted::Navigated),
-            ..Reply::default()
-        }
-    }
-
-    /// An operation's answer, its reported failure included.
-    pub fn reported(reported: Reported) -> Reply {
-        Reply {
-            data: reported.data,
-            failure: reported.failure,
             ..Reply::default()
         }
     }
@@ -436,4 +427,25 @@ pub struct Rendered {
 pub fn base64(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A failure an operation reports in its own answer instead of raising: the call ran
+/// and has a payload worth reading (the operation id of a script still running, the
+/// download that ended without its file), and the payload says it did not succeed.
+/// Faces show it as their original does (BrowserTap's `ok: false` with the payload as
+/// `legacy`, the Chrome MCP Server's `isError`); nobody reads it back out of the payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SoftFailure {
+    /// A stable snake_case code (`timeout`, `requires_user_action`, a download's reason).
+    pub code: String,
+    pub message: String,
+}
+
+impl SoftFailure {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> SoftFailure {
+        SoftFailure {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
 }

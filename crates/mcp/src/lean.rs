@@ -14,6 +14,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value};
 
 use crate::face::{Answer, Fault, QuietKeys};
+use engine::{Dialog, ElementInfo};
 
 /// Facts beside a success worth a lean line (the rest is bookkeeping).
 const SAID_FACTS: &[&str] = &[
@@ -223,16 +224,13 @@ fn is_empty(value: &Value) -> bool {
 }
 
 /// How an element is named in a lean line: `button "Save"`, else its tag and id.
-pub fn element(element: &Value) -> String {
-    let role = element["role"]
-        .as_str()
-        .or_else(|| element["tag"].as_str())
-        .or_else(|| element["tagName"].as_str())
-        .unwrap_or("element");
-    let name = ["label", "name", "text"]
-        .iter()
-        .find_map(|key| element[*key].as_str().filter(|n| !n.is_empty()));
-    match (name, element["id"].as_str().filter(|id| !id.is_empty())) {
+pub fn element(element: &ElementInfo) -> String {
+    let role = element.role.as_deref().unwrap_or(&element.tag);
+    let role = if role.is_empty() { "element" } else { role };
+    let name = [&element.label, &element.name, &element.text]
+        .into_iter()
+        .find_map(|name| name.as_deref().filter(|n| !n.is_empty()));
+    match (name, element.id.as_deref().filter(|id| !id.is_empty())) {
         (Some(name), _) => format!("{role} {}", quote(name)),
         (None, Some(id)) => format!("{role}#{id}"),
         (None, None) => role.to_owned(),
@@ -241,23 +239,23 @@ pub fn element(element: &Value) -> String {
 
 /// A click, leanly: what was hit (or the point), and what it set off.
 pub fn clicked(
-    element: &Value,
+    element: Option<&ElementInfo>,
     point: Option<(f64, f64)>,
     hit_verified: bool,
-    dialogs: &Value,
+    dialogs: &[Dialog],
 ) -> String {
-    let mut line = match (element.is_object(), point) {
-        (true, _) => format!("clicked {}", self::element(element)),
-        (false, Some((x, y))) => format!("clicked at ({}, {})", x.round(), y.round()),
-        (false, None) => "clicked".to_owned(),
+    let mut line = match (element, point) {
+        (Some(element), _) => format!("clicked {}", self::element(element)),
+        (None, Some((x, y))) => format!("clicked at ({}, {})", x.round(), y.round()),
+        (None, None) => "clicked".to_owned(),
     };
     if !hit_verified {
         line.push_str(" (the hit could not be verified)");
     }
-    for dialog in dialogs.as_array().into_iter().flatten() {
+    for dialog in dialogs {
         line.push_str(&format!(
             "; a dialog opened and was answered: {}",
-            inline(dialog)
+            inline(&serde_json::json!(dialog))
         ));
     }
     line

@@ -28,7 +28,7 @@ use crate::recordings::Recordings;
 
 pub use emulation::TabEmulation;
 pub use receipts::{Completer, MAX_COMPLETED, Outcome, RETENTION, ReceiptState, Receipts};
-pub use scripts::{ScriptRequest, outcome_reply};
+pub use scripts::{ScriptAnswer, ScriptRequest, Unfinished};
 pub use tabs::{Activated, CloseResult, CloseScope, OpenTabRequest, Opened, Reused, TabList};
 pub use windows::{Window, WindowTab, WindowTarget};
 

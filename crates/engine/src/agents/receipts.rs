@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::error::{EngineError, ErrorCode, Result};
-use serde_json::Value;
 use tokio::sync::watch;
+
+use crate::page::agent_js::ScriptRan;
 
 /// Completed results are kept this long…
 pub const RETENTION: Duration = Duration::from_secs(600);
@@ -17,8 +18,9 @@ pub const MAX_COMPLETED: usize = 512;
 /// Operations still running, at most: each holds a tab and runs up to its own limit.
 pub const MAX_PENDING: usize = 256;
 
-/// A finished operation: what the call would have returned.
-pub type Outcome = std::result::Result<Value, EngineError>;
+/// A finished operation: what the call would have returned (only scripts outlive their
+/// calls today).
+pub type Outcome = std::result::Result<ScriptRan, EngineError>;
 
 struct Entry {
     session: u64,
@@ -146,7 +148,21 @@ fn evict(entries: &mut HashMap<String, Entry>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// A script that returned `value` in tab 1.
+    fn returned(value: Value) -> ScriptRan {
+        ScriptRan {
+            tab_handle: "t:1".into(),
+            tab_id: 1,
+            value,
+            value_lost: false,
+            landed_url: None,
+            dialogs: Vec::new(),
+            page_changes: None,
+            spilled: None,
+        }
+    }
 
     #[tokio::test]
     async fn a_result_is_read_by_its_session_only() {
@@ -157,14 +173,14 @@ mod tests {
             receipts.get(1, &id, Duration::ZERO).await.unwrap(),
             ReceiptState::Pending { .. }
         ));
-        receipts.complete(completer, Ok(json!(42)));
+        receipts.complete(completer, Ok(returned(json!(42))));
         for _ in 0..2 {
             let ReceiptState::Done { outcome, .. } =
                 receipts.get(1, &id, Duration::ZERO).await.unwrap()
             else {
                 panic!("expected done");
             };
-            assert_eq!(outcome.as_ref().as_ref().unwrap(), &json!(42));
+            assert_eq!(outcome.as_ref().as_ref().unwrap().value, json!(42));
         }
         let foreign = receipts.get(2, &id, Duration::ZERO).await.err().unwrap();
         assert_eq!(foreign.code(), ErrorCode::ForeignOperation);
@@ -181,10 +197,10 @@ mod tests {
         let receipts = Receipts::default();
         let first = receipts.create(1, "x").unwrap();
         let first_id = first.id().to_owned();
-        receipts.complete(first, Ok(json!(0)));
+        receipts.complete(first, Ok(returned(json!(0))));
         for _ in 0..MAX_COMPLETED {
             let c = receipts.create(1, "x").unwrap();
-            receipts.complete(c, Ok(json!(1)));
+            receipts.complete(c, Ok(returned(json!(1))));
         }
         assert_eq!(
             receipts
@@ -207,7 +223,7 @@ mod tests {
         assert_eq!(refused.code(), ErrorCode::TooManyOperations);
         // One finishing makes room for one more.
         let mut running = running.into_iter();
-        receipts.complete(running.next().unwrap(), Ok(json!(1)));
+        receipts.complete(running.next().unwrap(), Ok(returned(json!(1))));
         assert!(receipts.create(1, "x").is_ok());
     }
 }

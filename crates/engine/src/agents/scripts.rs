@@ -11,13 +11,13 @@
 use crate::ids::Deadline;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::AgentSession;
-use super::receipts::{Outcome, ReceiptState};
+use super::receipts::ReceiptState;
 use crate::browser::{DialogPolicy, Holder, Stop, TabInfo};
-use crate::error::{EngineError, ErrorCode, Reported, Result, SoftFailure};
-use crate::page::agent_js::run_script;
+use crate::error::{EngineError, ErrorCode, Result};
+use crate::page::agent_js::{ScriptRan, run_script};
 use crate::page::navigation::wait_event;
 
 pub struct ScriptRequest {
@@ -36,14 +36,57 @@ pub struct ScriptRequest {
     pub watch: bool,
 }
 
+/// What a call running a script answers.
+#[derive(Debug, Clone)]
+pub enum ScriptAnswer {
+    /// It finished within the call.
+    Ran(ScriptRan),
+    /// Not in yet: it goes on, its tab reserved, and its outcome is collected later with
+    /// `operation_id` (it is never run again).
+    Pending {
+        operation_id: String,
+        why: Unfinished,
+    },
+}
+
+/// Why a script's result is not in the call's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unfinished {
+    /// The caller asked not to wait.
+    NotWaitedFor,
+    /// The call's deadline passed first; the message says how long it waited.
+    Timeout(String),
+    /// A dialog left for the agent to answer paused it.
+    BlockedByDialog(String),
+}
+
+impl Unfinished {
+    /// The status word for it: `in_progress`, `timeout` or `blocked_by_dialog`.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Unfinished::NotWaitedFor => "in_progress",
+            Unfinished::Timeout(_) => "timeout",
+            Unfinished::BlockedByDialog(_) => "blocked_by_dialog",
+        }
+    }
+
+    /// What went wrong, when something did (the call waited and did not get it).
+    pub fn failure(&self) -> Option<&str> {
+        match self {
+            Unfinished::NotWaitedFor => None,
+            Unfinished::Timeout(message) | Unfinished::BlockedByDialog(message) => Some(message),
+        }
+    }
+}
+
 impl AgentSession {
-    /// Runs a script; the result, or a receipt for it, within the request's `timeout`; and the tab it
-    /// ran in.
+    /// Runs a script; the result, or a receipt for it, within the request's deadline;
+    /// and the tab it ran in.
     pub async fn execute_js(
         &self,
         handle: Option<&str>,
         request: ScriptRequest,
-    ) -> Result<(TabInfo, Reported)> {
+    ) -> Result<(TabInfo, ScriptAnswer)> {
         let page = self.page(handle).await?;
         let tab = page.info();
         let mut events = page.browser.conn.subscribe();
@@ -70,7 +113,6 @@ impl AgentSession {
         let holder_id = operation_id.clone();
         // The script's commands count as this call's (`AgentSession::run_call`).
         tokio::spawn(cdp::Ledger::carry(async move {
-            let ran_in = page.info();
             let outcome = tokio::select! {
                 outcome = run_script(&page, &script, dialog_policy, &result_name, watch) => outcome,
                 why = stopper.asked() => {
@@ -78,12 +120,6 @@ impl AgentSession {
                     Err(stopped(why, terminated))
                 }
             };
-            // A result collected later names the tab it came from.
-            let outcome = outcome.map(|mut value| {
-                value["tab_handle"] = json!(ran_in.handle);
-                value["tab_id"] = json!(ran_in.tab_id);
-                value
-            });
             // The tab is let go before the holder is cleared: a call that finds the tab
             // still locked then sees the holder (asked to stop) and waits the moment it
             // takes, instead of answering target_busy in between the two.
@@ -95,27 +131,14 @@ impl AgentSession {
         // If this call is dropped before it answers (the client cancelled it), the
         // script is stopped and the tab let go.
         let mut on_cancel = StopOnDrop(Some(stop.clone()));
-        let pending = |status: &str, extra: Value| {
-            let mut reply = json!({
-                "status": status,
-                "operation_id": operation_id,
-                "retry_safe": false,
-                "may_have_executed": true,
-                "reservation_held": true,
-            });
-            merge(&mut reply, extra);
-            reply
-        };
-        // Not in yet, and the call waited for it: a failure the reply reports, its
-        // operation id there to collect the result later.
-        let unfinished = |status: &'static str, message: String| {
-            let data = pending(status, json!({ "message": message }));
-            Reported::failed(data, SoftFailure::new(status, message))
+        let pending = |why: Unfinished| ScriptAnswer::Pending {
+            operation_id: operation_id.clone(),
+            why,
         };
         if !wait {
             on_cancel.disarm();
             stop.abandon();
-            return Ok((tab, Reported::done(pending("in_progress", Value::Null))));
+            return Ok((tab, pending(Unfinished::NotWaitedFor)));
         }
         let timeout = deadline.remaining();
         let deadline = deadline.at();
@@ -134,7 +157,7 @@ impl AgentSession {
         let reply = tokio::select! {
             state = finished => match state? {
                 ReceiptState::Done { outcome, .. } => match outcome.as_ref() {
-                    Ok(value) => Ok(Reported::done(value.clone())),
+                    Ok(ran) => Ok(ScriptAnswer::Ran(ran.clone())),
                     Err(error) => Err(error.clone()),
                 },
                 ReceiptState::Pending { .. } if stop_at_deadline => {
@@ -148,13 +171,12 @@ impl AgentSession {
                 }
                 ReceiptState::Pending { .. } => {
                     let message = format!("the script is still running after {} s; collect its result later with its operation id", timeout.as_secs_f64());
-                    Ok(unfinished("timeout", message))
+                    Ok(pending(Unfinished::Timeout(message)))
                 }
             },
-            true = manual_dialog => Ok(unfinished(
-                "blocked_by_dialog",
+            true = manual_dialog => Ok(pending(Unfinished::BlockedByDialog(
                 "a dialog is open and the script is paused; answer the dialog, then collect the result with its operation id".into(),
-            )),
+            ))),
         };
         on_cancel.disarm();
         // A result not yet in: its caller has stopped waiting for it.
@@ -196,19 +218,5 @@ impl Drop for StopOnDrop {
         if let Some(stop) = self.0.take() {
             stop.ask(ErrorCode::Cancelled);
         }
-    }
-}
-
-/// Turns a stored outcome back into a call result for whoever reads it.
-pub fn outcome_reply(outcome: &Outcome) -> Result<Value> {
-    match outcome {
-        Ok(value) => Ok(value.clone()),
-        Err(error) => Err(error.clone()),
-    }
-}
-
-fn merge(target: &mut Value, extra: Value) {
-    if let (Some(target), Value::Object(extra)) = (target.as_object_mut(), extra) {
-        target.extend(extra);
     }
 }

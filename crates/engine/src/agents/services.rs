@@ -131,7 +131,7 @@ impl AgentSession {
         &self,
         handle: Option<&str>,
         request: DownloadRequest,
-    ) -> Result<crate::error::Reported> {
+    ) -> Result<downloads::Downloaded> {
         let browser = self.browser_for(handle).await?;
         // Under isolation it runs in this session's context, with its cookies.
         let context = self.context_in(&browser).await?;

@@ -154,7 +154,7 @@ impl NetworkPreset {
 
     /// `Network.emulateNetworkConditions`' parameters: latency in ms, throughput in
     /// bytes a second.
-    pub fn conditions(self) -> Value {
+    pub(crate) fn conditions(self) -> Value {
         let (offline, latency, down, up) = match self {
             NetworkPreset::Offline => (true, 0.0, -1.0, -1.0),
             NetworkPreset::Slow3g => (false, 2000.0, 50_000.0, 50_000.0),

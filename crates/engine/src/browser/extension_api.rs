@@ -175,13 +175,13 @@ impl Browsers {
 
     /// What the running extension reports of itself, compared with the sources this binary
     /// carries. Never launches a browser: without one, the verdict is unverifiable.
-    pub async fn extension_status(&self) -> Value {
+    pub async fn extension_status(&self) -> ExtensionStatus {
         let expected = self.config().extension_stamp.clone();
         let running = match self.current() {
             Some(browser) if !browser.link_info.lock().is_null() => {
                 let hello = browser.link_info.lock().clone();
                 Some((
-                    hello["extension_version"].clone(),
+                    hello["extension_version"].as_str().map(str::to_owned),
                     hello["build_stamp"].as_str().map(str::to_owned),
                 ))
             }
@@ -192,14 +192,14 @@ impl Browsers {
             .await
             {
                 Ok(Ok(me)) => Some((
-                    me["version"].clone(),
+                    me["version"].as_str().map(str::to_owned),
                     me["build_stamp"].as_str().map(str::to_owned),
                 )),
                 _ => None,
             },
             None => None,
         };
-        let (version, stamp) = running.unwrap_or((Value::Null, None));
+        let (version, stamp) = running.unwrap_or((None, None));
         // The folder the browser loads the extension from; another tabwire build may have
         // written it since this server started.
         let on_disk = match &self.config().extension_dir {
@@ -222,18 +222,35 @@ impl Browsers {
             }
             _ => "",
         };
-        json!({
-            "extension_version": version,
-            "extension_build_stamp": stamp,
-            "expected_extension_build_stamp": expected,
-            "extension_folder_build_stamp": on_disk,
-            "extension_build_verdict": verdict,
-            "reload_extension_required": verdict == "stale_worker",
-            "restart_server_required": verdict == "stale_server",
-            "extension_next_action": next_action,
-            "extension_status_available": stamp.is_some(),
-        })
+        ExtensionStatus {
+            extension_status_available: stamp.is_some(),
+            extension_version: version,
+            extension_build_stamp: stamp,
+            expected_extension_build_stamp: expected,
+            extension_folder_build_stamp: on_disk,
+            extension_build_verdict: verdict,
+            reload_extension_required: verdict == "stale_worker",
+            restart_server_required: verdict == "stale_server",
+            extension_next_action: next_action,
+        }
     }
+}
+
+/// Whether the extension the browser runs is the one this server wrote, and what to do
+/// when it is not (its fields are named as a status report shows them).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ExtensionStatus {
+    pub extension_version: Option<String>,
+    /// The build stamp the running extension reports; none when no extension answered.
+    pub extension_build_stamp: Option<String>,
+    pub expected_extension_build_stamp: Option<String>,
+    pub extension_folder_build_stamp: Option<String>,
+    /// `matches_tree`, `stale_worker`, `stale_server`, `stamp_not_regenerated`, …
+    pub extension_build_verdict: &'static str,
+    pub reload_extension_required: bool,
+    pub restart_server_required: bool,
+    pub extension_next_action: &'static str,
+    pub extension_status_available: bool,
 }
 
 /// Whether the running extension, this server and the extension folder agree.

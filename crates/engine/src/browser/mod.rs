@@ -33,6 +33,7 @@ use serde_json::{Value, json};
 use crate::error::{EngineError, Result};
 pub use connector::{Browsers, Loss, OnConnect};
 pub use dialogs::{DialogAnswer, DialogOutcome};
+pub use extension_api::ExtensionStatus;
 pub use link::{DroppedLink, LINK_WAIT, LinkHello, LinkedBrowser, link_secret_path};
 pub(crate) use tabs::TabState;
 pub use tabs::{

@@ -25,16 +25,61 @@ pub struct Removed {
     pub backed_up_ms: u64,
 }
 
-pub async fn tree(browser: &Browser) -> Result<Value> {
-    browser.extension_call("bookmarks.getTree", json!({})).await
+/// A bookmark or folder as chrome.bookmarks describes it; what tabwire does not read
+/// (`index`, `dateGroupModified`, `folderType`, …) is kept as the browser gave it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BookmarkNode {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    #[serde(default)]
+    pub title: String,
+    /// None for a folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// ms since the epoch, as the browser wrote the number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_added: Option<serde_json::Number>,
+    /// A folder's, when it was read with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub children: Option<Vec<BookmarkNode>>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, Value>,
+}
+
+impl BookmarkNode {
+    pub fn is_folder(&self) -> bool {
+        self.url.is_none()
+    }
+
+    fn children(&self) -> &[BookmarkNode] {
+        self.children.as_deref().unwrap_or_default()
+    }
+}
+
+/// An extension call's answer as the type chrome.bookmarks promises.
+async fn bookmarks_call<T: serde::de::DeserializeOwned>(
+    browser: &Browser,
+    method: &str,
+    args: Value,
+) -> Result<T> {
+    let answer = browser.extension_call(method, args).await?;
+    serde_json::from_value(answer).map_err(|error| {
+        EngineError::Io(format!("{method} answered in an unexpected shape: {error}"))
+    })
+}
+
+/// The whole tree: its roots (one, holding the bar, other and mobile folders).
+pub async fn tree(browser: &Browser) -> Result<Vec<BookmarkNode>> {
+    bookmarks_call(browser, "bookmarks.getTree", json!({})).await
 }
 
 /// One node with its children, or not_found.
-pub async fn subtree(browser: &Browser, id: &str) -> Result<Value> {
-    let subtree = browser
-        .extension_call("bookmarks.getSubTree", json!({ "id": id }))
-        .await?;
-    subtree.get(0).cloned().ok_or_else(|| {
+pub async fn subtree(browser: &Browser, id: &str) -> Result<BookmarkNode> {
+    let subtree: Vec<BookmarkNode> =
+        bookmarks_call(browser, "bookmarks.getSubTree", json!({ "id": id })).await?;
+    subtree.into_iter().next().ok_or_else(|| {
         EngineError::page(
             ErrorCode::NotFound,
             format!("no bookmark '{id}'"),
@@ -49,18 +94,14 @@ pub async fn create(
     title: &str,
     url: Option<&str>,
     parent_id: Option<&str>,
-) -> Result<Value> {
+) -> Result<BookmarkNode> {
     if let Some(url) = url {
         crate::page::check_url_scheme(url).map_err(|_| {
             EngineError::invalid(Input::Url, format!("'{url}' is not an http(s) URL"))
         })?;
     }
-    browser
-        .extension_call(
-            "bookmarks.create",
-            json!({ "title": title, "url": url, "parentId": parent_id }),
-        )
-        .await
+    let args = json!({ "title": title, "url": url, "parentId": parent_id });
+    bookmarks_call(browser, "bookmarks.create", args).await
 }
 
 /// A bookmark with the path of folders it sits in.
@@ -75,23 +116,25 @@ pub struct Bookmark {
 }
 
 /// Every bookmark (not folder) under `node`, with its folder path.
-fn bookmarks_under(node: &Value, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
-    if let Some(url) = node["url"].as_str() {
+fn bookmarks_under(node: &BookmarkNode, folders: &mut Vec<String>, out: &mut Vec<Bookmark>) {
+    if let Some(url) = &node.url {
         out.push(Bookmark {
-            id: node["id"].as_str().unwrap_or_default().to_owned(),
-            title: node["title"].as_str().unwrap_or_default().to_owned(),
-            url: url.to_owned(),
-            date_added: node["dateAdded"].as_f64(),
+            id: node.id.clone(),
+            title: node.title.clone(),
+            url: url.clone(),
+            date_added: node
+                .date_added
+                .as_ref()
+                .and_then(serde_json::Number::as_f64),
             folders: folders.clone(),
         });
         return;
     }
-    let title = node["title"].as_str().unwrap_or_default().to_owned();
-    let named = !title.is_empty();
+    let named = !node.title.is_empty();
     if named {
-        folders.push(title);
+        folders.push(node.title.clone());
     }
-    for child in node["children"].as_array().into_iter().flatten() {
+    for child in node.children() {
         bookmarks_under(child, folders, out);
     }
     if named {
@@ -103,11 +146,18 @@ fn bookmarks_under(node: &Value, folders: &mut Vec<String>, out: &mut Vec<Bookma
 /// from a root folder named first (`Bookmarks bar/Work`) or else from the bookmarks bar.
 /// With `create`, missing folders on the path are made. Returns the folder node and
 /// whether any folder was created.
-pub async fn folder(browser: &Browser, path_or_id: &str, create: bool) -> Result<(Value, bool)> {
-    let tree = tree(browser).await?;
-    let root = tree.get(0).cloned().unwrap_or(Value::Null);
-    if let Some(node) = find_node(&root, &|n| n["id"] == path_or_id && n["url"].is_null()) {
-        return Ok((node, false));
+pub async fn folder(
+    browser: &Browser,
+    path_or_id: &str,
+    create: bool,
+) -> Result<(BookmarkNode, bool)> {
+    let root = tree(browser)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(no_tree)?;
+    if let Some(node) = find_node(&root, &|n| n.id == path_or_id && n.is_folder()) {
+        return Ok((node.clone(), false));
     }
     let parts: Vec<&str> = path_or_id
         .split(['/', '>'])
@@ -120,29 +170,23 @@ pub async fn folder(browser: &Browser, path_or_id: &str, create: bool) -> Result
             "the folder path is empty",
         ));
     }
-    let roots: Vec<Value> = root["children"].as_array().cloned().unwrap_or_default();
-    let same = |node: &Value, title: &str| {
-        node["title"]
-            .as_str()
-            .is_some_and(|t| t.eq_ignore_ascii_case(title))
-            && node["url"].is_null()
+    let same = |node: &BookmarkNode, title: &str| {
+        node.is_folder() && node.title.eq_ignore_ascii_case(title)
     };
+    let roots = root.children();
     let (mut current, rest) = match roots.iter().find(|r| same(r, parts[0])) {
         Some(top) => (top.clone(), &parts[1..]),
-        None => (roots.first().cloned().unwrap_or(Value::Null), &parts[..]),
+        None => (roots.first().cloned().ok_or_else(no_tree)?, &parts[..]),
     };
     let mut created = false;
     for part in rest {
-        let child = current["children"]
-            .as_array()
-            .and_then(|kids| kids.iter().find(|k| same(k, part)).cloned());
+        let child = current.children().iter().find(|k| same(k, part)).cloned();
         current = match child {
             Some(child) => child,
             None if create => {
                 created = true;
-                let parent = current["id"].as_str().unwrap_or_default().to_owned();
-                let mut made = self::create(browser, part, None, Some(&parent)).await?;
-                made["children"] = json!([]);
+                let mut made = self::create(browser, part, None, Some(&current.id)).await?;
+                made.children = Some(Vec::new());
                 made
             }
             None => {
@@ -159,12 +203,23 @@ pub async fn folder(browser: &Browser, path_or_id: &str, create: bool) -> Result
     Ok((current, created))
 }
 
-fn find_node(node: &Value, wanted: &dyn Fn(&Value) -> bool) -> Option<Value> {
+/// The browser answered with no bookmark tree at all.
+fn no_tree() -> EngineError {
+    EngineError::page(
+        ErrorCode::NotFound,
+        "the browser has no bookmark tree",
+        Value::Null,
+    )
+}
+
+fn find_node<'a>(
+    node: &'a BookmarkNode,
+    wanted: &dyn Fn(&BookmarkNode) -> bool,
+) -> Option<&'a BookmarkNode> {
     if wanted(node) {
-        return Some(node.clone());
+        return Some(node);
     }
-    node["children"]
-        .as_array()?
+    node.children()
         .iter()
         .find_map(|child| find_node(child, wanted))
 }
@@ -185,7 +240,11 @@ pub async fn search(
             (node, folders)
         }
         None => (
-            tree(browser).await?.get(0).cloned().unwrap_or(Value::Null),
+            tree(browser)
+                .await?
+                .into_iter()
+                .next()
+                .ok_or_else(no_tree)?,
             Vec::new(),
         ),
     };
@@ -203,24 +262,24 @@ pub async fn search(
 }
 
 /// The titles of a node's folders from the root, the node's own last.
-async fn folder_titles(browser: &Browser, node: &Value) -> Result<Vec<String>> {
+async fn folder_titles(browser: &Browser, node: &BookmarkNode) -> Result<Vec<String>> {
     let mut titles = Vec::new();
-    let mut id = node["id"].as_str().map(str::to_owned);
+    let mut id = Some(node.id.clone());
     while let Some(current) = id {
         let this = subtree(browser, &current).await?;
-        if let Some(title) = this["title"].as_str().filter(|t| !t.is_empty()) {
-            titles.push(title.to_owned());
+        if !this.title.is_empty() {
+            titles.push(this.title);
         }
-        id = this["parentId"].as_str().map(str::to_owned);
+        id = this.parent_id;
     }
     titles.reverse();
     Ok(titles)
 }
 
 /// The folder path of a bookmark or folder by id.
-pub async fn path_of(browser: &Browser, node: &Value) -> Result<Vec<String>> {
+pub async fn path_of(browser: &Browser, node: &BookmarkNode) -> Result<Vec<String>> {
     let mut titles = folder_titles(browser, node).await?;
-    if node["url"].is_string() {
+    if !node.is_folder() {
         titles.pop();
     }
     Ok(titles)
@@ -241,7 +300,7 @@ pub async fn remove(
         ),
         _ => e,
     })?;
-    let children = node["children"].as_array().map_or(0, Vec::len);
+    let children = node.children().len();
     if children > 0 && !recursive {
         return Err(EngineError::invalid(
             Input::Bookmark,
@@ -259,7 +318,7 @@ pub async fn remove(
                 format!("nothing was removed: the backup failed: {e}"),
             )
         })?;
-    let method = if node.get("children").is_some() {
+    let method = if node.children.is_some() {
         "bookmarks.removeTree"
     } else {
         "bookmarks.remove"
@@ -285,7 +344,7 @@ pub async fn remove(
     })
 }
 
-async fn save_backup(dir: PathBuf, id: &str, node: Value) -> Result<files::Written> {
+async fn save_backup(dir: PathBuf, id: &str, node: BookmarkNode) -> Result<files::Written> {
     let safe_id: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     tokio::task::spawn_blocking(move || {
         if let Ok(meta) = std::fs::symlink_metadata(&dir)
@@ -317,10 +376,8 @@ async fn save_backup(dir: PathBuf, id: &str, node: Value) -> Result<files::Writt
 }
 
 /// How many bookmarks and folders a node holds, itself included.
-fn count(node: &Value) -> usize {
-    1 + node["children"]
-        .as_array()
-        .map_or(0, |c| c.iter().map(count).sum())
+fn count(node: &BookmarkNode) -> usize {
+    1 + node.children().iter().map(count).sum::<usize>()
 }
 
 /// Drops old backups (over 30 days) and the oldest beyond the count and size limits,

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::browser::{Browser, HOUSEKEEPING};
 use crate::config::EngineConfig;
-use crate::error::{EngineError, ErrorCode, Input, Reported, Result, SoftFailure};
+use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files::{self, ConfinedDir, Staging};
 use crate::page::Page;
 
@@ -92,7 +92,7 @@ pub async fn download(
     config: Arc<EngineConfig>,
     request: DownloadRequest,
     context: Option<String>,
-) -> Result<Reported> {
+) -> Result<Downloaded> {
     crate::page::check_url_scheme(&request.url)?;
     let request = Download {
         directory: download_dir(&config, request.directory.as_deref())?,
@@ -166,15 +166,17 @@ pub async fn download(
     match progress.state.as_str() {
         "completed" => {}
         "canceled" => {
-            return Ok(
-                failed(local_id(), "interrupted", &request.url).with_field("guid", json!(guid))
-            );
+            let mut failed = failed(local_id(), "interrupted", &request.url);
+            failed.guid = Some(guid);
+            return Ok(failed);
         }
         _ => {
-            let pending = unfinished(&request, local_id(), json!(progress.received));
-            return Ok(pending
-                .with_field("staging_path", json!(staging.file(&guid)))
-                .with_field("guid", json!(guid)));
+            let mut pending = unfinished(&request, local_id(), Some(progress.received));
+            if let DownloadState::InProgress { staging_path, .. } = &mut pending.state {
+                *staging_path = Some(staging.file(&guid));
+            }
+            pending.guid = Some(guid);
+            return Ok(pending);
         }
     }
     let name = request
@@ -184,10 +186,9 @@ pub async fn download(
         .unwrap_or_else(|| "download".into());
     let target = request.directory.file(&sanitize(&name), Input::Filename)?;
     let written = files::move_into(staging.file(&guid), target, request.overwrite).await?;
-    Ok(
-        completed(&written, local_id(), &request.url, progress.mime.as_deref())
-            .with_field("guid", json!(guid)),
-    )
+    let mut done = completed(written, local_id(), &request.url, progress.mime.as_deref());
+    done.guid = Some(guid);
+    Ok(done)
 }
 
 /// A browser reached at a CDP endpoint may not share our file system (another machine, a
@@ -200,7 +201,7 @@ async fn download_streamed(
     browser: Arc<Browser>,
     config: Arc<EngineConfig>,
     request: Download,
-) -> Result<Reported> {
+) -> Result<Downloaded> {
     let tab = download_tab(&browser, &request).await?;
     let saved = async {
         let page = Page::reserve(browser.clone(), tab.clone(), config.clone()).await?;
@@ -227,7 +228,7 @@ async fn download_streamed(
             paused = &mut held => paused?,
             navigated = &mut navigate => {
                 if let Some(error) = navigated?["errorText"].as_str() {
-                    return Ok(failed(Value::Null, error, &request.url));
+                    return Ok(failed(None, error, &request.url));
                 }
                 held.await?
             }
@@ -235,9 +236,9 @@ async fn download_streamed(
         let id = paused["requestId"].clone();
         let status = paused["responseStatusCode"].as_u64().unwrap_or(0);
         let outcome = if let Some(reason) = paused["responseErrorReason"].as_str() {
-            Ok(failed(Value::Null, reason, &request.url))
+            Ok(failed(None, reason, &request.url))
         } else if status >= 400 {
-            Ok(failed(Value::Null, &format!("http_{status}"), &request.url))
+            Ok(failed(None, &format!("http_{status}"), &request.url))
         } else {
             save_held_body(&page, &config, &request, &paused).await
         };
@@ -290,7 +291,7 @@ async fn save_held_body(
     config: &EngineConfig,
     request: &Download,
     paused: &Value,
-) -> Result<Reported> {
+) -> Result<Downloaded> {
     let header = |name: &str| {
         paused["responseHeaders"].as_array().and_then(|headers| {
             headers
@@ -326,7 +327,9 @@ async fn save_held_body(
     let staged = read?;
     let written = files::move_into(staged, target, request.overwrite).await?;
     let mime = header("content-type").map(|t| t.split(';').next().unwrap_or(t).trim());
-    Ok(completed(&written, local_id(), &request.url, mime).with_field("streamed", json!(true)))
+    let mut done = completed(written, local_id(), &request.url, mime);
+    done.streamed = true;
+    Ok(done)
 }
 
 /// The file name a `Content-Disposition` header gives: `filename*=UTF-8''…` (RFC 5987,
@@ -675,18 +678,20 @@ async fn follow_progress(
 
 /// A linked browser downloads through chrome.downloads into its own download folder;
 /// the finished file is copied (the user's copy stays) into the request's directory.
-async fn download_linked(browser: &Browser, request: &Download) -> Result<Reported> {
+async fn download_linked(browser: &Browser, request: &Download) -> Result<Downloaded> {
     let args = json!({ "url": request.url, "timeoutMs": extension_wait(request.deadline) });
     let item = browser.extension_call("downloads.fetch", args).await?;
     match item["state"].as_str() {
         Some("complete") => {}
         Some("interrupted") => {
             let reason = item["error"].as_str().unwrap_or("interrupted");
-            return Ok(failed(item["id"].clone(), reason, &request.url));
+            return Ok(failed(item["id"].as_u64(), reason, &request.url));
         }
         _ => {
-            let pending = unfinished(request, item["id"].clone(), item["bytesReceived"].clone());
-            return Ok(pending.with_field("browser_path", item["filename"].clone()));
+            let mut pending =
+                unfinished(request, item["id"].as_u64(), item["bytesReceived"].as_u64());
+            pending.browser_path = item["filename"].as_str().map(PathBuf::from);
+            return Ok(pending);
         }
     }
     let source = PathBuf::from(item["filename"].as_str().unwrap_or_default());
@@ -702,18 +707,19 @@ async fn download_linked(browser: &Browser, request: &Download) -> Result<Report
         .unwrap_or_else(|| "download".into());
     let target = request.directory.file(&sanitize(&name), Input::Filename)?;
     let written = files::copy_into(source.clone(), target, request.overwrite).await?;
-    Ok(completed(
-        &written,
-        item["id"].clone(),
+    let mut done = completed(
+        written,
+        item["id"].as_u64(),
         &request.url,
         item["mime"].as_str(),
-    )
-    .with_field("browser_path", json!(source)))
+    );
+    done.browser_path = Some(source);
+    Ok(done)
 }
 
 /// Saves the main resource a tab shows (the browser displayed the URL rather than
 /// downloading it) without fetching it again.
-async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported> {
+async fn save_shown_resource(page: &Page, request: &Download) -> Result<Downloaded> {
     // An error page is not the file: report it as the extension link's download would.
     let status = page
         .cdp(
@@ -728,7 +734,7 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         .as_u64()
         .unwrap_or(0);
     if status >= 400 {
-        return Ok(failed(Value::Null, &format!("http_{status}"), &request.url));
+        return Ok(failed(None, &format!("http_{status}"), &request.url));
     }
     let tree = page
         .cdp(
@@ -788,8 +794,9 @@ async fn save_shown_resource(page: &Page, request: &Download) -> Result<Reported
         ));
     }
     let written = files::write_atomic(target, bytes).await?;
-    Ok(completed(&written, local_id(), &request.url, Some(mime))
-        .with_field("shown_by_browser", json!(true)))
+    let mut done = completed(written, local_id(), &request.url, Some(mime));
+    done.shown_by_browser = true;
+    Ok(done)
 }
 
 /// The last path segment of a URL, if it names something.
@@ -828,55 +835,103 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// What a finished download answers, on every link alike.
-fn completed(written: &files::Written, id: Value, url: &str, mime: Option<&str>) -> Reported {
-    Reported::done(json!({
-        "type": "download", "status": "completed", "download_id": id,
-        "path": written.path, "size": written.bytes,
-        "bytes_received": written.bytes, "total_bytes": written.bytes,
-        "sha256": written.sha256, "url": url,
-        "content_type": mime.filter(|m| !m.is_empty()),
-    }))
+/// What a download came to, on every link alike.
+#[derive(Debug, Clone)]
+pub struct Downloaded {
+    /// The browser's number for it (chrome.downloads' id), else one counted here; none
+    /// for a streamed download that failed before it began.
+    pub id: Option<u64>,
+    /// CDP's name for it, where CDP downloaded it.
+    pub guid: Option<String>,
+    pub state: DownloadState,
+    /// Where the user's own browser put it (the extension link; tabwire copies it).
+    pub browser_path: Option<PathBuf>,
+    /// Streamed to this machine from a browser that may not share its files.
+    pub streamed: bool,
+    /// The browser showed the URL rather than download it; the shown file was saved.
+    pub shown_by_browser: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum DownloadState {
+    /// The file is in place.
+    Completed {
+        url: String,
+        file: files::Written,
+        content_type: Option<String>,
+    },
+    /// It ended without its file; `reason` is the browser's (`http_404`, `interrupted`).
+    Failed { url: String, reason: String },
+    /// Still running when the call returned: its file is not moved into place.
+    InProgress {
+        bytes_received: Option<u64>,
+        requested_directory: PathBuf,
+        /// Where the browser is writing it meanwhile (CDP).
+        staging_path: Option<PathBuf>,
+    },
+}
+
+impl Downloaded {
+    fn new(id: Option<u64>, state: DownloadState) -> Downloaded {
+        Downloaded {
+            id,
+            guid: None,
+            state,
+            browser_path: None,
+            streamed: false,
+            shown_by_browser: false,
+        }
+    }
+
+    /// What went wrong, when it failed: its reason and a sentence saying so.
+    pub fn failure(&self) -> Option<(&str, String)> {
+        match &self.state {
+            DownloadState::Failed { url, reason } => Some((
+                reason.as_str(),
+                format!("the download of {url} failed: {reason}"),
+            )),
+            _ => None,
+        }
+    }
+}
+
+fn completed(
+    written: files::Written,
+    id: Option<u64>,
+    url: &str,
+    mime: Option<&str>,
+) -> Downloaded {
+    let state = DownloadState::Completed {
+        url: url.to_owned(),
+        file: written,
+        content_type: mime.filter(|m| !m.is_empty()).map(str::to_owned),
+    };
+    Downloaded::new(id, state)
 }
 
 /// A download's number where the browser gives none (a CDP download has a guid, kept
 /// beside it; a file saved from a tab or streamed has nothing): counted per process, as
 /// chrome.downloads counts its ids.
-fn local_id() -> Value {
+fn local_id() -> Option<u64> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    json!(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    Some(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
-/// A download that ended without its file.
-fn failed(id: Value, reason: &str, url: &str) -> Reported {
-    let message = format!("the download of {url} failed: {reason}");
-    let data = json!({
-        "type": "download", "status": "failed", "download_id": id, "code": reason,
-        "error": message, "reason": reason, "url": url,
-    });
-    Reported::failed(data, SoftFailure::new(reason, message))
+fn failed(id: Option<u64>, reason: &str, url: &str) -> Downloaded {
+    let state = DownloadState::Failed {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    Downloaded::new(id, state)
 }
 
-/// A download still running when the call returned: its file is not moved into place.
-fn unfinished(request: &Download, id: Value, received: Value) -> Reported {
-    Reported::done(json!({
-        "type": "download", "status": "in_progress", "download_id": id,
-        "bytes_received": received, "total_bytes": null,
-        "directory_applied": false, "requested_directory": request.directory.path(),
-        "hint": "the download had not finished when the call returned; its file was not moved into the requested directory",
-    }))
-}
-
-/// Adds one field to a download's payload.
-trait WithField {
-    fn with_field(self, key: &str, value: Value) -> Self;
-}
-
-impl WithField for Reported {
-    fn with_field(mut self, key: &str, value: Value) -> Reported {
-        self.data[key] = value;
-        self
-    }
+fn unfinished(request: &Download, id: Option<u64>, received: Option<u64>) -> Downloaded {
+    let state = DownloadState::InProgress {
+        bytes_received: received,
+        requested_directory: request.directory.path(),
+        staging_path: None,
+    };
+    Downloaded::new(id, state)
 }
 
 /// "report (1).csv" → "report.csv": the suffix a browser adds to avoid a clash in its own

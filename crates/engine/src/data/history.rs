@@ -6,7 +6,7 @@
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ToSpan, Zoned, civil};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::browser::Browser;
 use crate::error::{EngineError, Input, Result};
@@ -162,14 +162,6 @@ pub fn format_time(ms: f64, zone: &TimeZone) -> String {
             .to_string(),
         Err(_) => String::new(),
     }
-}
-
-/// A history item as JSON for a face (ms since the epoch kept as a number).
-pub fn item_json(item: &HistoryItem) -> Value {
-    json!({
-        "id": item.id, "url": item.url, "title": item.title, "lastVisitTime": item.last_visit_ms,
-        "visitCount": item.visit_count, "typedCount": item.typed_count,
-    })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use super::navigation::wait_event;
 use super::{Page, page_script};
-use crate::browser::{DialogPolicy, exception_text};
+use crate::browser::{Dialog, DialogPolicy, exception_text};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 use crate::files;
 
@@ -20,16 +20,37 @@ pub const INLINE_LIMIT: usize = 24 * 1024;
 /// A script may run this long in the background after its caller stopped waiting.
 pub const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
 
+/// What an agent's script did, as the engine saw it to its end.
+#[derive(Debug, Clone)]
+pub struct ScriptRan {
+    /// The tab it ran in (named again when the result is collected later).
+    pub tab_handle: String,
+    pub tab_id: u64,
+    /// Its value as JSON: the page's own data. Null when the value went to `spilled` or
+    /// was lost to a navigation.
+    pub value: Value,
+    /// The script's document went away under it, and its value with it.
+    pub value_lost: bool,
+    /// The page navigated while it ran: where it landed.
+    pub landed_url: Option<String>,
+    /// Dialogs answered by the policy while it ran, in order.
+    pub dialogs: Vec<Dialog>,
+    /// What it changed in the page, when watched and the page did not navigate.
+    pub page_changes: Option<PageChanges>,
+    /// A value larger than [`INLINE_LIMIT`], written to a JSON file instead.
+    pub spilled: Option<files::Written>,
+}
+
 /// Runs an agent's script to completion: its value (or a file named `result_name`
 /// holding it), whether it navigated, the dialogs answered meanwhile, and with `watch`
-/// what it changed in the page (`page_changes`, a [`PageChanges`]).
+/// what it changed in the page.
 pub async fn run_script(
     page: &Page,
     script: &str,
     policy: DialogPolicy,
     result_name: &str,
     watch: bool,
-) -> Result<Value> {
+) -> Result<ScriptRan> {
     let scope = page.dialog_policy_for(policy);
     let mut events = page.browser.conn.subscribe();
     // A page that cannot be watched (no document yet) still runs the script.
@@ -58,40 +79,24 @@ pub async fn run_script(
         .and_then(|tab| tab.main_frame.clone())
         .unwrap_or_else(|| page.tab.target_id.clone());
     let navigation = navigation_seen(&mut events, &page.session, &main_frame);
-    let mut reply = match evaluated {
-        Ok(value) => json!({ "status": "success", "js_return": value }),
-        Err(error) if context_destroyed(&error) => {
-            json!({ "status": "navigated", "js_return": null, "value_lost": true })
-        }
-        Err(error) => {
-            // What the script changed before it threw is still part of its account.
-            return Err(match (watching, error) {
-                (
-                    true,
-                    EngineError::Page {
-                        code,
-                        message,
-                        mut details,
-                        delivery,
-                    },
-                ) => {
-                    let changes = page_changes(page).await;
-                    if let Value::Object(facts) = &mut details {
-                        facts.insert("page_changes".into(), json!(changes));
-                    }
-                    EngineError::Page {
-                        code,
-                        message,
-                        details,
-                        delivery,
-                    }
-                }
-                (_, error) => error,
-            });
-        }
+    let tab = page.info();
+    let mut ran = ScriptRan {
+        tab_handle: tab.handle,
+        tab_id: tab.tab_id,
+        value: Value::Null,
+        value_lost: false,
+        landed_url: None,
+        dialogs,
+        page_changes: None,
+        spilled: None,
     };
-    if navigation.started || reply["status"] == "navigated" {
-        reply["status"] = json!("navigated");
+    match evaluated {
+        Ok(value) => ran.value = value,
+        Err(error) if context_destroyed(&error) => ran.value_lost = true,
+        Err(error) if watching => return Err(with_page_changes(error, page).await),
+        Err(error) => return Err(error),
+    }
+    if navigation.started || ran.value_lost {
         if !navigation.loaded {
             let deadline = Instant::now() + Duration::from_secs(10);
             wait_event(&mut events, deadline, |e| {
@@ -100,18 +105,37 @@ pub async fn run_script(
             })
             .await;
         }
-        reply["landed_url"] = json!(page.current_url().await?.0);
+        ran.landed_url = Some(page.current_url().await?.0);
+    } else if watching {
+        // After a navigation the watched document is gone, and so is what it saw.
+        ran.page_changes = Some(page_changes(page).await);
     }
-    if !dialogs.is_empty() {
-        reply["dialogs"] = json!(dialogs);
+    spill_large_result(page, &mut ran, result_name).await?;
+    Ok(ran)
+}
+
+/// What the script changed before it threw is still part of its account: the error's
+/// details gain `page_changes`.
+async fn with_page_changes(error: EngineError, page: &Page) -> EngineError {
+    let EngineError::Page {
+        code,
+        message,
+        mut details,
+        delivery,
+    } = error
+    else {
+        return error;
+    };
+    let changes = page_changes(page).await;
+    if let Value::Object(facts) = &mut details {
+        facts.insert("page_changes".into(), json!(changes));
     }
-    // After a navigation the watched document is gone, and so is what it saw.
-    if watching && reply["status"] != "navigated" {
-        let changes = page_changes(page).await;
-        reply["page_changes"] = json!(changes);
+    EngineError::Page {
+        code,
+        message,
+        details,
+        delivery,
     }
-    spill_large_result(page, &mut reply, result_name).await?;
-    Ok(reply)
 }
 
 /// What a script changed in the page while it ran.
@@ -273,8 +297,8 @@ fn context_destroyed(error: &EngineError) -> bool {
     matches!(error, EngineError::Cdp(error) if error.is_context_gone())
 }
 
-async fn spill_large_result(page: &Page, reply: &mut Value, name: &str) -> Result<()> {
-    let encoded = serde_json::to_vec(&reply["js_return"]).unwrap_or_default();
+async fn spill_large_result(page: &Page, ran: &mut ScriptRan, name: &str) -> Result<()> {
+    let encoded = serde_json::to_vec(&ran.value).unwrap_or_default();
     if encoded.len() <= INLINE_LIMIT {
         return Ok(());
     }
@@ -283,11 +307,7 @@ async fn spill_large_result(page: &Page, reply: &mut Value, name: &str) -> Resul
         &format!("results/{name}.json"),
         Input::OutputPath,
     )?;
-    let written = files::write_atomic(target, encoded).await?;
-    reply["js_return"] = Value::Null;
-    reply["result_file"] = json!(written.path);
-    reply["result_bytes"] = json!(written.bytes);
-    reply["result_sha256"] = json!(written.sha256);
-    reply["result_format"] = json!("json");
+    ran.spilled = Some(files::write_atomic(target, encoded).await?);
+    ran.value = Value::Null;
     Ok(())
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::element_info::ElementInfo;
 use super::input::Aim;
 use super::locator::{Locator, Placed};
 use super::{FrameContext, Page};
@@ -42,7 +43,7 @@ pub struct Selected {
     /// Trusted clicks sent (0 for a native select, which is set directly).
     pub clicks: usize,
     /// The control, described without its content.
-    pub element: Value,
+    pub element: ElementInfo,
 }
 
 /// One option clicked in an ARIA control: what the final read maps a combobox's shown
@@ -206,6 +207,6 @@ fn selected(kind: ChoiceKind, now: Value, clicks: usize) -> Selected {
         values: strings("values"),
         multiple: now["multiple"] == true,
         clicks,
-        element: now["element"].clone(),
+        element: ElementInfo::read(&now["element"]).unwrap_or_default(),
     }
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::Page;
+use super::element_info::ElementInfo;
 use super::input::ClickTarget;
 use super::locator::{Locator, Placed};
 use crate::error::{EngineError, ErrorCode, Input, Result};
@@ -49,7 +50,7 @@ pub struct Filled {
     /// A select's chosen option as a user reads it (its label); None for other fields.
     pub label: Option<String>,
     /// The field, described without its content.
-    pub element: Value,
+    pub element: ElementInfo,
 }
 
 /// One field of a form to fill: where it is and the value it takes.
@@ -100,7 +101,7 @@ impl Page {
             .run_ok(&ctx, "field_kind", json!({ "locator": find }), deadline)
             .await?;
         let kind = field["kind"].as_str().and_then(FilledKind::parse);
-        let element = field["element"].clone();
+        let element = ElementInfo::read(&field["element"]).unwrap_or_default();
         if field["disabled"] == true {
             return Err(EngineError::page(
                 ErrorCode::ReadOnly,

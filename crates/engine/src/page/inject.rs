@@ -23,13 +23,14 @@ pub enum ScriptWorld {
 }
 
 impl Page {
-    /// Runs `source` in the world now and registers it for every new document of the tab.
+    /// Runs `source` in the world now and registers it for every new document of the
+    /// tab; the browser's identifier for the registration.
     pub async fn inject(
         &self,
         world: ScriptWorld,
         source: &str,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<String> {
         let mut register = json!({ "source": source });
         if world == ScriptWorld::Isolated {
             register["worldName"] = json!(USER_WORLD);
@@ -39,7 +40,10 @@ impl Page {
             .await?;
         let ctx = self.world(world, deadline).await?;
         self.evaluate_checked(&ctx, source, deadline).await?;
-        Ok(json!({ "identifier": registered["identifier"] }))
+        Ok(registered["identifier"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned())
     }
 
     /// Runs a userscript in this page now, in its world, as it runs on a load (its URL
@@ -103,8 +107,8 @@ impl Page {
         Ok((answer["handled"] == true).then(|| answer["data"].clone()))
     }
 
-    /// Sends an injected script a command and returns what it answered (null if no
-    /// listener answered).
+    /// Sends an injected script a command and returns what it answered (the page's own
+    /// data; null if no listener answered).
     pub async fn command(
         &self,
         world: ScriptWorld,
@@ -128,7 +132,7 @@ impl Page {
             event = json!(event),
         );
         let reply = self.evaluate_checked(&ctx, &expression, deadline).await?;
-        Ok(reply["result"]["value"].clone())
+        Ok(reply["result"]["value"]["answer"].clone())
     }
 
     async fn world(&self, world: ScriptWorld, deadline: Deadline) -> Result<FrameContext> {

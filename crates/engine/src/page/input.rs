@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::element_info::ElementInfo;
 use super::keys::{self, Chord};
 use super::locator::{Locator, Placed, page_frames};
 use super::{FrameContext, Page};
@@ -110,7 +111,7 @@ impl Page {
         // An attempt aimed again after an earlier one scrolled finds the element in view.
         let mut scrolled = false;
         for attempt in 0..CLICK_ATTEMPTS {
-            let mut aimed = self
+            let aimed = self
                 .run_ok(
                     &ctx,
                     "click_point",
@@ -156,7 +157,7 @@ impl Page {
                     .as_bool()
                     .map(|now| now || scrolled),
                 attempts: (attempt > 0).then_some(attempt as u32 + 1),
-                element: aimed.get_mut("element").map(Value::take),
+                element: ElementInfo::read(&aimed["element"]),
                 challenge: None,
                 checked: None,
                 page_errors: Vec::new(),
@@ -567,7 +568,7 @@ impl Page {
             None => (Value::Null, Vec::new()),
         };
         let ctx = self.frame_context(&frame, deadline).await?;
-        let mut report = self
+        let report = self
             .run_ok(
                 &ctx,
                 "focus_for_typing",
@@ -581,14 +582,8 @@ impl Page {
         let value_field = !report["value_format"].is_null();
         let mut typed = Typed {
             focus_confirmed: report["focus_confirmed"] == true,
-            active_element: report
-                .get_mut("active_element")
-                .map(Value::take)
-                .filter(|e| !e.is_null()),
-            previous_active_element: report
-                .get_mut("previous_active_element")
-                .map(Value::take)
-                .filter(|e| !e.is_null()),
+            active_element: ElementInfo::read(&report["active_element"]),
+            previous_active_element: ElementInfo::read(&report["previous_active_element"]),
             editable: report["editable"] == true,
             selected_existing: report["selected_existing"] == true,
             value: None,
@@ -810,7 +805,8 @@ impl Page {
         self.held.lock().retain(|h| h.id != id);
     }
 
-    /// One uninterrupted press-move-release sequence, spread over `duration`.
+    /// One uninterrupted press-move-release sequence, spread over `duration`; how many
+    /// moves it made between the press and the release.
     pub async fn drag(
         &self,
         from: (f64, f64),
@@ -818,7 +814,7 @@ impl Page {
         duration: Duration,
         button: &str,
         deadline: Deadline,
-    ) -> Result<Value> {
+    ) -> Result<u32> {
         // ~60 moves a second, at least a few so pages see a real path.
         let steps = ((duration.as_secs_f64() * 60.0) as u32).clamp(4, 600);
         let pause = duration / steps;
@@ -840,7 +836,7 @@ impl Page {
         }
         self.mouse("mouseReleased", to, button, (1, 0), deadline)
             .await?;
-        Ok(json!({ "from": [from.0, from.1], "to": [to.0, to.1], "steps": steps }))
+        Ok(steps)
     }
 }
 
@@ -908,7 +904,7 @@ pub struct Clicked {
     pub attempts: Option<u32>,
     /// The element clicked, as the page describes it (tag, id, role, name, …).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub element: Option<Value>,
+    pub element: Option<ElementInfo>,
     /// The page after the click is a bot check (its kind: `interstitial`, `turnstile`,
     /// `hcaptcha`, `recaptcha`); None when it is not, or when the click left the page.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -955,9 +951,9 @@ pub struct Typed {
     /// Whether the element named is the one that has focus now.
     pub focus_confirmed: bool,
     /// What has focus now, described without its content (None: nothing does).
-    pub active_element: Option<Value>,
+    pub active_element: Option<ElementInfo>,
     /// What had focus before the call focused the field.
-    pub previous_active_element: Option<Value>,
+    pub previous_active_element: Option<ElementInfo>,
     /// Whether the focused element takes typed text.
     pub editable: bool,
     /// Whether the field's text was selected first, so the typing replaced it.

@@ -220,7 +220,7 @@ impl Locator {
     }
 
     /// A frame step as a reply writes it (`observation.frame`): always an object.
-    pub fn step_json(&self) -> Value {
+    pub(crate) fn step_json(&self) -> Value {
         match self.page_form() {
             Value::String(css) => json!({ "css": css }),
             other => other,

@@ -11,6 +11,7 @@ pub mod agent_js;
 pub mod choose;
 pub mod content;
 pub mod cookies;
+pub mod element_info;
 pub mod emulation;
 pub mod forms;
 pub mod inject;
@@ -18,6 +19,7 @@ pub mod input;
 pub mod keys;
 pub mod locator;
 pub mod navigation;
+pub mod observation;
 pub mod page_script;
 pub mod pick;
 pub mod raw;
@@ -440,6 +442,22 @@ impl Page {
     ) -> Result<Value> {
         let result = self.run(ctx, op, args, deadline).await?;
         check_status(result)
+    }
+
+    /// [`Page::run_ok`], its answer read as the type the op promises.
+    pub(crate) async fn run_as<T: serde::de::DeserializeOwned>(
+        &self,
+        ctx: &FrameContext,
+        op: &str,
+        args: Value,
+        deadline: Deadline,
+    ) -> Result<T> {
+        let answer = self.run_ok(ctx, op, args, deadline).await?;
+        serde_json::from_value(answer).map_err(|error| {
+            EngineError::Io(format!(
+                "the page script's {op} answer did not parse: {error}"
+            ))
+        })
     }
 
     /// Walks a frame path (a list of locators, each naming an iframe in the document

@@ -4,7 +4,9 @@ use crate::ids::Deadline;
 
 use serde_json::{Value, json};
 
+use super::element_info::ElementInfo;
 use super::locator::Locator;
+use super::observation::{Observation, Scan, Subfield, Target};
 use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
@@ -41,7 +43,7 @@ pub struct Scrolled {
     pub scroller: Option<String>,
     /// The element scrolled to, as the page script describes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub element: Option<Value>,
+    pub element: Option<ElementInfo>,
 }
 
 /// Where a scroll goes.
@@ -53,15 +55,6 @@ pub enum ScrollTo {
     Offset(f64),
     /// An element, brought to the middle of the viewport.
     Element(Locator),
-}
-
-/// A snapshot: the page's content and observation in BrowserTap's shape (`data`), and
-/// where a read goes on if this one was cut short (written into `data` as
-/// `continuation.cursor` too).
-#[derive(Debug)]
-pub struct Scan {
-    pub data: Value,
-    pub next: Option<Cursor>,
 }
 
 /// Where a snapshot reads on from: the content's character and the index of the next
@@ -112,17 +105,6 @@ impl std::str::FromStr for Cursor {
     }
 }
 
-/// The page script's `next` of a continuation, written as its `cursor` (first, as
-/// BrowserTap writes it).
-fn written_cursor(continuation: &mut Value) -> Option<Cursor> {
-    let map = continuation.as_object_mut()?;
-    let next: Cursor = serde_json::from_value(map.remove("next")?).ok()?;
-    let rest = std::mem::take(map);
-    map.insert("cursor".into(), json!(next.to_string()));
-    map.extend(rest);
-    Some(next)
-}
-
 impl Page {
     pub async fn scan(&self, request: &ScanRequest, deadline: Deadline) -> Result<Scan> {
         if request.extra_js.is_some() && !request.frame.is_empty() {
@@ -160,12 +142,6 @@ impl Page {
         if let Some(next) = result.get("ref_next").and_then(Value::as_u64) {
             self.note_refs_until(next);
         }
-        if let Some(map) = result.as_object_mut() {
-            map.remove("ref_next");
-        }
-        if let Some(targets) = result["observation"]["targets"].as_array_mut() {
-            self.add_subfields(&ctx, targets, deadline).await;
-        }
         if result.get("content").is_none() {
             let message = result["message"]
                 .as_str()
@@ -173,34 +149,38 @@ impl Page {
                 .to_owned();
             return Err(EngineError::page(ErrorCode::ScanFailed, message, result));
         }
-        if request.extra_js.is_some() {
-            result["extra_js_result"] = extra;
+        if let Some(map) = result.as_object_mut() {
+            map.remove("ref_next");
         }
-        self.place_in_frame(&mut result["observation"], &path);
-        let next = written_cursor(&mut result["continuation"]);
-        Ok(Scan { data: result, next })
+        let mut scan: Scan = serde_json::from_value(result).map_err(|error| {
+            EngineError::Io(format!("the page script's scan did not parse: {error}"))
+        })?;
+        if let Some(listed) = &mut scan.observation.listed {
+            self.add_subfields(&ctx, &mut listed.targets, deadline)
+                .await;
+        }
+        if request.extra_js.is_some() {
+            scan.extra_js_result = Some(extra);
+        }
+        self.place_in_frame(&mut scan.observation, &path);
+        Ok(scan)
     }
 
     /// Makes a framed scan's locators act from the top document: each target's locator
     /// and each inner frame's path start with the frame path scanned (`observation.frame`),
     /// and each target's ref is remembered with it, so any of them, passed back unchanged,
     /// reaches the very element.
-    fn place_in_frame(&self, observation: &mut Value, path: &[Value]) {
-        observation["frame"] = json!(path);
-        if path.is_empty() {
+    fn place_in_frame(&self, observation: &mut Observation, path: &[Value]) {
+        observation.frame = path.to_vec();
+        let Some(listed) = observation.listed.as_mut().filter(|_| !path.is_empty()) else {
             return;
+        };
+        for target in listed.targets.iter_mut().chain(&mut listed.more_targets) {
+            target.locator["frame"] = json!(path);
+            self.remember_ref_frame(&target.reference, path.to_vec());
         }
-        for list in ["targets", "more_targets"] {
-            for target in observation[list].as_array_mut().into_iter().flatten() {
-                target["locator"]["frame"] = json!(path);
-                if let Some(reference) = target["ref"].as_str() {
-                    self.remember_ref_frame(reference, path.to_vec());
-                }
-            }
-        }
-        for frame in observation["frames"].as_array_mut().into_iter().flatten() {
-            let inner = frame["frame"].as_array().cloned().unwrap_or_default();
-            frame["frame"] = json!([path, inner.as_slice()].concat());
+        for frame in &mut listed.frames {
+            frame.frame = [path, frame.frame.as_slice()].concat();
         }
     }
 
@@ -224,20 +204,10 @@ impl Page {
     /// lists every named control of that tree. The value itself is typed whole
     /// (`set_value` in act.js). Best effort: an input whose tree cannot be read is left as
     /// it is.
-    async fn add_subfields(&self, ctx: &FrameContext, targets: &mut [Value], deadline: Deadline) {
-        for target in targets.iter_mut() {
-            // scan.js marks the inputs Chromium draws as sub-fields (`SUBFIELD_TYPES`).
-            let marked = target
-                .as_object_mut()
-                .and_then(|t| t.remove("sub"))
-                .is_some();
-            if !marked {
-                continue;
-            }
-            let fields = self.subfields(ctx, &target["locator"], deadline).await;
-            if !fields.is_empty() {
-                target["fields"] = Value::Array(fields);
-            }
+    async fn add_subfields(&self, ctx: &FrameContext, targets: &mut [Target], deadline: Deadline) {
+        // scan.js marks the inputs Chromium draws with sub-fields (`SUBFIELD_TYPES`).
+        for target in targets.iter_mut().filter(|t| t.sub) {
+            target.fields = self.subfields(ctx, &target.locator, deadline).await;
         }
     }
 
@@ -249,7 +219,7 @@ impl Page {
         ctx: &FrameContext,
         locator: &Value,
         deadline: Deadline,
-    ) -> Vec<Value> {
+    ) -> Vec<Subfield> {
         self.read_subfields(ctx, locator, deadline)
             .await
             .unwrap_or_else(|error| {
@@ -263,7 +233,7 @@ impl Page {
         ctx: &FrameContext,
         locator: &Value,
         deadline: Deadline,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<Subfield>> {
         let args = json!({ "locator": locator });
         let reply = self
             .evaluate_op(ctx, "element", &args, false, deadline)
@@ -289,8 +259,10 @@ impl Page {
             .filter_map(|node| {
                 let role = node["role"]["value"].as_str()?;
                 let name = node["name"]["value"].as_str()?.trim();
-                (SUBFIELD_ROLES.contains(&role) && !name.is_empty())
-                    .then(|| json!({ "role": role, "name": name }))
+                (SUBFIELD_ROLES.contains(&role) && !name.is_empty()).then(|| Subfield {
+                    role: role.to_owned(),
+                    name: name.to_owned(),
+                })
             })
             .collect())
     }
@@ -311,20 +283,15 @@ impl Page {
                 )
             }
         };
-        let scrolled = self
-            .run_ok(&ctx, "scroll", json!({ "to": to }), deadline)
-            .await?;
-        serde_json::from_value(scrolled).map_err(|e| {
-            EngineError::Io(format!(
-                "the page script's scroll answer did not parse: {e}"
-            ))
-        })
+        self.run_as(&ctx, "scroll", json!({ "to": to }), deadline)
+            .await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::Cursor;
+    use crate::page::observation::Continuation;
     use serde_json::json;
 
     #[test]
@@ -346,17 +313,16 @@ mod tests {
     }
 
     #[test]
-    fn the_page_scripts_next_becomes_the_first_field_cursor() {
-        let mut continuation = json!({
+    fn the_page_scripts_next_is_written_as_the_continuations_cursor() {
+        let continuation: Continuation = serde_json::from_value(json!({
             "next": { "collapsed": true, "content_offset": 0, "targets_offset": 9 },
             "collapsed_items": 3,
-        });
-        let next = super::written_cursor(&mut continuation).unwrap();
-        assert_eq!(next.to_string(), "c0:9");
+        }))
+        .unwrap();
+        assert_eq!(continuation.cursor.to_string(), "c0:9");
         assert_eq!(
-            continuation,
+            json!(continuation),
             json!({ "cursor": "c0:9", "collapsed_items": 3 })
         );
-        assert_eq!(super::written_cursor(&mut json!(null)), None);
     }
 }

@@ -332,10 +332,7 @@ impl Page {
             let fields = self.subfields(ctx, &locator, deadline).await;
             line.subfields = fields
                 .iter()
-                .map(|f| {
-                    let role = f["role"].as_str().unwrap_or_default();
-                    format!("{role} {}", quoted(f["name"].as_str().unwrap_or_default()))
-                })
+                .map(|f| format!("{} {}", f.role, quoted(&f.name)))
                 .collect();
         }
     }

@@ -4,9 +4,10 @@
 use serde_json::{Value, json};
 
 use engine::{
-    CaptureStarted, CaptureSummary, ConsoleKind, ConsolePage, ConsoleRecord, DownloadRequest,
-    EngineError, ErrorCode, LeaseRequest, NetworkFilter, NetworkOptions, NetworkRecord,
-    StoragePage, TabInfo,
+    CaptureStarted, CaptureSummary, ConsoleKind, ConsolePage, ConsoleRecord, Cookie, CookiesSet,
+    DownloadRequest, DownloadState, Downloaded, EngineError, ErrorCode, LeaseRequest,
+    NetworkFilter, NetworkOptions, NetworkRecord, SameSite, StorageArea, StoragePage, StorageRead,
+    TabInfo,
 };
 
 use super::args::{named, page_by_tab_id};
@@ -156,47 +157,40 @@ pub async fn get_cookies(call: Call, p: GetCookies) -> Result<Reply, ToolError> 
     let info = page.info();
     // BrowserTap reads them with chrome.cookies: its objects, its names.
     let data = json!({
-        "data": chrome_cookies(&read["cookies"]),
+        "data": chrome_cookies(&read.cookies),
         "client_id": info.client_id,
-        "url": read["url"],
-        "count": read["count"],
+        "url": read.url,
+        "count": read.cookies.len(),
     });
     Ok(Reply::data(data).on(info))
 }
 
-/// CDP cookies as chrome.cookies describes them (what BrowserTap's extension reads).
-pub fn chrome_cookies(cdp: &Value) -> Value {
-    cdp.as_array()
-        .into_iter()
-        .flatten()
-        .map(chrome_cookie)
-        .collect()
+/// Cookies as chrome.cookies describes them (what BrowserTap's extension reads).
+pub fn chrome_cookies(cookies: &[Cookie]) -> Value {
+    cookies.iter().map(chrome_cookie).collect()
 }
 
-/// One CDP cookie as a chrome.cookies `Cookie`: a domain cookie's domain starts with a
-/// dot, SameSite is lower case (`no_restriction` for None, `unspecified` when unset),
-/// and a session cookie has no expirationDate. The default profile's store is "0".
-fn chrome_cookie(cookie: &Value) -> Value {
-    let domain = cookie["domain"].as_str().unwrap_or_default();
-    let same_site = match cookie["sameSite"].as_str() {
-        Some("Strict") => "strict",
-        Some("Lax") => "lax",
-        Some("None") => "no_restriction",
-        _ => "unspecified",
+/// One cookie as a chrome.cookies `Cookie`: a domain cookie's domain starts with a dot,
+/// SameSite is lower case (`no_restriction` for None, `unspecified` when unset), and a
+/// session cookie has no expirationDate. The default profile's store is "0".
+fn chrome_cookie(cookie: &Cookie) -> Value {
+    let same_site = match cookie.same_site {
+        Some(SameSite::Strict) => "strict",
+        Some(SameSite::Lax) => "lax",
+        Some(SameSite::None) => "no_restriction",
+        None => "unspecified",
     };
-    let session = cookie["session"].as_bool().unwrap_or(false);
     let mut out = json!({
-        "name": cookie["name"], "value": cookie["value"], "domain": domain,
-        "hostOnly": !domain.starts_with('.'), "path": cookie["path"],
-        "secure": cookie["secure"].as_bool().unwrap_or(false),
-        "httpOnly": cookie["httpOnly"].as_bool().unwrap_or(false),
-        "sameSite": same_site, "session": session, "storeId": "0",
+        "name": cookie.name, "value": cookie.value, "domain": cookie.domain,
+        "hostOnly": !cookie.domain.starts_with('.'), "path": cookie.path,
+        "secure": cookie.secure, "httpOnly": cookie.http_only,
+        "sameSite": same_site, "session": cookie.expires.is_none(), "storeId": "0",
     });
-    if !session && let Some(expires) = cookie["expires"].as_f64() {
+    if let Some(expires) = cookie.expires {
         out["expirationDate"] = json!(expires);
     }
-    if let Some(partition) = cookie.get("partitionKey").filter(|k| k.is_object()) {
-        out["partitionKey"] = partition.clone();
+    if let Some(partition) = &cookie.partition {
+        out["partitionKey"] = json!(partition);
     }
     out
 }
@@ -227,28 +221,25 @@ pub async fn set_cookies(call: Call, p: SetCookies) -> Result<Reply, ToolError> 
 
 /// BrowserTap's answer to set_cookies: each cookie `ok` or `failed` by its CDP write, and
 /// the call `ok`, `partial` or `failed` (the last two reported as its own failure).
-fn cookies_set_reply(set: &Value) -> Reply {
-    let results: Vec<Value> = set["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn cookies_set_reply(set: &CookiesSet) -> Reply {
+    let results: Vec<Value> = set
+        .results
+        .iter()
         .map(|r| {
             let mut out = json!({
-                "name": r["name"], "method": "cdp",
-                "status": if r["set"] == true { "ok" } else { "failed" },
+                "name": r.name, "method": "cdp",
+                "status": if r.error.is_none() { "ok" } else { "failed" },
             });
-            for key in ["scoped_to", "error"] {
-                if let Some(value) = r.get(key) {
-                    out[key] = value.clone();
-                }
+            if let Some(page) = &r.scoped_to {
+                out["scoped_to"] = json!(page);
+            }
+            if let Some(error) = &r.error {
+                out["error"] = json!(error);
             }
             out
         })
         .collect();
-    let (ok, failed) = (
-        set["set"].as_u64().unwrap_or(0),
-        set["failed"].as_u64().unwrap_or(0),
-    );
+    let (ok, failed) = (set.set(), set.failed());
     let status = match (ok, failed) {
         (_, 0) => "ok",
         (0, _) => "failed",
@@ -271,7 +262,7 @@ pub async fn delete_cookies(call: Call, p: DeleteCookies) -> Result<Reply, ToolE
         return Err(ToolError::param("name", "must not be empty"));
     }
     let page = page_by_tab_id(&call, &p.session_id, &p.tab_id).await?;
-    let mut data = page
+    let deleted = page
         .delete_cookies(
             p.name.trim(),
             p.domain.as_deref().filter(|d| !d.is_empty()),
@@ -280,17 +271,20 @@ pub async fn delete_cookies(call: Call, p: DeleteCookies) -> Result<Reply, ToolE
             call.deadline,
         )
         .await?;
-    data["method"] = json!("cdp");
-    data["status"] = json!("ok");
+    let data = json!({
+        "name": deleted.name, "scope": deleted.scope,
+        "deleted": deleted.deleted, "remaining": deleted.remaining,
+        "method": "cdp", "status": "ok",
+    });
     Ok(Reply::data(data).on(page.info()))
 }
 
 /// `local`, `session`, `localStorage` or `sessionStorage`, any case: the engine's area
 /// and the name BrowserTap reports it by.
-fn storage_area(area: &str) -> Result<(&'static str, &'static str), ToolError> {
+fn storage_area(area: &str) -> Result<(StorageArea, &'static str), ToolError> {
     match area.trim().to_ascii_lowercase().as_str() {
-        "local" | "localstorage" => Ok(("local", "localStorage")),
-        "session" | "sessionstorage" => Ok(("session", "sessionStorage")),
+        "local" | "localstorage" => Ok((StorageArea::Local, "localStorage")),
+        "session" | "sessionstorage" => Ok((StorageArea::Session, "sessionStorage")),
         other => Err(ToolError::param(
             "area",
             format!("'{other}' is not local or session"),
@@ -312,21 +306,42 @@ pub async fn storage_get(call: Call, p: StorageGet) -> Result<Reply, ToolError> 
     let read = page
         .storage_get(area, p.key.as_deref(), paging, call.deadline)
         .await;
-    let mut data = match read {
-        Ok(data) => data,
+    let read = match read {
+        Ok(read) => read,
         Err(error) => return storage_failure(error, store, p.key.as_deref(), &page),
+    };
+    let mut data = match read {
+        StorageRead::Key { key, value } => {
+            let mut data = json!({ "key": key, "found": value.is_some(), "value": value });
+            if value.is_none() {
+                data["note"] = json!(
+                    "The key is not there: value is null, which is not a stored empty string."
+                );
+            }
+            data
+        }
+        StorageRead::Items {
+            items,
+            total_keys,
+            offset,
+            bytes,
+            next_offset,
+        } => {
+            let mut data = json!({
+                "items": items, "count": items.len(), "total_keys": total_keys,
+                "offset": offset, "bytes": bytes, "next_offset": next_offset,
+                "truncated": next_offset.is_some(),
+            });
+            if next_offset.is_some() {
+                data["hint"] = json!(
+                    "The page of items hit max_items or max_bytes; go on from next_offset, or read one key."
+                );
+            }
+            data
+        }
     };
     data["status"] = json!("success");
     data["area"] = json!(store);
-    if data["found"] == false {
-        data["note"] =
-            json!("The key is not there: value is null, which is not a stored empty string.");
-    }
-    if data["truncated"] == true {
-        data["hint"] = json!(
-            "The page of items hit max_items or max_bytes; go on from next_offset, or read one key."
-        );
-    }
     Ok(Reply::data(data).on(page.info()))
 }
 
@@ -344,14 +359,16 @@ pub async fn storage_set(call: Call, p: StorageSet) -> Result<Reply, ToolError> 
         .page(named(&p.session_id, &None).as_deref())
         .await?;
     let written = page.storage_set(area, &p.key, &value, call.deadline).await;
-    let mut data = match written {
-        Ok(data) => data,
+    let written = match written {
+        Ok(written) => written,
         Err(error) => return storage_failure(error, store, Some(&p.key), &page),
     };
-    data["status"] = json!("success");
-    data["area"] = json!(store);
-    // BrowserTap's `bytes` here is the value's length in characters.
-    data["bytes"] = data["chars"].clone();
+    let mut data = json!({
+        "status": "success", "area": store, "key": written.key, "chars": written.chars,
+        // BrowserTap's `bytes` here is the value's length in characters.
+        "bytes": written.chars,
+        "replaced": written.replaced, "total_keys": written.total_keys, "verified": true,
+    });
     if encoded {
         data["note"] = json!("The value was not a string; it was stored as its JSON text.");
     }
@@ -412,9 +429,62 @@ pub async fn download_file(call: Call, p: DownloadFile) -> Result<Reply, ToolErr
         deadline: call.deadline,
         overwrite: p.overwrite,
     };
-    Ok(Reply::reported(
-        call.session.download(handle.as_deref(), request).await?,
-    ))
+    let downloaded = call.session.download(handle.as_deref(), request).await?;
+    let reply = Reply::data(download_json(&downloaded));
+    Ok(match downloaded.failure() {
+        Some((reason, message)) => reply.failed(reason, message),
+        None => reply,
+    })
+}
+
+/// A download in BrowserTap's words: `completed` with the file's path, size and hash,
+/// `failed` with the browser's reason, or `in_progress` with how far it got.
+fn download_json(downloaded: &Downloaded) -> Value {
+    let mut data = match &downloaded.state {
+        DownloadState::Completed {
+            url,
+            file,
+            content_type,
+        } => json!({
+            "status": "completed", "path": file.path, "size": file.bytes,
+            "bytes_received": file.bytes, "total_bytes": file.bytes,
+            "sha256": file.sha256, "url": url, "content_type": content_type,
+        }),
+        DownloadState::Failed { url, reason } => json!({
+            "status": "failed", "code": reason, "reason": reason, "url": url,
+            "error": downloaded.failure().map(|(_, message)| message),
+        }),
+        DownloadState::InProgress {
+            bytes_received,
+            requested_directory,
+            staging_path,
+        } => {
+            let mut data = json!({
+                "status": "in_progress", "bytes_received": bytes_received, "total_bytes": null,
+                "directory_applied": false, "requested_directory": requested_directory,
+                "hint": "the download had not finished when the call returned; its file was not moved into the requested directory",
+            });
+            if let Some(path) = staging_path {
+                data["staging_path"] = json!(path);
+            }
+            data
+        }
+    };
+    data["type"] = json!("download");
+    data["download_id"] = json!(downloaded.id);
+    if let Some(guid) = &downloaded.guid {
+        data["guid"] = json!(guid);
+    }
+    if let Some(path) = &downloaded.browser_path {
+        data["browser_path"] = json!(path);
+    }
+    if downloaded.streamed {
+        data["streamed"] = json!(true);
+    }
+    if downloaded.shown_by_browser {
+        data["shown_by_browser"] = json!(true);
+    }
+    data
 }
 
 pub async fn set_site_permission(call: Call, p: SetPermission) -> Result<Reply, ToolError> {
@@ -769,37 +839,61 @@ pub fn json_object(name: &str, text: &str) -> Result<Value, ToolError> {
 mod tests {
     use super::*;
 
+    fn cookie(name: &str, domain: &str) -> Cookie {
+        Cookie {
+            name: name.into(),
+            value: "1".into(),
+            domain: domain.into(),
+            path: "/".into(),
+            expires: None,
+            http_only: false,
+            secure: false,
+            same_site: None,
+            partition: None,
+        }
+    }
+
     #[test]
-    fn cdp_cookies_read_as_chrome_cookies() {
-        let cdp = json!([
-            { "name": "a", "value": "1", "domain": "example.com", "path": "/", "expires": -1,
-              "secure": false, "httpOnly": true, "session": true },
-            { "name": "b", "value": "2", "domain": ".example.com", "path": "/x",
-              "expires": 1.9e9, "secure": true, "httpOnly": false, "session": false,
-              "sameSite": "None" },
-        ]);
-        let chrome = chrome_cookies(&cdp);
+    fn cookies_read_as_chrome_cookies() {
+        let session = cookie("a", "example.com");
+        let lasting = Cookie {
+            expires: Some(1.9e9),
+            same_site: Some(SameSite::None),
+            secure: true,
+            ..cookie("b", ".example.com")
+        };
+        let chrome = chrome_cookies(&[session, lasting]);
         assert_eq!(chrome[0]["hostOnly"], true);
         assert_eq!(chrome[0]["sameSite"], "unspecified");
+        assert_eq!(chrome[0]["session"], true);
         assert!(chrome[0].get("expirationDate").is_none());
         assert_eq!(chrome[1]["hostOnly"], false);
         assert_eq!(chrome[1]["sameSite"], "no_restriction");
         assert_eq!(chrome[1]["expirationDate"], 1.9e9);
+        assert_eq!(chrome[1]["session"], false);
         assert_eq!(chrome[1]["storeId"], "0");
     }
 
     #[test]
     fn a_set_that_missed_some_cookies_is_reported_partial() {
-        let set = json!({
-            "set": 1, "failed": 1,
-            "results": [{ "name": "a", "set": true }, { "name": "b", "set": false, "error": "no" }],
-        });
+        let result = |name: &str, error: Option<&str>| engine::CookieSet {
+            name: name.into(),
+            scoped_to: None,
+            error: error.map(str::to_owned),
+        };
+        let set = CookiesSet {
+            results: vec![result("a", None), result("b", Some("no"))],
+        };
         let reply = cookies_set_reply(&set);
         assert_eq!(reply.data["status"], "partial");
+        assert_eq!(reply.data["set"], 1);
         assert_eq!(reply.data["results"][1]["status"], "failed");
+        assert_eq!(reply.data["results"][1]["error"], "no");
         assert_eq!(reply.data["results"][0]["method"], "cdp");
         assert!(reply.failure.is_some());
-        let all = json!({ "set": 1, "failed": 0, "results": [{ "name": "a", "set": true }] });
+        let all = CookiesSet {
+            results: vec![result("a", None)],
+        };
         assert!(cookies_set_reply(&all).failure.is_none());
     }
 }

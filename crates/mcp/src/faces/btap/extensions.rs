@@ -197,7 +197,7 @@ pub async fn get_bookmarks(call: Call, p: SessionOnly) -> Result<Reply, ToolErro
     Ok(Reply::data(operation_done(
         "get_bookmarks",
         json!({}),
-        tree,
+        json!(tree),
     )))
 }
 
@@ -230,7 +230,7 @@ pub async fn create_bookmark(call: Call, p: CreateBookmark) -> Result<Reply, Too
     Ok(Reply::data(operation_done(
         "create_bookmark",
         json!({}),
-        node,
+        json!(node),
     )))
 }
 

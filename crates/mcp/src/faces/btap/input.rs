@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use engine::{Acted, ClickTarget, Clicked, EngineError, ErrorCode, Locator, Typed};
+use engine::{Acted, ClickTarget, Clicked, ElementInfo, EngineError, ErrorCode, Locator, Typed};
 
 use super::args::named;
 use super::args::{LOCATOR_DOC, frame_path, frame_steps, with_ref};
@@ -199,36 +199,34 @@ fn click_facts(clicked: Clicked, selector: &Value, offset: (Option<f64>, Option<
         facts["aim_attempts"] = json!(attempts);
     }
     if let Some(element) = clicked.element {
-        facts["element"] = element;
+        facts["element"] = json!(element);
     }
     facts
 }
 
 /// The focused element as BrowserTap describes it (`tagName`, attributes as written),
 /// with tabwire's reading of it (`tag`, computed `label`, `editable`) beside.
-fn focus_element(element: &Value) -> Value {
-    if !element.is_object() {
-        return Value::Null;
-    }
-    let attr = |key: &str| json!(element["attributes"][key].as_str().unwrap_or(""));
+fn focus_element(element: &ElementInfo) -> Value {
     let mut described = json!({
-        "ariaLabel": attr("aria-label"),
-        "className": attr("class"),
-        "contentEditable": element["content_editable"] == true,
-        "id": element["id"].as_str().unwrap_or(""),
-        "name": attr("name"),
-        "placeholder": attr("placeholder"),
-        "role": attr("role"),
-        "tagName": element["tag"].as_str().unwrap_or("").to_uppercase(),
-        "type": attr("type"),
+        "ariaLabel": element.attribute("aria-label"),
+        "className": element.attribute("class"),
+        "contentEditable": element.content_editable == Some(true),
+        "id": element.id.as_deref().unwrap_or(""),
+        "name": element.attribute("name"),
+        "placeholder": element.attribute("placeholder"),
+        "role": element.attribute("role"),
+        "tagName": element.tag.to_uppercase(),
+        "type": element.attribute("type"),
+        "tag": element.tag,
     });
-    for key in ["tag", "label", "editable"] {
-        if let Some(value) = element.get(key) {
-            described[key] = value.clone();
-        }
+    if let Some(label) = &element.label {
+        described["label"] = json!(label);
     }
-    if let Some(role) = element.get("role") {
-        described["computed_role"] = role.clone();
+    if let Some(editable) = element.editable {
+        described["editable"] = json!(editable);
+    }
+    if let Some(role) = &element.role {
+        described["computed_role"] = json!(role);
     }
     described
 }
@@ -339,7 +337,7 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
         }
     };
     let point = (clicked.x, clicked.y);
-    let lean_element = clicked.element.clone().unwrap_or(Value::Null);
+    let lean_element = clicked.element.clone();
     let checked = clicked.checked;
     let thrown = clicked.page_errors.clone();
     let hit_verified = clicked.hit_verified;
@@ -354,10 +352,10 @@ pub async fn page_click(call: Call, p: PageClick) -> Result<Reply, ToolError> {
     }
     let effects = page.effects(watch, call.deadline).await;
     let mut lean = crate::lean::clicked(
-        &lean_element,
+        lean_element.as_ref(),
         Some(point),
         hit_verified || aimed_at.is_null(),
-        &data["dialogs"],
+        &dialogs,
     );
     if let Some(checked) = checked {
         lean.push_str(if checked {
@@ -425,12 +423,12 @@ fn opened_dialog(
     offset: (Option<f64>, Option<f64>),
     dialog: engine::Dialog,
 ) -> Reply {
-    let dialog = super::script::btap_dialog(&json!(dialog));
     let lean = format!(
         "clicked; a {} dialog is open now: {} (answer it with handle_dialog)",
-        dialog["type"].as_str().unwrap_or("JavaScript"),
-        dialog["message"]
+        dialog.kind,
+        json!(dialog.message)
     );
+    let dialog = super::script::btap_dialog(&dialog);
     let mut facts = match page.last_aim() {
         Some(aim) => click_facts(aim, aimed_at, offset),
         None => json!({ "target": { "selector": aimed_at } }),
@@ -480,8 +478,9 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
                 }),
             );
             return envelope::reported_with(error, base).map(|mut reply| {
-                let focused = focus_element(&reply.data["active_element"]);
-                reply.data["active_element"] = focused;
+                // The error's details describe what has focus as the page script does.
+                let focused = serde_json::from_value(reply.data["active_element"].take());
+                reply.data["active_element"] = focused.map_or(Value::Null, |e| focus_element(&e));
                 if reply.data["element"]["tag"] == "select" {
                     reply.data["next_action"] = json!(USE_PAGE_SELECT);
                 }
@@ -492,7 +491,10 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
     let mut lean = format!(
         "typed {} chars into {}",
         typed.typed_chars,
-        crate::lean::element(typed.active_element.as_ref().unwrap_or(&Value::Null))
+        typed
+            .active_element
+            .as_ref()
+            .map_or("element".to_owned(), crate::lean::element)
     );
     // A slider, date or colour set whole: the value it holds now (a slider stops at its
     // range's end).
@@ -689,7 +691,7 @@ fn filled_line(done: &engine::Filled) -> String {
                 done.label.as_deref().unwrap_or(&done.value)
             )
         }
-        _ if done.element["type"] == "password" => format!("{element} = \"•••\""),
+        _ if done.element.is_password() => format!("{element} = \"•••\""),
         _ => format!("{element} = {:?}", done.value),
     }
 }
@@ -731,7 +733,7 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
         .session
         .page(named(&p.session_id, &None).as_deref())
         .await?;
-    let dragged = page
+    let steps = page
         .drag(
             (p.x1, p.y1),
             (p.x2, p.y2),
@@ -740,7 +742,7 @@ pub async fn page_drag(call: Call, p: PageDrag) -> Result<Reply, ToolError> {
             call.deadline,
         )
         .await?;
-    let steps = dragged["steps"].as_u64().unwrap_or(1) as usize;
+    let steps = steps as usize;
     let facts = json!({
         "target": { "from": [p.x1, p.y1], "to": [p.x2, p.y2] },
         "steps": steps,

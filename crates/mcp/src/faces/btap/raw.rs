@@ -283,7 +283,7 @@ async fn run_member(
                 Some(url) => page.cookies_of(&url, call.deadline).await?,
                 None => page.cookies(call.deadline).await?,
             };
-            let cookies = chrome_cookies(&read["cookies"]);
+            let cookies = chrome_cookies(&read.cookies);
             Ok((json!({ "ok": true, "data": cookies }), Some(page.info())))
         }
     }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use engine::ScanRequest;
+use engine::{Listed, Observation, Scan, ScanRequest};
 
 use super::args::{frame_path, named};
 use crate::face::{Call, Reply, ToolError};
@@ -52,14 +52,18 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
         extra_js,
         from,
     };
-    let scan = page.scan(&request, call.deadline).await?;
-    let mut data = scan.data;
+    let mut scan = page.scan(&request, call.deadline).await?;
     if request.extra_js.is_some() {
-        unobserved(&mut data["observation"]);
+        unobserved(&mut scan.observation);
     }
-    if !request.frame.is_empty() {
-        no_upload_in_frames(&mut data["observation"]);
+    if let Some(listed) = scan.observation.listed.as_mut()
+        && !request.frame.is_empty()
+    {
+        no_upload_in_frames(listed);
     }
+    let next = scan.next();
+    let lean_text = lean.then(|| lean_text(&scan, next, &page.info().handle));
+    let mut data = json!(scan);
     let info = page.info();
     let tabs = call.session.list_tabs(false).await?;
     data["status"] = json!("success");
@@ -68,24 +72,18 @@ pub async fn scan_page(call: Call, p: ScanPage) -> Result<Reply, ToolError> {
     if !p.instruction.is_empty() {
         data["instruction"] = json!(p.instruction);
     }
-    let reply = if lean {
-        let text = lean_text(&data, scan.next, &info.handle);
-        Reply::data(data).lean(text)
-    } else {
-        Reply::data(data)
+    let reply = match lean_text {
+        Some(text) => Reply::data(data).lean(text),
+        None => Reply::data(data),
     };
     Ok(reply.on(info))
 }
 
 /// A text-only read, leanly: the header, the page's text, and where to read on.
-fn lean_text(data: &Value, next: Option<engine::Cursor>, tab: &str) -> String {
-    let observation = &data["observation"];
-    let mut text = crate::lean::header(
-        observation["title"].as_str().unwrap_or_default(),
-        observation["url"].as_str().unwrap_or_default(),
-        tab,
-    );
-    text.push_str(data["content"].as_str().unwrap_or_default().trim_end());
+fn lean_text(scan: &Scan, next: Option<engine::Cursor>, tab: &str) -> String {
+    let observation = &scan.observation;
+    let mut text = crate::lean::header(&observation.title, &observation.url, tab);
+    text.push_str(scan.content.trim_end());
     text.push('\n');
     if let Some(cursor) = next {
         text.push_str(&format!("[cut: read on with cursor \"{cursor}\"]\n"));
@@ -95,36 +93,19 @@ fn lean_text(data: &Value, next: Option<engine::Cursor>, tab: &str) -> String {
 
 /// A scan after `extra_js` says, as BrowserTap does, that it lists no targets: the page
 /// may have changed under the script. Where the page is (URL, title, viewport) stays.
-fn unobserved(observation: &mut Value) {
-    if let Some(map) = observation.as_object_mut() {
-        for key in [
-            "targets",
-            "more_targets",
-            "frames",
-            "truncated",
-            "limit",
-            "coordinate_space",
-        ] {
-            map.remove(key);
-        }
-        map.insert("status".into(), json!("unavailable"));
-        map.insert(
-            "reason".into(),
-            json!("extra_js_preserves_legacy_execution"),
-        );
-    }
+fn unobserved(observation: &mut Observation) {
+    observation.listed = None;
+    observation.status = "unavailable".into();
+    observation.reason = Some("extra_js_preserves_legacy_execution".into());
 }
 
 /// upload_files takes a top-document CSS selector: a file input inside a frame is listed
 /// with no tool, as BrowserTap lists it.
-fn no_upload_in_frames(observation: &mut Value) {
-    for list in ["targets", "more_targets"] {
-        for target in observation[list].as_array_mut().into_iter().flatten() {
-            if target["recommended_tool"] == "upload_files" {
-                target["recommended_tool"] = Value::Null;
-                target["reason"] = json!("file_input_frame_unsupported");
-            }
-        }
+fn no_upload_in_frames(listed: &mut Listed) {
+    let uploads = listed.targets.iter_mut().chain(&mut listed.more_targets);
+    for target in uploads.filter(|t| t.recommended_tool.as_deref() == Some("upload_files")) {
+        target.recommended_tool = None;
+        target.reason = "file_input_frame_unsupported".into();
     }
 }
 

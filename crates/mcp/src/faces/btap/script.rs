@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use engine::{
-    DialogAnswer, DialogOutcome, DialogPolicy, EngineError, ErrorCode, PageChanges, ReceiptState,
-    ScriptRequest, TabInfo,
+    Dialog, DialogAnswer, DialogOutcome, DialogPolicy, EngineError, ErrorCode, PageChanges,
+    ReceiptState, ScriptAnswer, ScriptRan, ScriptRequest, TabInfo, Unfinished,
 };
 
 use super::args::SessionOnly;
@@ -42,80 +42,101 @@ tool_params! {
     }
 }
 
-/// What a result not yet in says of how to get it.
-fn pending_facts(mut data: Value) -> Value {
-    let still_running = matches!(
-        data["status"].as_str(),
-        Some("in_progress" | "timeout" | "blocked_by_dialog" | "pending")
-    );
-    if still_running {
-        data["poll_with"] = json!("get_execute_js_result");
-        data["delivery_state"] = json!(if data["status"] == "in_progress" {
-            "delivered_no_result"
-        } else {
-            "sent_unconfirmed"
-        });
-    }
-    data
+/// How a result not yet in is collected, in BrowserTap's words.
+fn how_to_collect(data: &mut Value, delivered: bool) {
+    data["poll_with"] = json!("get_execute_js_result");
+    data["delivery_state"] = json!(if delivered {
+        "delivered_no_result"
+    } else {
+        "sent_unconfirmed"
+    });
 }
 
 /// A dialog as BrowserTap reports it (camelCase, the policy that answered it, when it
 /// opened); tabwire's `action` (what was done) beside.
-pub fn btap_dialog(dialog: &Value) -> Value {
-    let policy = match dialog["action"].as_str() {
+pub fn btap_dialog(dialog: &Dialog) -> Value {
+    let policy = match dialog.action {
         Some("accepted") => "accept",
         Some("dismissed") => "dismiss",
         _ => "manual",
     };
-    let opened_at = dialog["opened_at_ms"].as_u64().unwrap_or_default();
-    let kind = dialog["type"].as_str().unwrap_or("alert");
+    let opened_at = dialog.opened_at_ms;
+    let kind = &dialog.kind;
     json!({
         "type": kind,
-        "message": dialog["message"],
-        "defaultPrompt": dialog["default_prompt"].as_str().unwrap_or(""),
+        "message": dialog.message,
+        "defaultPrompt": dialog.default_prompt.as_deref().unwrap_or(""),
         "openedAt": opened_at,
         "policy": policy,
         "token": format!("{opened_at}-{kind}"),
-        "action": dialog["action"],
+        "action": dialog.action,
     })
 }
 
-/// An execute_js payload in BrowserTap's words: the tab it ran in, its dialogs, and
-/// what it changed in the page (`diff`, `transients`, a `suggestion` when nothing).
-fn script_facts(mut data: Value, tab: &TabInfo) -> Value {
-    let blocked = data["status"] == "blocked_by_dialog";
-    let Some(fields) = data.as_object_mut() else {
-        return data;
-    };
-    fields.remove("tab_handle");
-    fields.insert("tab_id".into(), json!(tab.tab_id));
-    if fields.get("status").and_then(Value::as_str) == Some("in_progress") {
-        fields.insert("executed_tab_id".into(), json!(tab.tab_id));
-        fields.insert("session_id".into(), json!(tab.handle));
-        fields.insert("monitoring".into(), json!(false));
-        return data;
-    }
-    fields.insert("manual_blocked".into(), json!(blocked));
-    if let Some(dialogs) = data["dialogs"].as_array().filter(|d| !d.is_empty()) {
-        let dialogs: Vec<Value> = dialogs.iter().map(btap_dialog).collect();
-        data["dialog"] = dialogs.last().cloned().unwrap_or_default();
-        data["dialogs"] = json!(dialogs);
-        // BrowserTap says `ok` rather than `success` when dialogs were answered.
-        if data["status"] == "success" {
-            data["status"] = json!("ok");
+/// A script still running, in BrowserTap's words: its receipt and the tab it holds.
+fn pending_json(operation_id: &str, why: &Unfinished, tab: &TabInfo) -> Value {
+    let mut data = json!({
+        "status": why.status(),
+        "operation_id": operation_id,
+        "retry_safe": false,
+        "may_have_executed": true,
+        "reservation_held": true,
+        "tab_id": tab.tab_id,
+    });
+    how_to_collect(&mut data, *why == Unfinished::NotWaitedFor);
+    match why.failure() {
+        // Not waited for: sent, and not watched (BrowserTap's `monitoring: false`).
+        None => {
+            data["executed_tab_id"] = json!(tab.tab_id);
+            data["session_id"] = json!(tab.handle);
+            data["monitoring"] = json!(false);
+        }
+        Some(message) => {
+            data["message"] = json!(message);
+            data["manual_blocked"] = json!(matches!(why, Unfinished::BlockedByDialog(_)));
         }
     }
-    if let Some(changes) = data.as_object_mut().and_then(|f| f.remove("page_changes")) {
+    data
+}
+
+/// A finished script in BrowserTap's words: its value, the tab it ran in, its dialogs,
+/// and what it changed in the page (`diff`, `transients`, a `suggestion` when nothing).
+fn ran_json(ran: &ScriptRan) -> Value {
+    let status = match (&ran.landed_url, ran.dialogs.is_empty()) {
+        (Some(_), _) => "navigated",
+        // BrowserTap says `ok` rather than `success` when dialogs were answered.
+        (None, false) => "ok",
+        (None, true) => "success",
+    };
+    let mut data = json!({
+        "status": status,
+        "js_return": ran.value,
+        "tab_id": ran.tab_id,
+        "manual_blocked": false,
+    });
+    if ran.value_lost {
+        data["value_lost"] = json!(true);
+    }
+    if !ran.dialogs.is_empty() {
+        let dialogs: Vec<Value> = ran.dialogs.iter().map(btap_dialog).collect();
+        data["dialog"] = dialogs.last().cloned().unwrap_or_default();
+        data["dialogs"] = json!(dialogs);
+    }
+    if let Some(changes) = &ran.page_changes {
         describe_changes(&mut data, changes);
     }
     // After a navigation the document the script started in is gone, and with it what
     // could be compared.
-    if data["status"] == "navigated" {
+    if let Some(url) = &ran.landed_url {
+        data["landed_url"] = json!(url);
         data["transients_available"] = json!(false);
         data["transients"] = json!([]);
         data["diff"] = json!("The page navigated while the script ran; nothing was compared.");
     }
-    if data.get("result_file").is_some() {
+    if let Some(file) = &ran.spilled {
+        data["result_file"] = json!(file.path);
+        data["result_bytes"] = json!(file.bytes);
+        data["result_sha256"] = json!(file.sha256);
         data["result_externalized"] = json!(true);
         data["result_file_scope"] = json!("js-value");
         data["result_format"] = json!("utf-8-json");
@@ -124,25 +145,29 @@ fn script_facts(mut data: Value, tab: &TabInfo) -> Value {
     data
 }
 
-fn describe_changes(data: &mut Value, changes: Value) {
-    let Ok(changes) = serde_json::from_value::<PageChanges>(changes) else {
-        return;
-    };
+fn describe_changes(data: &mut Value, changes: &PageChanges) {
     data["transients_available"] = json!(changes.available);
     data["transients"] = json!(changes.transients);
     if !changes.available {
         data["diff"] = json!("Page changes could not be watched on this page.");
         return;
     }
+    data["diff"] = json!(changes_line(changes));
+    if changes.changed == 0 && changes.transients.is_empty() {
+        data["suggestion"] = json!("No visible page changes were detected.");
+    }
+}
+
+/// BrowserTap's `diff`: how many elements changed, and the largest change.
+fn changes_line(changes: &PageChanges) -> String {
     let mut diff = format!("DOM changes: {}", changes.changed);
     if let Some(largest) = &changes.largest {
         diff.push_str(&format!("\nMost significant change:\n{largest}"));
     }
     if changes.changed == 0 && changes.transients.is_empty() {
         diff.push_str(" (no page changes)");
-        data["suggestion"] = json!("No visible page changes were detected.");
     }
-    data["diff"] = json!(diff);
+    diff
 }
 
 pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
@@ -163,61 +188,64 @@ pub async fn execute_js(call: Call, p: ExecuteJs) -> Result<Reply, ToolError> {
         watch: p.wait && !p.no_monitor,
     };
     let handle = named(&p.session_id, &None);
-    let (tab, mut ran) = match call.session.execute_js(handle.as_deref(), request).await {
-        Ok(ran) => ran,
+    let (tab, answer) = match call.session.execute_js(handle.as_deref(), request).await {
+        Ok(answer) => answer,
         Err(error) if error.code() == ErrorCode::ScriptError => {
             return script_failed(&call, handle.as_deref(), error).await;
         }
         Err(error) => return Err(error.into()),
     };
-    ran.data = script_facts(pending_facts(ran.data), &tab);
-    let lean = script_lean(&ran.data);
-    Ok(Reply::reported(ran).on(tab).lean(lean))
+    let reply = match &answer {
+        ScriptAnswer::Ran(ran) => Reply::data(ran_json(ran)),
+        ScriptAnswer::Pending { operation_id, why } => {
+            let reply = Reply::data(pending_json(operation_id, why, &tab));
+            match why.failure() {
+                Some(message) => reply.failed(why.status(), message),
+                None => reply,
+            }
+        }
+    };
+    Ok(reply.on(tab).lean(script_lean(&answer)))
 }
 
 /// A script's reply, leanly: its value as JSON (nulls and empty objects are data here,
 /// kept), then what it changed, the dialogs it met and where it navigated.
-fn script_lean(data: &Value) -> String {
-    let status = data["status"].as_str().unwrap_or_default();
-    let mut lean = match status {
-        "success" | "ok" if data.get("result_file").is_some() => format!(
-            "returned {} bytes of JSON, written to {}",
-            data["result_bytes"],
-            data["result_file"].as_str().unwrap_or_default()
-        ),
-        "success" | "ok" => format!("returned {}", compact(&data["js_return"])),
-        "navigated" => format!(
-            "the page navigated to {} (the script's value is lost)",
-            data["landed_url"].as_str().unwrap_or("another page")
-        ),
-        other => {
-            let mut line = format!("status {other}");
-            if let Some(id) = data["operation_id"].as_str() {
-                line.push_str(&format!(
-                    "; operation {id}: collect it with get_execute_js_result"
-                ));
-            }
-            line
+fn script_lean(answer: &ScriptAnswer) -> String {
+    let ran = match answer {
+        ScriptAnswer::Ran(ran) => ran,
+        ScriptAnswer::Pending { operation_id, why } => {
+            return format!(
+                "status {}; operation {operation_id}: collect it with get_execute_js_result",
+                why.status()
+            );
         }
     };
-    if let Some(diff) = data["diff"]
-        .as_str()
-        .filter(|d| !d.starts_with("DOM changes: 0"))
-    {
-        lean.push_str(&format!("\n{diff}"));
+    let mut lean = match (&ran.landed_url, &ran.spilled) {
+        (Some(url), _) => format!("the page navigated to {url} (the script's value is lost)"),
+        (None, Some(file)) => format!(
+            "returned {} bytes of JSON, written to {}",
+            file.bytes,
+            file.path.display()
+        ),
+        (None, None) => format!("returned {}", compact(&ran.value)),
+    };
+    if let Some(changes) = ran.page_changes.as_ref().filter(|c| c.available) {
+        if changes.changed > 0 || !changes.transients.is_empty() {
+            lean.push_str(&format!("\n{}", changes_line(changes)));
+        }
+        if !changes.transients.is_empty() {
+            lean.push_str(&format!(
+                "\nshown and gone meanwhile: {}",
+                compact(&json!(changes.transients))
+            ));
+        }
     }
-    if let Some(transients) = data["transients"].as_array().filter(|t| !t.is_empty()) {
-        lean.push_str(&format!(
-            "\nshown and gone meanwhile: {}",
-            compact(&json!(transients))
-        ));
-    }
-    for dialog in data["dialogs"].as_array().into_iter().flatten() {
+    for dialog in &ran.dialogs {
         lean.push_str(&format!(
             "\na {} dialog was answered ({}): {}",
-            dialog["type"].as_str().unwrap_or("JavaScript"),
-            dialog["policy"].as_str().unwrap_or_default(),
-            dialog["message"]
+            dialog.kind,
+            btap_dialog(dialog)["policy"].as_str().unwrap_or_default(),
+            json!(dialog.message)
         ));
     }
     lean
@@ -254,8 +282,9 @@ async fn script_failed(
         "transients": [],
     });
     if let Value::Object(mut details) = error.details() {
-        if let Some(changes) = details.remove("page_changes") {
-            describe_changes(&mut data, changes);
+        let changes = details.remove("page_changes");
+        if let Some(changes) = changes.and_then(|c| serde_json::from_value(c).ok()) {
+            describe_changes(&mut data, &changes);
         }
         for (key, value) in details {
             data[key] = value;
@@ -284,31 +313,29 @@ pub async fn get_execute_js_result(call: Call, p: GetResult) -> Result<Reply, To
         }
         Err(error) => return Err(error.into()),
     };
-    let data = match state {
-        ReceiptState::Pending { kind, age } => pending_facts(json!({
-            "status": "pending", "operation_id": id, "operation_status": "pending", "kind": kind,
-            "age_seconds": age.as_secs_f64(), "retry_safe": false, "reservation_held": true,
-        })),
+    let (data, ran_in) = match state {
+        ReceiptState::Pending { kind, age } => {
+            let mut data = json!({
+                "status": "pending", "operation_id": id, "operation_status": "pending", "kind": kind,
+                "age_seconds": age.as_secs_f64(), "retry_safe": false, "reservation_held": true,
+            });
+            how_to_collect(&mut data, false);
+            (data, None)
+        }
         ReceiptState::Done { kind, outcome } => {
-            let mut result = engine::outcome_reply(&outcome)?;
-            result["session_id"] = result["tab_handle"].take();
-            if let Some(fields) = result.as_object_mut() {
-                fields.remove("tab_handle");
-            }
+            let ran = outcome.as_ref().as_ref().map_err(|error| error.clone())?;
+            let mut result = ran_json(ran);
+            result["session_id"] = json!(ran.tab_handle);
             result["operation_id"] = json!(id);
             result["operation_status"] = json!("completed");
             result["kind"] = json!(kind);
             result["replayed"] = json!(false);
             result["acknowledged"] = json!(true);
             result["reservation_held"] = json!(false);
-            result["manual_blocked"] = json!(false);
-            result
+            // The tab the script ran in, if it is still open.
+            let ran_in = call.session.resolve_tab(Some(&ran.tab_handle)).await.ok();
+            (result, ran_in)
         }
-    };
-    // The tab the script ran in, if it is still open.
-    let ran_in = match data["session_id"].as_str() {
-        Some(handle) => call.session.resolve_tab(Some(handle)).await.ok(),
-        None => None,
     };
     let reply = Reply::data(data);
     Ok(match ran_in {
@@ -360,7 +387,7 @@ pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolErr
         DialogOutcome::BlockedByDialog { dialog } => {
             data["status"] = json!("blocked_by_dialog");
             data["handled"] = json!(false);
-            data["dialog"] = btap_dialog(&json!(dialog));
+            data["dialog"] = btap_dialog(&dialog);
             data["hint"] = json!(
                 "the dialog is still open: answer it with handle_dialog accept or dismiss (resolve_leave_dialog for a leave prompt)"
             );
@@ -372,14 +399,14 @@ pub async fn handle_dialog(call: Call, p: HandleDialog) -> Result<Reply, ToolErr
         } => {
             data["status"] = json!("ok");
             data["handled"] = json!(true);
-            data["dialog"] = btap_dialog(&json!(dialog));
+            data["dialog"] = btap_dialog(&dialog);
             data["prompt_text"] = json!(prompt_text);
             Reply::data(data)
         }
         DialogOutcome::Dismissed { dialog } => {
             data["status"] = json!("ok");
             data["handled"] = json!(true);
-            data["dialog"] = btap_dialog(&json!(dialog));
+            data["dialog"] = btap_dialog(&dialog);
             Reply::data(data)
         }
     };
@@ -405,7 +432,7 @@ pub async fn resolve_leave_dialog(call: Call, p: SessionOnly) -> Result<Reply, T
         }
         Some((dialog, attempts, true)) => Reply::data(json!({
             "status": "ok", "resolution": "protocol", "session_id": tab.handle,
-            "dialog": btap_dialog(&json!(dialog)), "protocol_attempts": attempts,
+            "dialog": btap_dialog(&dialog), "protocol_attempts": attempts,
             "attempts": [{ "status": "ok", "handled": true }],
             "physical_input": false,
         })),
@@ -413,7 +440,7 @@ pub async fn resolve_leave_dialog(call: Call, p: SessionOnly) -> Result<Reply, T
             let message = "two protocol accepts did not close the prompt; tabwire sends no OS-level keys, so the user must answer it";
             Reply::data(json!({
                 "status": "requires_user_action", "session_id": tab.handle,
-                "dialog": btap_dialog(&json!(dialog)), "protocol_attempts": attempts,
+                "dialog": btap_dialog(&dialog), "protocol_attempts": attempts,
                 "attempts": [], "physical_input": false, "hint": message,
             }))
             .failed("requires_user_action", message)

@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
+use engine::ExtensionStatus;
+
 use crate::face::{Call, Profile, Reply, ToolError};
 use crate::tool_params;
 
@@ -100,7 +102,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         "expected_protocol_version": LINK_PROTOCOL,
         "extension_capabilities": capabilities(),
         "missing_extension_capabilities": [],
-        "extension_build_enforced": extension["extension_status_available"] == true,
+        "extension_build_enforced": extension.extension_status_available,
         "extension_name": "tabwire link",
         "extension_id": config.extension_id,
         "extension_path": config.extension_dir,
@@ -171,7 +173,7 @@ pub async fn get_setup_status(call: Call, _: NoArgs) -> Result<Reply, ToolError>
         data["bridge_ws_port"] = json!(port);
     }
     data["diagnosis"] = diagnosis(&data, &build, &extension);
-    merge(&mut data, extension);
+    merge(&mut data, json!(extension));
     Ok(Reply::data(data))
 }
 
@@ -188,18 +190,14 @@ fn merge(data: &mut Value, more: Value) {
 fn verdict(
     engine: &engine::Engine,
     link_state: &str,
-    extension: &Value,
+    extension: &ExtensionStatus,
     build: &str,
 ) -> (&'static str, &'static str) {
     let linked = engine.link_name() == "extension";
-    match (
-        build,
-        extension["extension_build_verdict"].as_str(),
-        link_state,
-    ) {
+    match (build, extension.extension_build_verdict, link_state) {
         ("stale_process", _, _) => ("stale_package", "restart_mcp_session"),
-        (_, Some("stale_server"), _) => ("stale_package", "restart_mcp_session"),
-        (_, Some("stale_worker"), _) => ("stale_extension", "reload_extension"),
+        (_, "stale_server", _) => ("stale_package", "restart_mcp_session"),
+        (_, "stale_worker", _) => ("stale_extension", "reload_extension"),
         (_, _, "waiting_for_worker") => ("starting", "wait_for_extension"),
         (_, _, "not_started" | "lost") if linked => {
             ("extension_unavailable", "check_extension_connection")
@@ -254,7 +252,7 @@ fn state_paths(config: &engine::EngineConfig) -> Value {
 }
 
 /// The link's own account, in the shape of BrowserTap's bridge diagnosis.
-fn diagnosis(data: &Value, build: &crate::identity::Build, extension: &Value) -> Value {
+fn diagnosis(data: &Value, build: &crate::identity::Build, extension: &ExtensionStatus) -> Value {
     let (started_at, uptime) = crate::identity::serving();
     let mut state_paths = data["state_paths"].clone();
     // The link reads its secret from that one file; no copy of it is held elsewhere, and
@@ -303,10 +301,10 @@ fn diagnosis(data: &Value, build: &crate::identity::Build, extension: &Value) ->
         },
         "rejected_client_takeovers": 0,
         "state_paths": state_paths,
-        "extension_version": extension["extension_version"],
+        "extension_version": extension.extension_version,
         "protocol_version": LINK_PROTOCOL,
         "extension_capabilities": capabilities(),
-        "extension_build_stamp": extension["extension_build_stamp"],
+        "extension_build_stamp": extension.extension_build_stamp,
     })
 }
 

@@ -315,7 +315,7 @@ pub async fn open_url(call: Call, p: OpenUrl) -> Result<Reply, ToolError> {
 fn navigation_facts(requested: &str, navigated: Navigated, dialogs: &[Dialog]) -> (Value, String) {
     let dialog = dialogs
         .last()
-        .map(|d| super::script::btap_dialog(&json!(d)))
+        .map(super::script::btap_dialog)
         .unwrap_or(Value::Null);
     let mut data = json!({
         "status": "ok",
@@ -336,7 +336,7 @@ fn navigation_facts(requested: &str, navigated: Navigated, dialogs: &[Dialog]) -
         data["dialogs"] = json!(
             dialogs
                 .iter()
-                .map(|d| super::script::btap_dialog(&json!(d)))
+                .map(super::script::btap_dialog)
                 .collect::<Vec<_>>()
         );
     }

@@ -97,7 +97,7 @@ pub async fn history(call: Call, p: History) -> Result<Reply, ToolError> {
         items.retain(|item| !open.contains(&item.url));
     }
     let mut data = json!({
-        "items": items.iter().map(history::item_json).collect::<Vec<_>>(),
+        "items": items.iter().map(history_item).collect::<Vec<_>>(),
         "totalCount": items.len(),
         "timeRange": {
             "startTime": start, "endTime": end,
@@ -142,22 +142,24 @@ pub async fn bookmark_add(call: Call, p: BookmarkAdd) -> Result<Reply, ToolError
     let (parent, created) = match &p.parentId {
         Some(path) => bookmarks::folder(&browser, path, p.createFolder)
             .await
+            .map(|(folder, created)| (Some(folder), created))
             .map_err(|e| match e.input() {
                 Some(_) => ToolError::param("parentId", e.bare_message()),
                 None => e.into(),
             })?,
-        None => (Value::Null, false),
+        None => (None, false),
     };
     let title = title
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| url.clone());
-    let node = bookmarks::create(&browser, &title, Some(&url), parent["id"].as_str()).await?;
+    let parent_id = parent.as_ref().map(|folder| folder.id.as_str());
+    let node = bookmarks::create(&browser, &title, Some(&url), parent_id).await?;
     let folders = bookmarks::path_of(&browser, &node)
         .await
         .unwrap_or_default();
     Ok(Reply::data(json!({
         "success": true, "message": "Bookmark added successfully",
-        "bookmark": { "id": node["id"], "title": node["title"], "url": node["url"], "dateAdded": node["dateAdded"], "folderPath": folder_path(&folders) },
+        "bookmark": { "id": node.id, "title": node.title, "url": node.url, "dateAdded": node.date_added, "folderPath": folder_path(&folders) },
         "folderCreated": created,
     })))
 }
@@ -172,9 +174,12 @@ pub async fn bookmark_delete(call: Call, p: BookmarkDelete) -> Result<Reply, Too
                 .unwrap_or_default();
             vec![bookmarks::Bookmark {
                 id: id.clone(),
-                title: node["title"].as_str().unwrap_or_default().to_owned(),
-                url: node["url"].as_str().unwrap_or_default().to_owned(),
-                date_added: node["dateAdded"].as_f64(),
+                title: node.title,
+                url: node.url.unwrap_or_default(),
+                date_added: node
+                    .date_added
+                    .as_ref()
+                    .and_then(serde_json::Number::as_f64),
                 folders,
             }]
         }
@@ -230,4 +235,12 @@ pub async fn handle_download(call: Call, p: HandleDownload) -> Result<Reply, Too
             "exists": found.exists, "sha256": found.sha256,
         },
     })))
+}
+
+/// A history item as chrome.history describes it (ms since the epoch as a number).
+fn history_item(item: &history::HistoryItem) -> Value {
+    json!({
+        "id": item.id, "url": item.url, "title": item.title, "lastVisitTime": item.last_visit_ms,
+        "visitCount": item.visit_count, "typedCount": item.typed_count,
+    })
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use engine::{Acted, ClickTarget, Condition, FilledKind, KeyStep, Locator, Page, SentStep};
+use engine::{
+    Acted, ClickTarget, Condition, ElementInfo, FilledKind, KeyStep, Locator, Page, SentStep,
+};
 
 use super::{element, tab_arg};
 use crate::face::base64;
@@ -220,9 +222,9 @@ pub async fn click_element(call: Call, p: ClickElement) -> Result<Reply, ToolErr
         || page
             .navigation_since(before, p.waitForNavigation, deadline)
             .await;
-    let mut info = report.element.clone().unwrap_or(json!({}));
+    let mut info = report.element.as_ref().map_or(json!({}), |e| json!(e));
     let point = Some((report.x, report.y));
-    let mut lean = crate::lean::clicked(&info, point, report.hit_verified, &Value::Null);
+    let mut lean = crate::lean::clicked(report.element.as_ref(), point, report.hit_verified, &[]);
     if let Some(checked) = report.checked {
         lean.push_str(if checked {
             " (now checked)"
@@ -295,7 +297,7 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
         "filled"
     };
     // A select's choice as the agent named it: the option's label, not its value.
-    let shown = if filled.element["type"] == "password" {
+    let shown = if filled.element.is_password() {
         "•••"
     } else {
         filled.label.as_deref().unwrap_or(&filled.value)
@@ -315,10 +317,10 @@ pub async fn fill_or_select(call: Call, p: FillOrSelect) -> Result<Reply, ToolEr
 
 /// The filled element as the Chrome MCP Server describes it; a select's chosen option
 /// by its label beside its value (`selectedOption`).
-fn element_info(element: &Value, value: &str, option: Option<&str>) -> Value {
+fn element_info(element: &ElementInfo, value: &str, option: Option<&str>) -> Value {
     let mut info = json!({
-        "tagName": element["tag"], "id": element["id"], "type": element["type"], "name": element["name"],
-        "label": element["label"], "isVisible": true, "value": value,
+        "tagName": element.tag, "id": element.id, "type": element.input_type, "name": element.name,
+        "label": element.label, "isVisible": true, "value": value,
     });
     if let Some(option) = option {
         info["selectedOption"] = json!(option);
@@ -336,7 +338,7 @@ pub async fn keyboard(call: Call, p: Keyboard) -> Result<Reply, ToolError> {
         let focused = page
             .type_text(Some(&locator), "", false, None, deadline)
             .await?;
-        target = focused.active_element.unwrap_or(Value::Null);
+        target = focused.active_element.map_or(Value::Null, |e| json!(e));
     }
     let pause = Duration::from_secs_f64(p.delay.max(0.0) / 1000.0);
     let sent = send_keys(&page, p.keys.split(','), pause, deadline, "keys").await?;

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use engine::{
     ConsoleKind, ConsolePage, ConsoleRecord, DialogAnswer, DialogOutcome, DialogPolicy,
-    ScriptRequest, ScriptWorld,
+    ScriptAnswer, ScriptRequest, ScriptWorld,
 };
 
 use super::tab_arg;
@@ -107,21 +107,20 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
         }
         Err(error) => return Err(error.into()),
     };
-    let data = ran.data;
-    if let Some(failure) = ran.failure {
-        return Ok(Reply::data(json!({
-            "success": false, "tabId": tab.tab_id, "engine": "cdp",
-            "error": {
-                "kind": failure.code, "message": failure.message,
-                "operationId": data["operation_id"],
-            },
-            "metrics": { "elapsedMs": elapsed },
-        }))
-        .failed(failure.code, failure.message)
-        .on(tab));
-    }
-    let value = &data["js_return"];
-    let text = match value {
+    let ran = match ran {
+        ScriptAnswer::Ran(ran) => ran,
+        ScriptAnswer::Pending { operation_id, why } => {
+            let message = why.failure().unwrap_or_default().to_owned();
+            return Ok(Reply::data(json!({
+                "success": false, "tabId": tab.tab_id, "engine": "cdp",
+                "error": { "kind": why.status(), "message": message, "operationId": operation_id },
+                "metrics": { "elapsedMs": elapsed },
+            }))
+            .failed(why.status(), message)
+            .on(tab));
+        }
+    };
+    let text = match &ran.value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     };
@@ -134,11 +133,11 @@ pub async fn javascript(call: Call, p: Javascript) -> Result<Reply, ToolError> {
         result["truncated"] = json!(true);
         result["totalBytes"] = json!(text.len());
     }
-    if data["status"] == "navigated" {
-        result["navigated"] = json!({ "landedUrl": data["landed_url"] });
+    if let Some(url) = &ran.landed_url {
+        result["navigated"] = json!({ "landedUrl": url });
     }
-    if let Some(file) = data.get("result_file") {
-        result["resultFile"] = file.clone();
+    if let Some(file) = &ran.spilled {
+        result["resultFile"] = json!(file.path);
     }
     Ok(Reply::data(result).on(tab))
 }
@@ -307,10 +306,10 @@ pub async fn inject_script(call: Call, p: InjectScript) -> Result<Reply, ToolErr
         .inject(world(&p.r#type), &p.jsScript, call.deadline)
         .await?;
     call.session.remember_injection(page.tab.tab_id, &p.r#type);
-    Ok(Reply::data(
-        json!({ "injected": true, "world": p.r#type, "identifier": injected["identifier"] }),
+    Ok(
+        Reply::data(json!({ "injected": true, "world": p.r#type, "identifier": injected }))
+            .on(page.info()),
     )
-    .on(page.info()))
 }
 
 pub async fn send_command(call: Call, p: SendCommand) -> Result<Reply, ToolError> {
@@ -331,5 +330,5 @@ pub async fn send_command(call: Call, p: SendCommand) -> Result<Reply, ToolError
     let answer = page
         .command(world(&kind), &p.eventName, &payload, call.deadline)
         .await?;
-    Ok(Reply::data(answer["answer"].clone()).on(page.info()))
+    Ok(Reply::data(answer).on(page.info()))
 }
