@@ -215,6 +215,41 @@ async fn navigate_opens_reports_and_moves_through_history() {
 }
 
 #[tokio::test]
+async fn a_read_by_url_opens_the_page_once_and_reads_the_open_tab_after() {
+    let site = Site::start().await;
+    let tw = chrome("chrome-content-url").await;
+    let tab_count = |listed: &Value| listed["tabCount"].as_u64().unwrap();
+    let before = tab_count(&tw.chrome_ok("get_windows_and_tabs", json!({})).await);
+    let url = site.url("article.html");
+    let first = tw
+        .chrome_ok(
+            "chrome_get_web_content",
+            json!({ "url": url, "background": true }),
+        )
+        .await;
+    assert!(
+        first["textContent"]
+            .as_str()
+            .unwrap()
+            .contains("When the tide goes out"),
+        "{first}"
+    );
+    let opened = tab_count(&tw.chrome_ok("get_windows_and_tabs", json!({})).await);
+    assert_eq!(opened, before + 1, "the page was opened in one new tab");
+    // The same page named again (a fragment is a place on it, not another page) is read
+    // from the tab that shows it: no tab is opened.
+    let again = tw
+        .chrome_ok(
+            "chrome_get_web_content",
+            json!({ "url": format!("{url}#top") }),
+        )
+        .await;
+    assert_eq!(again["textContent"], first["textContent"]);
+    let after = tab_count(&tw.chrome_ok("get_windows_and_tabs", json!({})).await);
+    assert_eq!(after, opened, "no tab was opened for a page already open");
+}
+
+#[tokio::test]
 async fn windows_and_tabs_are_listed_switched_and_closed() {
     let site = Site::start().await;
     let tw = chrome("chrome-tabs").await;

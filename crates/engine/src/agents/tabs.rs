@@ -122,6 +122,28 @@ pub struct Activated {
     pub window_state: Option<String>,
 }
 
+/// What a navigation that names no tab does with the agent's current tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reuse {
+    /// It shows that page already: bring it forward, load nothing.
+    Show,
+    /// It is blank: load the page there.
+    Load,
+    /// It shows something else, which stays: open a new tab.
+    OpenNew,
+}
+
+/// The tab-reuse policy, as the Chrome MCP Server's navigation has it.
+fn reuse_for(current_url: &str, url: &str) -> Reuse {
+    if crate::urls::same_page(current_url, url) {
+        Reuse::Show
+    } else if current_url.is_empty() || current_url == "about:blank" {
+        Reuse::Load
+    } else {
+        Reuse::OpenNew
+    }
+}
+
 /// What became of an `open_new_tab`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -324,22 +346,62 @@ impl AgentSession {
             return Ok(None);
         };
         let current = browser.handle(&tab);
-        if crate::urls::same_page(&tab.url, url) {
-            if !background {
-                self.activate_tab(Some(&current)).await?;
+        match reuse_for(&tab.url, url) {
+            Reuse::OpenNew => Ok(None),
+            Reuse::Show => {
+                if !background {
+                    self.activate_tab(Some(&current)).await?;
+                }
+                let (browser, tab) = self.resolve_tab(Some(&current)).await?;
+                Ok(Some(Reused::Shown(browser.info(&tab, Some(tab.tab_id)))))
             }
-            let (browser, tab) = self.resolve_tab(Some(&current)).await?;
-            return Ok(Some(Reused::Shown(browser.info(&tab, Some(tab.tab_id)))));
+            Reuse::Load => {
+                let (page, _) = self.page_to_navigate(Some(&current)).await?;
+                let landed = page.navigate(url, deadline).await?;
+                Ok(Some(Reused::Loaded {
+                    tab: page.info(),
+                    landed,
+                }))
+            }
         }
-        if !tab.url.is_empty() && tab.url != "about:blank" {
-            return Ok(None);
+    }
+
+    /// A tab showing `url` ([`crate::urls::same_page`]; the agent's current tab first),
+    /// else a new one opened to it (in the background with `background`): its handle.
+    pub async fn tab_showing(
+        &self,
+        url: &str,
+        background: bool,
+        deadline: Deadline,
+    ) -> Result<String> {
+        let list = self.list_tabs(false).await?;
+        let open = list
+            .tabs
+            .iter()
+            .filter(|t| crate::urls::same_page(&t.url, url))
+            .min_by_key(|t| Some(&t.handle) != list.default.as_ref());
+        if let Some(tab) = open {
+            return Ok(tab.handle.clone());
         }
-        let (page, _) = self.page_to_navigate(Some(&current)).await?;
-        let landed = page.navigate(url, deadline).await?;
-        Ok(Some(Reused::Loaded {
-            tab: page.info(),
-            landed,
-        }))
+        check_url_scheme(url)?;
+        let request = OpenTabRequest {
+            browser: None,
+            url: url.to_owned(),
+            active: !background,
+            owner_id: None,
+            operation_id: None,
+            deadline,
+            window: None,
+        };
+        match self.open_new_tab(request).await? {
+            Opened::Created { tab, .. } | Opened::Recovered { tab, .. } => Ok(tab.handle),
+            _ => Err(EngineError::page(
+                ErrorCode::TabNotFound,
+                format!("the browser did not confirm a tab for {url}; one may have opened"),
+                json!({ "url": url }),
+            )
+            .may_have_run()),
+        }
     }
 
     /// Opens a tab exactly once per operation id.
@@ -614,6 +676,33 @@ mod tests {
             creations
                 .get(&format!("op-{}", MAX_CREATIONS + 9))
                 .is_some()
+        );
+    }
+
+    #[test]
+    fn the_current_tab_is_reused_only_for_its_own_page_or_when_blank() {
+        // The same page, as the Chrome MCP Server compares them: no `www.`, no final
+        // slash; the fragment does not count.
+        assert_eq!(
+            reuse_for(
+                "https://www.example.com/docs/",
+                "https://example.com/docs#top"
+            ),
+            Reuse::Show
+        );
+        assert_eq!(
+            reuse_for("about:blank", "https://example.com/"),
+            Reuse::Load
+        );
+        assert_eq!(reuse_for("", "https://example.com/"), Reuse::Load);
+        // Another page (or the same path with another query) is left alone.
+        assert_eq!(
+            reuse_for("https://example.com/a", "https://example.com/b"),
+            Reuse::OpenNew
+        );
+        assert_eq!(
+            reuse_for("https://example.com/a?x=1", "https://example.com/a?x=2"),
+            Reuse::OpenNew
         );
     }
 }

@@ -896,4 +896,63 @@ mod tests {
         };
         assert!(cookies_set_reply(&all).failure.is_none());
     }
+
+    #[test]
+    fn a_download_reads_as_browsertaps_record() {
+        let file = engine::files::Written {
+            path: "/out/downloads/a.csv".into(),
+            bytes: 12,
+            sha256: "ab".into(),
+        };
+        let done = Downloaded {
+            id: Some(3),
+            guid: Some("g-1".into()),
+            state: DownloadState::Completed {
+                url: "http://127.0.0.1/a.csv".into(),
+                file,
+                content_type: None,
+            },
+            browser_path: None,
+            streamed: false,
+            shown_by_browser: false,
+        };
+        let data = download_json(&done);
+        assert_eq!(data["type"], "download");
+        assert_eq!(data["status"], "completed");
+        assert_eq!(data["download_id"], 3);
+        assert_eq!(data["size"], 12);
+        assert_eq!(data["path"], "/out/downloads/a.csv");
+        assert_eq!(data["guid"], "g-1");
+        assert!(data["content_type"].is_null() && data.get("streamed").is_none());
+        assert!(done.failure().is_none());
+        let failed = Downloaded {
+            state: DownloadState::Failed {
+                url: "http://127.0.0.1/gone".into(),
+                reason: "http_404".into(),
+            },
+            guid: None,
+            ..done
+        };
+        let data = download_json(&failed);
+        assert_eq!(data["status"], "failed");
+        assert_eq!(data["code"], "http_404");
+        assert_eq!(
+            data["error"],
+            "the download of http://127.0.0.1/gone failed: http_404"
+        );
+        assert_eq!(failed.failure().map(|(reason, _)| reason), Some("http_404"));
+    }
+
+    #[test]
+    fn a_storage_area_is_named_either_way_in_any_case() {
+        assert_eq!(
+            storage_area(" Local ").unwrap(),
+            (StorageArea::Local, "localStorage")
+        );
+        assert_eq!(
+            storage_area("sessionStorage").unwrap().0,
+            StorageArea::Session
+        );
+        assert!(storage_area("cookies").is_err());
+    }
 }

@@ -507,7 +507,8 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
             lean.push_str(" (brought within its range)");
         }
     }
-    if typed.submitted.is_some() {
+    let submitted = typed.submitted.is_some();
+    if submitted {
         lean.push_str(", then submitted");
     }
     // Each character is one insertText; a clear is a select-all and a delete first.
@@ -519,7 +520,7 @@ pub async fn page_type(call: Call, p: PageType) -> Result<Reply, ToolError> {
     }
     // A key pressed afterwards may submit: the call answers once what it started has
     // committed, so the next call cannot cancel it.
-    if data["submitted"].is_string() {
+    if submitted {
         let effects = page.effects(watch, call.deadline).await;
         lean.push_str(&with_effects(&mut data, &effects));
     }

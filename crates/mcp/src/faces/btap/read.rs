@@ -173,3 +173,71 @@ fn has_choices(outline: &str) -> bool {
         line.contains(" options=[") || line.starts_with("combobox ") || line.starts_with("listbox ")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read as the page script writes it: one file input and one button.
+    fn scan() -> Scan {
+        let target = |tag: &str, tool: &str, reason: &str| {
+            json!({
+                "locator": { "css": format!("#{tag}") }, "ref": "ref_1", "tag": tag,
+                "type": "", "name": "", "role": "", "visible": true, "editable": false,
+                "disabled": false, "readonly": false, "inert": false,
+                "rect": { "x": 0, "y": 0, "width": 10, "height": 10 },
+                "hit_test": "not_checked", "recommended_tool": tool, "reason": reason,
+            })
+        };
+        serde_json::from_value(json!({
+            "content": "<button>Go</button>",
+            "observation": {
+                "status": "success", "url": "http://127.0.0.1/", "title": "T",
+                "ready_state": "complete",
+                "viewport": { "width": 1280, "height": 800, "device_pixel_ratio": 1 },
+                "targets": [target("input", "upload_files", "file_input"),
+                            target("button", "page_click", "dom_target")],
+                "frames": [], "truncated": false, "limit": 80,
+                "coordinate_space": "viewport_css",
+            },
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_read_after_extra_js_lists_no_targets_but_says_where_the_page_is() {
+        let mut scan = scan();
+        unobserved(&mut scan.observation);
+        let data = json!(scan);
+        let observation = &data["observation"];
+        assert_eq!(observation["status"], "unavailable");
+        assert_eq!(observation["reason"], "extra_js_preserves_legacy_execution");
+        assert_eq!(observation["url"], "http://127.0.0.1/");
+        assert_eq!(observation["viewport"]["device_pixel_ratio"], 1);
+        for gone in [
+            "targets",
+            "frames",
+            "truncated",
+            "limit",
+            "coordinate_space",
+        ] {
+            assert!(observation.get(gone).is_none(), "{gone}");
+        }
+    }
+
+    #[test]
+    fn a_file_input_in_a_frame_is_listed_without_a_tool() {
+        let mut scan = scan();
+        no_upload_in_frames(scan.observation.listed.as_mut().unwrap());
+        let data = json!(scan);
+        let targets = &data["observation"]["targets"];
+        assert!(targets[0]["recommended_tool"].is_null());
+        assert_eq!(targets[0]["reason"], "file_input_frame_unsupported");
+        assert_eq!(targets[1]["recommended_tool"], "page_click");
+        // Integers stay integers on the way through.
+        assert_eq!(
+            serde_json::to_string(&targets[1]["rect"]).unwrap(),
+            r#"{"height":10,"width":10,"x":0,"y":0}"#
+        );
+    }
+}

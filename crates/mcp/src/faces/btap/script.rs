@@ -55,11 +55,7 @@ fn how_to_collect(data: &mut Value, delivered: bool) {
 /// A dialog as BrowserTap reports it (camelCase, the policy that answered it, when it
 /// opened); tabwire's `action` (what was done) beside.
 pub fn btap_dialog(dialog: &Dialog) -> Value {
-    let policy = match dialog.action {
-        Some("accepted") => "accept",
-        Some("dismissed") => "dismiss",
-        _ => "manual",
-    };
+    let policy = answered_by(dialog);
     let opened_at = dialog.opened_at_ms;
     let kind = &dialog.kind;
     json!({
@@ -71,6 +67,15 @@ pub fn btap_dialog(dialog: &Dialog) -> Value {
         "token": format!("{opened_at}-{kind}"),
         "action": dialog.action,
     })
+}
+
+/// The policy that answered a dialog, in BrowserTap's words (`manual`: none did).
+fn answered_by(dialog: &Dialog) -> &'static str {
+    match dialog.action {
+        Some("accepted") => "accept",
+        Some("dismissed") => "dismiss",
+        _ => "manual",
+    }
 }
 
 /// A script still running, in BrowserTap's words: its receipt and the tab it holds.
@@ -244,7 +249,7 @@ fn script_lean(answer: &ScriptAnswer) -> String {
         lean.push_str(&format!(
             "\na {} dialog was answered ({}): {}",
             dialog.kind,
-            btap_dialog(dialog)["policy"].as_str().unwrap_or_default(),
+            answered_by(dialog),
             json!(dialog.message)
         ));
     }
@@ -447,4 +452,125 @@ pub async fn resolve_leave_dialog(call: Call, p: SessionOnly) -> Result<Reply, T
         }
     };
     Ok(reply.on(tab))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(value: Value) -> ScriptRan {
+        ScriptRan {
+            tab_handle: "c:4".into(),
+            tab_id: 4,
+            value,
+            value_lost: false,
+            landed_url: None,
+            dialogs: Vec::new(),
+            page_changes: None,
+            spilled: None,
+        }
+    }
+
+    fn dialog(action: Option<&'static str>) -> Dialog {
+        Dialog {
+            kind: "confirm".into(),
+            message: "Sure?".into(),
+            default_prompt: None,
+            action,
+            opened_at_ms: 7,
+        }
+    }
+
+    #[test]
+    fn a_finished_script_reads_as_browsertaps_payload() {
+        let plain = ran_json(&ran(json!({"n": 1})));
+        assert_eq!(plain["status"], "success");
+        assert_eq!(plain["js_return"], json!({"n": 1}));
+        assert_eq!(plain["tab_id"], 4);
+        assert_eq!(plain["manual_blocked"], false);
+        assert!(plain.get("value_lost").is_none() && plain.get("dialogs").is_none());
+        // Dialogs answered: `ok`, each in BrowserTap's words, the last as `dialog`.
+        let answered = ran_json(&ScriptRan {
+            dialogs: vec![dialog(Some("dismissed")), dialog(Some("accepted"))],
+            ..ran(json!(null))
+        });
+        assert_eq!(answered["status"], "ok");
+        assert_eq!(answered["dialogs"][0]["policy"], "dismiss");
+        assert_eq!(answered["dialog"]["policy"], "accept");
+        assert_eq!(answered["dialog"]["token"], "7-confirm");
+        // A navigation: where it landed, and nothing compared.
+        let navigated = ran_json(&ScriptRan {
+            landed_url: Some("http://127.0.0.1/next".into()),
+            value_lost: true,
+            ..ran(json!(null))
+        });
+        assert_eq!(navigated["status"], "navigated");
+        assert_eq!(navigated["value_lost"], true);
+        assert_eq!(navigated["landed_url"], "http://127.0.0.1/next");
+        assert_eq!(navigated["transients_available"], false);
+    }
+
+    #[test]
+    fn what_a_script_changed_is_said_as_a_diff() {
+        let changes = PageChanges {
+            available: true,
+            changed: 0,
+            largest: None,
+            transients: Vec::new(),
+        };
+        let quiet = ran_json(&ScriptRan {
+            page_changes: Some(changes.clone()),
+            ..ran(json!(1))
+        });
+        assert_eq!(quiet["diff"], "DOM changes: 0 (no page changes)");
+        assert!(quiet["suggestion"].is_string());
+        let busy = ran_json(&ScriptRan {
+            page_changes: Some(PageChanges {
+                changed: 3,
+                largest: Some("<p>hi</p>".into()),
+                transients: vec!["Saved".into()],
+                ..changes
+            }),
+            ..ran(json!(1))
+        });
+        assert_eq!(
+            busy["diff"],
+            "DOM changes: 3\nMost significant change:\n<p>hi</p>"
+        );
+        assert_eq!(busy["transients"], json!(["Saved"]));
+        assert!(busy.get("suggestion").is_none());
+    }
+
+    #[test]
+    fn a_script_not_in_yet_says_how_to_collect_it() {
+        let tab = TabInfo {
+            handle: "c:4".into(),
+            client_id: "c".into(),
+            tab_id: 4,
+            url: "http://127.0.0.1/".into(),
+            title: String::new(),
+            generation: 1,
+            owner_id: None,
+            default: true,
+            browser: "chrome",
+            identity: "T4".into(),
+        };
+        let sent = pending_json("op-1", &Unfinished::NotWaitedFor, &tab);
+        assert_eq!(sent["status"], "in_progress");
+        assert_eq!(sent["delivery_state"], "delivered_no_result");
+        assert_eq!(sent["session_id"], "c:4");
+        assert_eq!(sent["monitoring"], false);
+        let late = pending_json("op-1", &Unfinished::Timeout("15 s".into()), &tab);
+        assert_eq!(late["status"], "timeout");
+        assert_eq!(late["delivery_state"], "sent_unconfirmed");
+        assert_eq!(late["poll_with"], "get_execute_js_result");
+        assert_eq!(late["manual_blocked"], false);
+        let paused = pending_json(
+            "op-1",
+            &Unfinished::BlockedByDialog("a dialog".into()),
+            &tab,
+        );
+        assert_eq!(paused["manual_blocked"], true);
+        assert_eq!(paused["message"], "a dialog");
+    }
 }

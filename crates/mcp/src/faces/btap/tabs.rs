@@ -90,6 +90,7 @@ pub async fn list_all_tabs(call: Call, p: SessionOnly) -> Result<Reply, ToolErro
         .and_then(|s| s.0.rsplit_once(':').map(|(client, _)| client.to_owned()));
     let mut native = Vec::new();
     let mut rows = Vec::new();
+    let mut first_client = None;
     for window in call.session.windows_listing(true).await? {
         if client.as_ref().is_some_and(|c| *c != window.client_id) {
             continue;
@@ -101,13 +102,10 @@ pub async fn list_all_tabs(call: Call, p: SessionOnly) -> Result<Reply, ToolErro
                 "session_id": entry.tab.handle,
             }));
             rows.push(tab_json(&entry.tab));
+            first_client.get_or_insert_with(|| entry.tab.client_id.clone());
         }
     }
-    let client_id = client.or_else(|| {
-        rows.first()
-            .and_then(|row| row["client_id"].as_str())
-            .map(str::to_owned)
-    });
+    let client_id = client.or(first_client);
     Ok(Reply::data(json!({
         "data": native,
         "client_id": client_id,

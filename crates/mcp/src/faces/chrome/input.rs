@@ -855,4 +855,55 @@ mod tests {
         // Only a true says a key is held.
         assert_eq!(modifier_bits(&Some(json!({"ctrlKey": "yes"}))), 0);
     }
+
+    #[test]
+    fn a_ref_wins_over_a_selector_and_a_selector_reads_by_its_type() {
+        use engine::Find;
+        let find = |r: Option<&str>, s: Option<&str>, t: &str| {
+            super::super::element(r, s, t).unwrap().map(|l| l.find)
+        };
+        assert_eq!(
+            find(Some("ref_3"), Some("#x"), "css"),
+            Some(Find::Ref("ref_3".into()))
+        );
+        assert_eq!(
+            find(Some("  "), Some("#x"), "css"),
+            Some(Find::Css("#x".into()))
+        );
+        assert_eq!(
+            find(None, Some("//a[1]"), "xpath"),
+            Some(Find::XPath("//a[1]".into()))
+        );
+        // A ref given where a selector goes means that element.
+        assert_eq!(
+            find(None, Some("ref_7"), "css"),
+            Some(Find::Ref("ref_7".into()))
+        );
+        assert_eq!(find(None, None, "css"), None);
+    }
+
+    #[test]
+    fn coordinates_aim_at_a_point_and_must_be_numbers() {
+        let at = aim(
+            None,
+            None,
+            "css",
+            &Some(json!({"x": 10, "y": 20.5})),
+            "coordinates",
+        );
+        match at.unwrap() {
+            Some(ClickTarget::Point { x, y, frame }) => {
+                assert_eq!((x, y), (10.0, 20.5));
+                assert!(frame.is_empty());
+            }
+            _ => panic!("expected a point"),
+        }
+        let bad = aim(None, None, "css", &Some(json!({"x": "10"})), "coordinates");
+        assert!(matches!(bad, Err(ToolError::Param { .. })));
+        assert!(
+            aim(None, None, "css", &None, "coordinates")
+                .unwrap()
+                .is_none()
+        );
+    }
 }

@@ -18,7 +18,7 @@ mod script;
 mod tabs;
 mod userscript;
 
-use engine::{Locator, OpenTabRequest, Opened};
+use engine::Locator;
 
 use crate::face::{Call, Face, Hints, QuietKeys, ToolDef, ToolError};
 use crate::params::NoParams;
@@ -429,40 +429,4 @@ pub fn element(
         return Ok(Some(Locator::xpath(selector)));
     }
     Ok(Some(Locator::css_or_ref(selector)?))
-}
-
-/// The tab a URL is open in (this session's first), opening it in the background when
-/// none is; its handle.
-pub async fn tab_with_url(call: &Call, url: &str, background: bool) -> Result<String, ToolError> {
-    let trimmed = url.trim_end_matches('/');
-    let list = call.session.list_tabs(false).await?;
-    let mine = list.default.clone();
-    let open = list
-        .tabs
-        .iter()
-        .filter(|t| t.url.trim_end_matches('/') == trimmed)
-        .min_by_key(|t| Some(&t.handle) != mine.as_ref());
-    if let Some(tab) = open {
-        return Ok(tab.handle.clone());
-    }
-    engine::check_url_scheme(url)?;
-    let opened = call
-        .session
-        .open_new_tab(OpenTabRequest {
-            browser: None,
-            url: url.to_owned(),
-            active: !background,
-            owner_id: None,
-            operation_id: None,
-            deadline: call.deadline,
-            window: None,
-        })
-        .await?;
-    match opened {
-        Opened::Created { tab, .. } => Ok(tab.handle),
-        _ => Err(ToolError::param(
-            "url",
-            "the browser did not confirm a tab for it",
-        )),
-    }
 }

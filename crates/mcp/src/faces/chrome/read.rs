@@ -124,7 +124,11 @@ pub async fn read_page(call: Call, p: ReadPage) -> Result<Reply, ToolError> {
 pub async fn get_web_content(call: Call, p: WebContent) -> Result<Reply, ToolError> {
     let handle = match (&p.tabId, &p.url) {
         (Some(_), _) => tab_arg(&p.tabId),
-        (None, Some(url)) => Some(super::tab_with_url(&call, url, p.background).await?),
+        (None, Some(url)) => Some(
+            call.session
+                .tab_showing(url, p.background, call.deadline)
+                .await?,
+        ),
         (None, None) => None,
     };
     let page = call.session.page(handle.as_deref()).await?;
