@@ -149,7 +149,11 @@ async fn a_click_whose_target_moves_away_is_aimed_again_and_lands_once() {
     // The button moves down as the pointer arrives, so the first press would hit the
     // space above it: the guard stops it and the click is aimed again.
     let clicked = tw.ok("page_click", json!({ "selector": "#target" })).await;
-    assert_eq!(clicked["aim_attempts"], 2, "{clicked}");
+    // Aimed again at least once. Over the extension link the guard also refused the second
+    // aim in 1 run of 6 here (the relayed input arrives later, while the page may still be
+    // moving), so a third aim is allowed: what matters is that no stale press landed.
+    let attempts = clicked["aim_attempts"].as_u64().unwrap_or(1);
+    assert!((2..=3).contains(&attempts), "{clicked}");
     assert_eq!(clicks_on(&tw, "target").await, "1");
     // The page saw exactly one press, on the button: the stopped one never reached it.
     assert_eq!(js(&tw, "pressedTargets()").await, "target");
