@@ -192,8 +192,9 @@ async fn the_desktop_pair_answers_opt_in_first_then_unsupported() {
         .filter(|t| t.listed)
         .count();
     assert_eq!(registry["tool_count"], declared, "{registry}");
-    // BrowserTap's 15 page tools and tabwire's page_select and page_fill.
-    assert_eq!(registry["groups"]["page"].as_array().unwrap().len(), 17);
+    // BrowserTap's 15 page tools and tabwire's page_select, page_fill, and the page's own
+    // tools (list_page_tools, call_page_tool).
+    assert_eq!(registry["groups"]["page"].as_array().unwrap().len(), 19);
     assert_eq!(registry["groups"]["desktop"].as_array().unwrap().len(), 2);
     assert!(
         registry["unsupported_groups"]["desktop"].is_string(),

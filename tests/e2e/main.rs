@@ -21,6 +21,7 @@ mod hostile;
 mod input;
 mod lean;
 mod lifecycle;
+mod page_tools;
 mod performance;
 mod permissions;
 mod pick;

@@ -47,7 +47,7 @@ async fn cancel_once_running(
         .expect("cancel");
     match heard {
         Heard::Progress(progress) => progress,
-        Heard::Log(_) => unreachable!(),
+        Heard::Log(_) | Heard::ToolListChanged => unreachable!(),
     }
 }
 

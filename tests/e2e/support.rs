@@ -340,6 +340,7 @@ pub struct Listener {
 pub enum Heard {
     Progress(rmcp::model::ProgressNotificationParam),
     Log(rmcp::model::LoggingMessageNotificationParam),
+    ToolListChanged,
 }
 
 impl Listener {
@@ -405,6 +406,10 @@ impl rmcp::ClientHandler for Listener {
         _: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.hear(Heard::Log(params));
+    }
+
+    async fn on_tool_list_changed(&self, _: rmcp::service::NotificationContext<RoleClient>) {
+        self.hear(Heard::ToolListChanged);
     }
 }
 
@@ -476,6 +481,8 @@ pub async fn start_browser_with_extension(
         .arg("about:blank")
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--load-extension={extension}"))
+        // A Chromium with page tools (WebMCP) on, as one started with the flag is.
+        .arg("--enable-features=WebMCP")
         // The native host inherits this and finds the link socket there.
         .env("XDG_RUNTIME_DIR", runtime_dir())
         .env("XDG_CONFIG_HOME", config_dir())

@@ -102,6 +102,8 @@ named_enum! {
         LinkRefused => "link_refused",
         BackupFailed => "backup_failed",
         RawCdpBlocked => "raw_cdp_blocked",
+        // A page's own tool (WebMCP) threw or was cancelled.
+        PageToolFailed => "page_tool_failed",
     }
 }
 
@@ -138,6 +140,7 @@ named_enum! {
         ExtraScript => "extra_script",
         DialogAction => "dialog_action",
         Bookmark => "bookmark",
+        Arguments => "arguments",
         Extension => "extension",
         Method => "method",
         Params => "params",

@@ -42,7 +42,8 @@ pub use browser::userscripts::{
 };
 pub use browser::{
     Browser, DebugTarget, Dialog, DialogAnswer, DialogOutcome, DialogPolicy, ExtensionStatus,
-    LINK_WAIT, LinkHello, Tab, TabInfo, link_secret_path, parse_tab_handle, tab_handle,
+    LINK_WAIT, LinkHello, PageTool, PageToolHints, Tab, TabInfo, link_secret_path,
+    parse_tab_handle, tab_handle,
 };
 pub use cdp::without_query;
 pub use config::{EngineConfig, LaunchOptions, LinkConfig, SessionBrowsers};

@@ -335,6 +335,9 @@ pub struct Face {
     pub lists_prompts: bool,
     /// Judges a call's outcome as the original would: failed or not, its code and retry
     /// verdict, its payload and the facts beside it.
+    /// The tool of this face that runs a page's own tool (`{name, arguments}`): a call
+    /// of a page tool listed as `webmcp_<name>` goes through it.
+    pub page_tool_runner: Option<&'static str>,
     pub judge: fn(&ToolDef, Result<Reply, ToolError>, &Rendered) -> Answer,
     /// Writes an answer as the original's wire shape (exact replies).
     pub write: fn(&ToolDef, Answer, &Rendered) -> CallToolResult,
@@ -413,6 +416,9 @@ pub struct Fault {
 
 /// What the server knows of a call beyond its outcome.
 pub struct Rendered {
+    /// The tool the client called (a page tool's `webmcp_` name, where the face's tool
+    /// that runs page tools ran it).
+    pub called_as: String,
     pub elapsed_ms: u64,
     /// The arguments as the client sent them.
     pub arguments: Map<String, Value>,

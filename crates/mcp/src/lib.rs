@@ -13,6 +13,7 @@ mod identity;
 mod lean;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577; clients still use it.
 pub mod logging;
+mod page_tools;
 mod params;
 #[cfg(test)]
 mod params_fuzz;

@@ -216,6 +216,7 @@ fn whatever_the_arguments_the_parameter_layer_answers_and_never_panics() {
                     );
                 }
                 let rendered = Rendered {
+                    called_as: tool.name.to_owned(),
                     elapsed_ms: 0,
                     arguments: args.clone(),
                     ignored: Vec::new(),

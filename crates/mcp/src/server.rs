@@ -119,6 +119,8 @@ pub struct TabwireServer {
     /// task that sends them (started when the client sets a level).
     notices: Arc<std::sync::OnceLock<tokio::sync::mpsc::Sender<LogNotice>>>,
     calls: Arc<InFlight>,
+    /// Set once this session's client is told when its current tab's page tools change.
+    announcing_page_tools: Arc<std::sync::OnceLock<()>>,
 }
 
 /// This session's calls still running. A call that comes after the client cancelled an
@@ -210,6 +212,7 @@ impl TabwireServer {
             log_level: Arc::default(),
             notices: Arc::default(),
             calls: Arc::default(),
+            announcing_page_tools: Arc::default(),
         }
     }
 }
@@ -288,6 +291,7 @@ impl ServerHandler for TabwireServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_logging()
             .build();
         // Resources and prompts are declared only where a face serves them.
@@ -338,11 +342,22 @@ impl ServerHandler for TabwireServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.listed.as_ref().clone(),
-        ))
+        let mut tools = self.listed.as_ref().clone();
+        let page_tools = self.page_tools_listed();
+        if self.runs_page_tools() {
+            // From the first list on, the client hears when the page's tools change.
+            if self.announcing_page_tools.set(()).is_ok() {
+                tokio::spawn(announce_page_tools(
+                    Arc::downgrade(&self.session),
+                    context.peer.clone(),
+                    page_tools.iter().map(|t| t.name.to_string()).collect(),
+                ));
+            }
+            tools.extend(page_tools);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -381,16 +396,15 @@ impl ServerHandler for TabwireServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some((face, tool)) = self
+        let called = request.name.to_string();
+        let found = self
             .catalogue
             .iter()
             .find(|(_, tool)| tool.name == request.name)
-            .copied()
-        else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool '{}'", request.name),
-                None,
-            ));
+            .copied();
+        let (face, tool, request) = match found {
+            Some((face, tool)) => (face, tool, request),
+            None => self.page_tool_call(request)?,
         };
         self.calls.settle_cancelled().await;
         let _running = self.calls.begin(context.ct.clone());
@@ -402,11 +416,79 @@ impl ServerHandler for TabwireServer {
             Ok(args) => self.run(face, tool, args, &context).await,
             Err(error) => Err(error),
         };
-        Ok(self.render(face, tool, outcome, started, arguments, ignored))
+        let call = Rendered {
+            called_as: called,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            arguments,
+            ignored,
+            facts: Map::new(),
+        };
+        Ok(self.render(face, tool, outcome, call))
     }
 }
 
 impl TabwireServer {
+    /// Whether a face served runs page tools (then the current tab's are listed).
+    fn runs_page_tools(&self) -> bool {
+        self.faces()
+            .iter()
+            .any(|face| face.page_tool_runner.is_some())
+    }
+
+    /// The current tab's page tools, as tools/list shows them.
+    fn page_tools_listed(&self) -> Vec<rmcp::model::Tool> {
+        match self.session.current_page_tools() {
+            Some((tab, tools)) => tools
+                .iter()
+                .map(|tool| crate::page_tools::listed(&tab, tool))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// A call of a page tool listed as `webmcp_<name>`, as the call of the face's tool
+    /// that runs page tools.
+    fn page_tool_call(
+        &self,
+        request: CallToolRequestParams,
+    ) -> Result<(&'static Face, &'static ToolDef, CallToolRequestParams), ErrorData> {
+        let unknown =
+            || ErrorData::invalid_params(format!("unknown tool '{}'", request.name), None);
+        if !request.name.starts_with(crate::page_tools::PREFIX) {
+            return Err(unknown());
+        }
+        let runner = self
+            .catalogue
+            .iter()
+            .find(|(face, tool)| face.page_tool_runner == Some(tool.name));
+        let Some((face, tool)) = runner.copied() else {
+            return Err(unknown());
+        };
+        let tools = self
+            .session
+            .current_page_tools()
+            .map(|(_, tools)| tools)
+            .unwrap_or_default();
+        let Some(page_tool) = crate::page_tools::named(&tools, &request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the current tab's page offers no tool listed as '{}' now (it may have navigated); list the tools again",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let mut arguments = Map::new();
+        arguments.insert("name".into(), json!(page_tool.name));
+        arguments.insert(
+            "arguments".into(),
+            Value::Object(request.arguments.unwrap_or_default()),
+        );
+        let mut routed = CallToolRequestParams::new(tool.name);
+        routed.arguments = Some(arguments);
+        Ok((face, tool, routed))
+    }
+
     /// Runs a checked call in a task of its own: a panic inside one tool must not take
     /// the server down with it, and a cancelled call stops its work at once (what it
     /// held is let go).
@@ -495,9 +577,7 @@ impl TabwireServer {
         face: &Face,
         tool: &ToolDef,
         outcome: Result<Reply, ToolError>,
-        started: Instant,
-        arguments: serde_json::Map<String, Value>,
-        ignored: Vec<String>,
+        mut rendered: Rendered,
     ) -> CallToolResponse {
         if let Err(error) = &outcome {
             tracing::debug!(tool = tool.name, %error, "tool failed");
@@ -515,12 +595,7 @@ impl TabwireServer {
             facts.insert("browser_lost".into(), json!(loss));
             facts.insert("state_carried_over".into(), json!(false));
         }
-        let rendered = Rendered {
-            elapsed_ms: started.elapsed().as_millis() as u64,
-            arguments,
-            ignored,
-            facts,
-        };
+        rendered.facts = facts;
         // A failure the tool reports in its own result is a failure too.
         let ok = outcome.as_ref().is_ok_and(|reply| reply.failure.is_none());
         self.log(
@@ -553,6 +628,41 @@ impl TabwireServer {
             // A client too slow to take its notices loses the newest, not the server's
             // memory.
             let _ = queue.try_send(param);
+        }
+    }
+}
+
+/// Tells a session's client each time the page tools of its current tab change (a page
+/// registered or dropped one, the tab navigated, the session switched tabs), until the
+/// session or the client goes away.
+async fn announce_page_tools(
+    session: std::sync::Weak<AgentSession>,
+    peer: rmcp::Peer<RoleServer>,
+    mut announced: Vec<String>,
+) {
+    let Some(engine) = session.upgrade().map(|s| s.engine.clone()) else {
+        return;
+    };
+    let mut changes = engine.browsers.registry().watch_changes();
+    while changes.changed().await.is_ok() {
+        let Some(session) = session.upgrade() else {
+            return;
+        };
+        let now: Vec<String> = session
+            .current_page_tools()
+            .map(|(_, tools)| {
+                tools
+                    .iter()
+                    .map(|t| crate::page_tools::exposed_name(&t.name))
+                    .collect()
+            })
+            .unwrap_or_default();
+        drop(session);
+        if now != announced {
+            if peer.notify_tool_list_changed().await.is_err() {
+                return;
+            }
+            announced = now;
         }
     }
 }

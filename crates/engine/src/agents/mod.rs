@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::browser::{Browser, Browsers, Tab, tab_handle};
+use crate::browser::{Browser, Browsers, Tab, TabInfo, tab_handle};
 use crate::config::{EngineConfig, SessionBrowsers};
 use crate::data::permissions::Leases;
 use crate::error::{EngineError, ErrorCode, Result};
@@ -417,6 +417,9 @@ impl AgentSession {
         let mut defaults = self.engine.defaults.lock();
         defaults.retain(|_, session| *session != self.id);
         defaults.insert((client.to_owned(), tab_id), self.id);
+        drop(defaults);
+        // What follows the current tab (its page tools, for one) may have changed.
+        self.engine.browsers.registry().note_change();
     }
 
     /// This session's default tab: its browser's client id and the tab id.
@@ -446,6 +449,24 @@ impl AgentSession {
             .iter()
             .filter(|b| b.client_id == client)
             .find_map(|b| b.tab_by_id(id).map(|tab| b.handle(&tab)))
+    }
+
+    /// The tools the page in this session's current tab registered (WebMCP), with the
+    /// tab: none when it has no tab, or its page offers none. Never launches a browser,
+    /// never waits and reserves nothing (a tool list is asked for between calls).
+    pub fn current_page_tools(&self) -> Option<(TabInfo, Vec<crate::browser::PageTool>)> {
+        let (client, id) = self.default_tab()?;
+        self.engine
+            .browsers
+            .connected_of(self.id)
+            .iter()
+            .filter(|b| b.client_id == client)
+            .find_map(|b| {
+                let tab = b.tab_by_id(id)?;
+                let tools = tab.page_tools.clone();
+                Some((b.info(&tab, Some(id)), tools))
+            })
+            .filter(|(_, tools)| !tools.is_empty())
     }
 
     /// A browser loss this session has not been told of yet (then it has).

@@ -8,7 +8,7 @@ use cdp::Event;
 use serde_json::json;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
-use super::{Browser, HOUSEKEEPING, dialogs};
+use super::{Browser, HOUSEKEEPING, dialogs, page_tools};
 
 pub(super) async fn track(browser: Weak<Browser>, mut events: Receiver<Arc<Event>>) {
     loop {
@@ -62,7 +62,45 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 browser.update_tab(&target, |tab| {
                     tab.main_frame = Some(frame.to_owned());
                     tab.new_document();
+                    // Its tools went with the old document (the browser says nothing of
+                    // that); the new one's are reported after this event, in order.
+                    tab.page_tools.clear();
                 });
+                browser.registry.note_change();
+            }
+        }
+        // A frame's new document has none of the old one's tools.
+        "Page.frameNavigated" => {
+            let (Some(session), Some(frame)) =
+                (event.session_id.as_deref(), params["frame"]["id"].as_str())
+            else {
+                return;
+            };
+            if let Some(target) = browser.target_of_session(session) {
+                let mut dropped = false;
+                browser.update_tab(&target, |tab| {
+                    let before = tab.page_tools.len();
+                    tab.page_tools.retain(|t| t.frame_id != frame);
+                    dropped = tab.page_tools.len() != before;
+                });
+                if dropped {
+                    browser.registry.note_change();
+                }
+            }
+        }
+        "WebMCP.toolsAdded" | "WebMCP.toolsRemoved" => {
+            let Some(target) = event
+                .session_id
+                .as_deref()
+                .and_then(|s| browser.target_of_session(s))
+            else {
+                return;
+            };
+            let mut changed = false;
+            browser.update_tab(&target, |tab| {
+                changed = page_tools::on_event(tab, &event.method, params);
+            });
+            if changed {
                 browser.registry.note_change();
             }
         }

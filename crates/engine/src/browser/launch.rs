@@ -95,6 +95,8 @@ fn browser_args(options: &LaunchOptions, profile: &Path) -> Vec<String> {
         "--disable-component-update".into(),
         "--disable-sync".into(),
         "--disable-features=Translate,MediaRouter,OptimizationHints".into(),
+        // Pages may offer agents tools of their own (`document.modelContext`).
+        "--enable-features=WebMCP".into(),
         // Background tabs must keep running timers and rendering: agents drive many tabs.
         "--disable-background-timer-throttling".into(),
         "--disable-backgrounding-occluded-windows".into(),

@@ -16,6 +16,7 @@ mod extension_api;
 pub mod farm;
 pub mod launch;
 mod link;
+pub mod page_tools;
 mod process;
 pub(crate) mod tabs;
 pub mod userscripts;
@@ -35,6 +36,7 @@ pub use connector::{Browsers, Loss, OnConnect};
 pub use dialogs::{DialogAnswer, DialogOutcome};
 pub use extension_api::ExtensionStatus;
 pub use link::{DroppedLink, LINK_WAIT, LinkHello, LinkedBrowser, link_secret_path};
+pub use page_tools::{PageTool, PageToolHints};
 pub(crate) use tabs::TabState;
 pub use tabs::{
     ClosedTab, Dialog, DialogPolicy, Holder, Stop, Tab, TabInfo, TabRegistry, parse_tab_handle,
@@ -609,7 +611,9 @@ impl Browser {
         // in the top document of a tabwire navigation once it has loaded, or with a
         // document's first page-script call, so no frame and no navigation the page makes
         // itself pays for a script no call may need.
-        let (page, frames, auto) = tokio::join!(
+        // Page tools (WebMCP): enabling reports the tools already registered, then each
+        // one added or removed; a browser without the domain refuses it.
+        let (page, frames, auto, webmcp) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
             self.conn
                 .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
@@ -619,6 +623,7 @@ impl Browser {
                 json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
                 HOUSEKEEPING,
             ),
+            self.conn.call(s, "WebMCP.enable", json!({}), HOUSEKEEPING),
         );
         page?;
         auto?;
@@ -632,6 +637,10 @@ impl Browser {
             if main_frame.is_some() {
                 tab.main_frame = main_frame;
             }
+            tab.webmcp = match webmcp {
+                Ok(_) => page_tools::Offered::Yes,
+                Err(_) => page_tools::Offered::No,
+            };
         });
         // The agent's userscripts run on this tab's next loads.
         for script in self.userscripts.list().iter().filter(|s| s.enabled) {

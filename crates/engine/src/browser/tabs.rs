@@ -69,6 +69,10 @@ pub struct TabState {
     pub(crate) emulation: Option<super::emulation::Emulated>,
     /// The userscripts put into this tab's session: script id → CDP identifier.
     pub(crate) userscripts: HashMap<String, String>,
+    /// Whether the browser offers page tools (WebMCP) here, once asked at attach.
+    pub(crate) webmcp: super::page_tools::Offered,
+    /// The tools its documents registered, in order (from the browser's WebMCP events).
+    pub(crate) page_tools: Vec<super::page_tools::PageTool>,
 }
 
 /// A tab's element refs (see `page::tree`).
@@ -255,6 +259,8 @@ impl TabTable {
                 covered: false,
                 emulation: None,
                 userscripts: HashMap::new(),
+                webmcp: Default::default(),
+                page_tools: Vec::new(),
             });
         if let Some(url) = info["url"].as_str() {
             tab.url = url.to_owned();

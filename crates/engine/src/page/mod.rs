@@ -29,6 +29,7 @@ pub mod storage;
 mod stream;
 pub mod tree;
 pub mod uploads;
+pub mod webmcp;
 
 use crate::ids::Deadline;
 use std::sync::Arc;

@@ -475,11 +475,20 @@ pub(crate) async fn wait_event(
     deadline: Instant,
     matches: impl Fn(&cdp::Event) -> bool,
 ) -> bool {
+    next_event(events, deadline, matches).await.is_some()
+}
+
+/// The first event matching `matches` before `deadline`.
+pub(crate) async fn next_event(
+    events: &mut tokio::sync::broadcast::Receiver<Arc<cdp::Event>>,
+    deadline: Instant,
+    matches: impl Fn(&cdp::Event) -> bool,
+) -> Option<Arc<cdp::Event>> {
     loop {
         match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Ok(event)) if matches(&event) => return true,
+            Ok(Ok(event)) if matches(&event) => return Some(event),
             Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
-            Ok(Err(_)) | Err(_) => return false,
+            Ok(Err(_)) | Err(_) => return None,
         }
     }
 }

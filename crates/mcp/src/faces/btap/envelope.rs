@@ -133,15 +133,15 @@ const RETRYABLE_CODES: &[&str] = &[
 
 /// A btap call judged as BrowserTap judges it: a page's own failure is reported in the
 /// payload, anything else raised; each with BrowserTap's retry verdict.
-pub fn judge(tool: &ToolDef, outcome: Result<Reply, ToolError>, call: &Rendered) -> Answer {
+pub fn judge(_tool: &ToolDef, outcome: Result<Reply, ToolError>, call: &Rendered) -> Answer {
     match outcome {
-        Ok(reply) => reported(tool, reply, call),
+        Ok(reply) => reported(reply, call),
         // What the page reports as its own failure is carried in the payload, as
         // BrowserTap's extension reports it.
         Err(ToolError::Engine(error)) if let Some(reply) = as_reported(&error) => {
-            reported(tool, reply, call)
+            reported(reply, call)
         }
-        Err(error) => raised(tool, &error, call),
+        Err(error) => raised(&error, call),
     }
 }
 
@@ -195,10 +195,10 @@ pub fn write(_: &ToolDef, answer: Answer, call: &Rendered) -> CallToolResult {
 }
 
 /// A call that answered: a success, or a failure the payload itself reports.
-fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Answer {
+fn reported(reply: Reply, call: &Rendered) -> Answer {
     let payload = reply.data;
     let mut facts = reply.facts;
-    let mut diagnostics = diagnostics(tool, call, &mut facts);
+    let mut diagnostics = diagnostics(call, &mut facts);
     if let Value::Object(data) = &payload {
         for key in DIAGNOSTIC_KEYS {
             if let Some(value) = data.get(*key) {
@@ -229,7 +229,7 @@ fn reported(tool: &ToolDef, reply: Reply, call: &Rendered) -> Answer {
 }
 
 /// A call that raised: no payload; its delivery facts beside it.
-fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Answer {
+fn raised(error: &ToolError, call: &Rendered) -> Answer {
     let failure = Failure::of(error);
     let mut facts = failure.facts;
     let retryable = verdict(
@@ -247,7 +247,7 @@ fn raised(tool: &ToolDef, error: &ToolError, call: &Rendered) -> Answer {
             reported: false,
         }),
         payload: Value::Null,
-        facts: diagnostics(tool, call, &mut facts),
+        facts: diagnostics(call, &mut facts),
         target: None,
         images: Vec::new(),
         lean: None,
@@ -265,13 +265,9 @@ fn header(ok: bool) -> Value {
     })
 }
 
-fn diagnostics(
-    tool: &ToolDef,
-    call: &Rendered,
-    facts: &mut Map<String, Value>,
-) -> Map<String, Value> {
+fn diagnostics(call: &Rendered, facts: &mut Map<String, Value>) -> Map<String, Value> {
     let mut diagnostics = Map::new();
-    diagnostics.insert("tool".into(), json!(tool.name));
+    diagnostics.insert("tool".into(), json!(call.called_as));
     diagnostics.append(facts);
     diagnostics.extend(call.facts.clone());
     if !call.ignored.is_empty() {

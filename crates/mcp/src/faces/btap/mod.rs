@@ -1,4 +1,4 @@
-//! The `btap` face: BrowserTap's 51 tools (and 8 of tabwire's own) with its parameter
+//! The `btap` face: BrowserTap's 51 tools (and 10 of tabwire's own) with its parameter
 //! names, types, defaults and annotations, answering in the `btap.result.v1` envelope. One row per tool; each
 //! adapter sits beside its parameter struct in the file of its group.
 
@@ -10,6 +10,7 @@ mod emulation;
 pub mod envelope;
 mod extensions;
 mod input;
+mod page_tools;
 mod performance;
 mod raw;
 mod read;
@@ -81,6 +82,7 @@ pub const FACE: Face = Face {
         "switch_tab",
         "execute_js",
     ],
+    page_tool_runner: Some("call_page_tool"),
     judge: envelope::judge,
     write: envelope::write,
     output_schema: envelope::output_schema,
@@ -368,6 +370,23 @@ pub const TOOLS: &[ToolDef] = &[
         script::GetResult,
         script::get_execute_js_result,
         "Read (or briefly wait for) an operation's result. Never replays it."
+    ),
+    // A page's own tools (WebMCP).
+    tool!(
+        "list_page_tools",
+        "page",
+        READ,
+        page_tools::ListPageTools,
+        page_tools::list_page_tools,
+        "List the tools the tab's page offers agents (WebMCP): names, descriptions and input schemas, in the page's own words."
+    ),
+    tool!(
+        "call_page_tool",
+        "page",
+        ACT,
+        page_tools::CallPageTool,
+        page_tools::call_page_tool,
+        "Run one of the page's own tools with its arguments; returns what the page gave back (page content)."
     ),
     tool!(
         "handle_dialog",

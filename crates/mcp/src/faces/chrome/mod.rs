@@ -9,6 +9,7 @@ mod capture;
 mod data;
 mod input;
 mod network;
+mod page_tools;
 mod performance;
 mod pick;
 mod read;
@@ -71,6 +72,7 @@ pub const FACE: Face = Face {
         "chrome_switch_tab",
         "chrome_javascript",
     ],
+    page_tool_runner: Some("chrome_call_page_tool"),
     judge: reply::judge,
     write: reply::write,
     output_schema: |_| None,
@@ -309,6 +311,22 @@ pub const TOOLS: &[ToolDef] = &[
         script::Javascript,
         script::javascript,
         "Run JavaScript in the tab as an async function body (await, return); returns its result"
+    ),
+    tool!(
+        "chrome_list_page_tools",
+        "script",
+        READ,
+        page_tools::ListPageTools,
+        page_tools::list_page_tools,
+        "List the tools the tab's page offers agents (WebMCP), in the page's own words"
+    ),
+    tool!(
+        "chrome_call_page_tool",
+        "script",
+        ACT,
+        page_tools::CallPageTool,
+        page_tools::call_page_tool,
+        "Run one of the page's own tools with its arguments; returns what the page gave back"
     ),
     tool!(
         "chrome_gif_recorder",
