@@ -48,7 +48,7 @@ cargo nextest run --workspace --no-fail-fast "$@"
 echo "test.sh: the suite over the managed link took $(( $(date +%s) - started )) s" >&2
 
 # The same page-tool tests over the extension link.
-link_suite='test(/^(input|deadline|reading|script|capture|browser_data|tabs|basics|fidelity|chrome|search|emulation|recording|pick|userscript|performance|page_tools)::/)'
+link_suite='test(/^(input|deadline|reading|script|capture|browser_data|tabs|basics|fidelity|chrome|search|emulation|recording|pick|userscript|performance|page_tools|routes)::/)'
 TABWIRE_E2E_LINK=extension cargo nextest run -p tabwire --test e2e --no-fail-fast \
   -E "$link_suite" "$@"
 echo "test.sh: both passes took $(( $(date +%s) - started )) s" >&2

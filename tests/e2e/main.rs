@@ -29,6 +29,7 @@ mod profiles;
 mod protocol;
 mod reading;
 mod recording;
+mod routes;
 mod script;
 mod search;
 mod sessions;

@@ -141,6 +141,7 @@ named_enum! {
         DialogAction => "dialog_action",
         Bookmark => "bookmark",
         Arguments => "arguments",
+        Reason => "reason",
         Extension => "extension",
         Method => "method",
         Params => "params",

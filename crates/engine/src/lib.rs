@@ -51,6 +51,7 @@ pub use data::downloads::{
     DownloadRequest, DownloadState, DownloadWait, Downloaded, FoundDownload,
 };
 pub use data::permissions::{LEASE_RANGE, Lease, LeaseRequest, ManualRecovery, Reset, Restored};
+pub use data::routes::{RouteAction, RouteInfo, RouteRequest, RouteScope};
 pub use error::{Delivery, EngineError, ErrorCode, Input, Result};
 pub use ids::Deadline;
 pub use page::aftermath::{Aftermath, Landing, OpenedByPage};

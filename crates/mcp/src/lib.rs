@@ -17,6 +17,7 @@ mod page_tools;
 mod params;
 #[cfg(test)]
 mod params_fuzz;
+mod routes;
 #[allow(deprecated)]
 mod server;
 mod stream;

@@ -38,6 +38,8 @@ pub struct Engine {
     pub receipts: Receipts,
     pub recordings: Recordings,
     pub leases: Arc<Leases>,
+    /// Each session's network routes, and the tabs whose requests they hold.
+    pub routes: crate::data::routes::Routes,
     /// The search index of every open tab, kept current in the background.
     pub search: Arc<crate::search::TabSearch>,
     /// Tickets of the native file dialogs the desktop pair inspected.
@@ -88,6 +90,7 @@ impl Engine {
             receipts: Receipts::default(),
             recordings: Recordings::default(),
             leases,
+            routes: Default::default(),
             dialogs: desktop::NativeDialogs::default(),
             creations: tabs::Creations::default(),
             next_session: AtomicU64::new(1),
@@ -508,14 +511,19 @@ impl AgentSession {
                 serde_json::json!({ "dialog": dialog }),
             ));
         }
-        Page::reserve(browser, tab, self.config.clone()).await
+        let page = Page::reserve(browser, tab, self.config.clone()).await?;
+        self.engine.routes.cover(&page, self.id).await?;
+        Ok(page)
     }
 
     /// Reserves a tab to navigate it: a script of an earlier call still holding it is
     /// superseded (stopped, its receipt says so). Also returns that operation's id.
     pub async fn page_to_navigate(&self, handle: Option<&str>) -> Result<(Page, Option<String>)> {
         let (browser, tab) = self.resolve_tab(handle).await?;
-        Page::reserve_superseding(browser, tab, self.config.clone()).await
+        let (page, superseded) =
+            Page::reserve_superseding(browser, tab, self.config.clone()).await?;
+        self.engine.routes.cover(&page, self.id).await?;
+        Ok((page, superseded))
     }
 }
 
@@ -549,8 +557,9 @@ impl Drop for AgentSession {
             .defaults
             .lock()
             .retain(|_, session| *session != self.id);
-        // What it left recording is stopped.
+        // What it left recording is stopped, and its routes removed.
         self.engine.recordings.forget(self.id);
+        self.engine.routes.forget(self.id);
         // A browser of its own is closed with it; a context of its own is disposed of
         // (its tabs close with it).
         self.engine.browsers.end_session(self.id);

@@ -1,4 +1,4 @@
-//! The `btap` face: BrowserTap's 51 tools (and 10 of tabwire's own) with its parameter
+//! The `btap` face: BrowserTap's 51 tools (and 11 of tabwire's own) with its parameter
 //! names, types, defaults and annotations, answering in the `btap.result.v1` envelope. One row per tool; each
 //! adapter sits beside its parameter struct in the file of its group.
 
@@ -15,6 +15,7 @@ mod performance;
 mod raw;
 mod read;
 mod recording;
+mod routes;
 mod script;
 mod setup;
 mod tabs;
@@ -526,6 +527,14 @@ pub const TOOLS: &[ToolDef] = &[
         browser_data::ConsoleStop,
         browser_data::console_capture_stop,
         "Return the remaining console messages and stop collecting."
+    ),
+    tool!(
+        "network_route",
+        "browser",
+        ACT,
+        routes::NetworkRoute,
+        routes::network_route,
+        "Route the tab's (or this session's) requests whose URL matches: fulfill with a response, abort, or continue with headers set; list and remove routes. They last until removed or the session ends."
     ),
     // Raw CDP.
     tool!(

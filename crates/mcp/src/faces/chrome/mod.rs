@@ -15,6 +15,7 @@ mod pick;
 mod read;
 mod recording;
 mod reply;
+mod routes;
 mod script;
 mod tabs;
 mod userscript;
@@ -193,6 +194,14 @@ pub const TOOLS: &[ToolDef] = &[
         network::Request,
         network::request,
         "Send an HTTP request from the page (its origin, cookies); returns status, headers, body"
+    ),
+    tool!(
+        "chrome_network_route",
+        "network",
+        ACT,
+        routes::NetworkRoute,
+        routes::network_route,
+        "Route requests whose URL matches (glob or /regex/): fulfill with a response, abort, or continue with headers; list and remove routes"
     ),
     // Reading.
     tool!(
