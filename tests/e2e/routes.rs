@@ -1,6 +1,6 @@
-//! Network routes: a request fulfilled, aborted and let through with a header set, a
-//! document served by a route, routes listed with their counts and removed, and two
-//! agents' routes kept apart.
+//! Network routes: a fetch and an XMLHttpRequest fulfilled, a request aborted and one let
+//! through with a header set, a document and a script served by routes, routes listed
+//! with their counts and removed, and two agents' routes kept apart.
 
 use serde_json::{Value, json};
 
@@ -49,6 +49,10 @@ async fn a_route_fulfils_aborts_and_passes_requests_through_until_removed() {
         )
         .await;
     assert_eq!(typed["js_return"], "application/json");
+    // An XMLHttpRequest obeys it as a fetch does.
+    let xhr = "return new Promise(done => { const x = new XMLHttpRequest(); x.open('GET', '/api/data'); x.onload = () => done(x.status + ' ' + x.responseText); x.send(); })";
+    let sent = tw.ok("execute_js", json!({ "script": xhr })).await;
+    assert_eq!(sent["js_return"], r#"201 {"stub":true}"#);
 
     // Let through with a header set: the server sees it.
     route(
@@ -85,9 +89,22 @@ async fn a_route_fulfils_aborts_and_passes_requests_through_until_removed() {
         .await;
     assert_eq!(landed["title"], "Stubbed", "{landed}");
 
+    // A subresource too: the script the page adds is the route's.
+    route(
+        &tw,
+        json!({
+            "pattern": "**/lib.js",
+            "fulfill": { "body": "window.fromRoute = 42;", "contentType": "text/javascript" },
+        }),
+    )
+    .await;
+    let script = "return new Promise(done => { const s = document.createElement('script'); s.src = '/lib.js'; s.onload = () => done(String(window.fromRoute)); s.onerror = () => done('failed'); document.head.append(s); })";
+    let loaded = tw.ok("execute_js", json!({ "script": script })).await;
+    assert_eq!(loaded["js_return"], "42");
+
     // Listed with what each matched; removed by id, then all.
     let listed = tw.ok("network_route", json!({ "action": "list" })).await;
-    assert_eq!(listed["count"], 4, "{listed}");
+    assert_eq!(listed["count"], 5, "{listed}");
     let matched = |pattern: &str| {
         listed["routes"]
             .as_array()
@@ -96,8 +113,9 @@ async fn a_route_fulfils_aborts_and_passes_requests_through_until_removed() {
             .find(|r| r["pattern"] == pattern)
             .map(|r| r["matched"].as_u64().unwrap())
     };
-    assert_eq!(matched("**/api/data"), Some(2));
+    assert_eq!(matched("**/api/data"), Some(3));
     assert_eq!(matched("**/stubbed.html"), Some(1));
+    assert_eq!(matched("**/lib.js"), Some(1));
     let removed = tw
         .ok(
             "network_route",
@@ -110,7 +128,7 @@ async fn a_route_fulfils_aborts_and_passes_requests_through_until_removed() {
     assert!(fetch_in(&tw, "/api/data").await.starts_with("404"));
     assert!(fetch_in(&tw, "/echo-request").await.contains("from-route"));
     let all = tw.ok("network_route", json!({ "action": "remove" })).await;
-    assert_eq!(all["count"], 3);
+    assert_eq!(all["count"], 4);
     assert!(
         fetch_in(&tw, "/echo-request")
             .await
