@@ -98,7 +98,7 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
             };
             let mut changed = false;
             browser.update_tab(&target, |tab| {
-                changed = page_tools::on_event(tab, &event.method, params);
+                changed = page_tools::on_event(&mut tab.page_tools, &event.method, params);
             });
             if changed {
                 browser.registry.note_change();

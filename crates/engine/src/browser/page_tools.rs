@@ -7,8 +7,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::tabs::TabState;
-
 /// One tool a page registered.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PageTool {
@@ -65,19 +63,18 @@ pub(crate) enum Offered {
 
 /// Brings a tab's tools up to date with a `WebMCP.toolsAdded` or `toolsRemoved` event;
 /// whether anything changed.
-pub(crate) fn on_event(tab: &mut TabState, method: &str, params: &Value) -> bool {
+pub(crate) fn on_event(tools: &mut Vec<PageTool>, method: &str, params: &Value) -> bool {
     let listed = params["tools"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let before = tab.page_tools.len();
+    let before = tools.len();
     match method {
         "WebMCP.toolsAdded" => {
             for tool in listed.iter().filter_map(PageTool::from_event) {
                 // A name registered again in the same frame replaces the first.
-                tab.page_tools
-                    .retain(|t| !(t.name == tool.name && t.frame_id == tool.frame_id));
-                tab.page_tools.push(tool);
+                tools.retain(|t| !(t.name == tool.name && t.frame_id == tool.frame_id));
+                tools.push(tool);
             }
             true
         }
@@ -86,10 +83,9 @@ pub(crate) fn on_event(tab: &mut TabState, method: &str, params: &Value) -> bool
                 let (Some(name), frame) = (gone["name"].as_str(), gone["frameId"].as_str()) else {
                     continue;
                 };
-                tab.page_tools
-                    .retain(|t| !(t.name == name && frame.is_none_or(|f| f == t.frame_id)));
+                tools.retain(|t| !(t.name == name && frame.is_none_or(|f| f == t.frame_id)));
             }
-            tab.page_tools.len() != before
+            tools.len() != before
         }
         _ => false,
     }

@@ -8,7 +8,6 @@
 use serde_json::{Map, Value, json};
 
 use super::Page;
-use super::tree::ref_number;
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
 /// How an element is found in one document.
@@ -276,6 +275,19 @@ impl Page {
 /// A frame path in the page script's terms.
 pub(crate) fn page_frames(path: &[Locator]) -> Vec<Value> {
     path.iter().map(Locator::page_form).collect()
+}
+
+/// The number of a ref written either way (`ref_12`, or `e12` as a lean reply writes
+/// it), the whole string; None for anything else. No HTML tag is spelled so, so a CSS
+/// string of this form is taken as the ref (locate.js reads it the same way).
+pub fn ref_number(text: &str) -> Option<u64> {
+    let digits = text
+        .strip_prefix("ref_")
+        .or_else(|| text.strip_prefix('e'))?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::read::Cursor;
+use crate::error::{EngineError, Input, Result};
 
 /// A read of a page: its content (text or simplified markup) and what it shows.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -226,6 +226,54 @@ pub struct Continuation {
     /// Everything shown was read; this many collapsed items come next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collapsed_items: Option<u64>,
+}
+
+/// Where a snapshot reads on from: the content's character and the index of the next
+/// target listed, in the page as the cut list shows it, or (`collapsed`) within the items
+/// the cut list collapsed. Written as BrowserTap's `continuation.cursor`: `"35000:80"`,
+/// `"c0:80"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct Cursor {
+    pub collapsed: bool,
+    pub content_offset: u64,
+    pub targets_offset: u64,
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let phase = if self.collapsed { "c" } else { "" };
+        write!(f, "{phase}{}:{}", self.content_offset, self.targets_offset)
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = EngineError;
+
+    /// A cursor as a reply wrote it; an empty one is the start of the page.
+    fn from_str(text: &str) -> Result<Cursor> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(Cursor::default());
+        }
+        let (collapsed, rest) = match text.strip_prefix('c') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let offsets = rest
+            .split_once(':')
+            .and_then(|(c, t)| Some((c.trim().parse().ok()?, t.trim().parse().ok()?)));
+        let Some((content_offset, targets_offset)) = offsets else {
+            return Err(EngineError::invalid(
+                Input::Cursor,
+                "is the continuation.cursor of an earlier scan_page reply, like \"35000:80\" or \"c0:0\"",
+            ));
+        };
+        Ok(Cursor {
+            collapsed,
+            content_offset,
+            targets_offset,
+        })
+    }
 }
 
 fn is_false(value: &bool) -> bool {

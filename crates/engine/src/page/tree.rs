@@ -12,7 +12,7 @@ use crate::ids::Deadline;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::locator::{Locator, page_frames};
+use super::locator::{Locator, page_frames, ref_number};
 use super::{FrameContext, Page};
 use crate::error::{EngineError, ErrorCode, Input, Result};
 
@@ -502,19 +502,6 @@ fn lean_line(line: &Line, out: &mut String) {
         out.push_str(field);
         out.push('\n');
     }
-}
-
-/// The number of a ref written either way (`ref_12`, or `e12` as a lean reply writes
-/// it), the whole string; None for anything else. No HTML tag is spelled so, so a CSS
-/// string of this form is taken as the ref (locate.js reads it the same way).
-pub fn ref_number(text: &str) -> Option<u64> {
-    let digits = text
-        .strip_prefix("ref_")
-        .or_else(|| text.strip_prefix('e'))?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 /// `ref_12` as a lean reply writes it: `e12` (both are taken wherever a ref is).
