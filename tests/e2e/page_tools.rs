@@ -131,6 +131,44 @@ async fn the_current_tabs_page_tools_are_mcp_tools_and_changes_are_announced() {
 }
 
 #[tokio::test]
+async fn a_tab_that_registered_its_tools_before_tabwire_looked_lists_them() {
+    let site = Site::start().await;
+    let tw = Tabwire::stdio("page-tools-popup").await;
+    tw.ok("open_url", json!({ "url": site.url("webmcp.html") }))
+        .await;
+    // The page opens the shop in a tab of its own; tabwire has not looked into it yet
+    // when it loads and registers its tools.
+    tw.ok(
+        "execute_js",
+        json!({ "script": "window.open('webmcp.html?second'); return 1" }),
+    )
+    .await;
+    let second = |listed: &Value| {
+        listed["tabs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| {
+                t["url"].as_str().is_some_and(|u| u.ends_with("?second"))
+                    && t["title"] == "Corner shop"
+            })
+            .and_then(|t| t["session_id"].as_str().map(str::to_owned))
+    };
+    crate::support::poll_until("the shop's second tab, loaded", || async {
+        second(&tw.ok("list_tabs", json!({})).await).is_some()
+    })
+    .await;
+    let tab = second(&tw.ok("list_tabs", json!({})).await).unwrap();
+    tw.ok(
+        "wait_for_url",
+        json!({ "session_id": tab, "url_pattern": "second" }),
+    )
+    .await;
+    let listed = tw.ok("list_page_tools", json!({ "session_id": tab })).await;
+    assert_eq!(names(&listed), ["add_to_cart", "broken"], "{listed}");
+}
+
+#[tokio::test]
 async fn the_chrome_face_lists_and_runs_a_pages_tools() {
     let site = Site::start().await;
     let tw = Tabwire::on_link("page-tools-chrome", &["--face", "chrome"]).await;

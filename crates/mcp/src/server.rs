@@ -440,7 +440,8 @@ impl TabwireServer {
         match self.session.current_page_tools() {
             Some((tab, tools)) => tools
                 .iter()
-                .map(|tool| crate::page_tools::listed(&tab, tool))
+                .zip(crate::page_tools::exposed_names(&tools))
+                .map(|(tool, name)| crate::page_tools::listed(&tab, tool, name))
                 .collect(),
             None => Vec::new(),
         }
@@ -650,12 +651,7 @@ async fn announce_page_tools(
         };
         let now: Vec<String> = session
             .current_page_tools()
-            .map(|(_, tools)| {
-                tools
-                    .iter()
-                    .map(|t| crate::page_tools::exposed_name(&t.name))
-                    .collect()
-            })
+            .map(|(_, tools)| crate::page_tools::exposed_names(&tools))
             .unwrap_or_default();
         drop(session);
         if now != announced {

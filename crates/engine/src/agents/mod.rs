@@ -512,8 +512,55 @@ impl AgentSession {
             ));
         }
         let page = Page::reserve(browser, tab, self.config.clone()).await?;
-        self.engine.routes.cover(&page, self.id).await?;
+        self.cover_with_routes(&page).await?;
         Ok(page)
+    }
+
+    /// Brings this session's routes to a tab it drives, unless the tab is another
+    /// session's current one (its routes never reach another agent's tab).
+    async fn cover_with_routes(&self, page: &Page) -> Result<()> {
+        let theirs =
+            self.engine
+                .claimed_by_other(&page.browser.client_id, page.tab.tab_id, self.id);
+        if theirs {
+            return Ok(());
+        }
+        self.engine.routes.cover(page, self.id).await
+    }
+
+    /// Adds a network route on the tab `handle` names (else the current one), or on
+    /// every tab this session drives.
+    pub async fn add_route(
+        &self,
+        handle: Option<&str>,
+        request: crate::data::routes::RouteRequest,
+    ) -> Result<(TabInfo, crate::data::routes::RouteInfo)> {
+        let page = self.page(handle).await?;
+        if self
+            .engine
+            .claimed_by_other(&page.browser.client_id, page.tab.tab_id, self.id)
+        {
+            return Err(EngineError::refused(
+                ErrorCode::NotOwned,
+                "that tab is another agent's current tab: its requests are not this session's to route",
+            ));
+        }
+        let added = self.engine.routes.add(&page, self.id, request).await?;
+        Ok((page.info(), added))
+    }
+
+    /// This session's routes, oldest first.
+    pub fn routes(&self) -> Vec<crate::data::routes::RouteInfo> {
+        self.engine.routes.list(self.id)
+    }
+
+    /// Removes this session's routes with this id, or this pattern, or all of them.
+    pub fn remove_routes(
+        &self,
+        id: Option<&str>,
+        pattern: Option<&str>,
+    ) -> Vec<crate::data::routes::RouteInfo> {
+        self.engine.routes.remove(self.id, id, pattern)
     }
 
     /// Reserves a tab to navigate it: a script of an earlier call still holding it is
@@ -522,7 +569,7 @@ impl AgentSession {
         let (browser, tab) = self.resolve_tab(handle).await?;
         let (page, superseded) =
             Page::reserve_superseding(browser, tab, self.config.clone()).await?;
-        self.engine.routes.cover(&page, self.id).await?;
+        self.cover_with_routes(&page).await?;
         Ok((page, superseded))
     }
 }

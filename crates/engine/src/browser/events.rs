@@ -88,6 +88,25 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 }
             }
         }
+        // A frame gone takes its tools with it.
+        "Page.frameDetached" => {
+            let (Some(session), Some(frame)) =
+                (event.session_id.as_deref(), params["frameId"].as_str())
+            else {
+                return;
+            };
+            if let Some(target) = browser.target_of_session(session) {
+                let mut dropped = false;
+                browser.update_tab(&target, |tab| {
+                    let before = tab.page_tools.len();
+                    tab.page_tools.retain(|t| t.frame_id != frame);
+                    dropped = tab.page_tools.len() != before;
+                });
+                if dropped {
+                    browser.registry.note_change();
+                }
+            }
+        }
         "WebMCP.toolsAdded" | "WebMCP.toolsRemoved" => {
             let Some(target) = event
                 .session_id

@@ -611,9 +611,7 @@ impl Browser {
         // in the top document of a tabwire navigation once it has loaded, or with a
         // document's first page-script call, so no frame and no navigation the page makes
         // itself pays for a script no call may need.
-        // Page tools (WebMCP): enabling reports the tools already registered, then each
-        // one added or removed; a browser without the domain refuses it.
-        let (page, frames, auto, webmcp) = tokio::join!(
+        let (page, frames, auto) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
             self.conn
                 .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
@@ -623,7 +621,6 @@ impl Browser {
                 json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
                 HOUSEKEEPING,
             ),
-            self.conn.call(s, "WebMCP.enable", json!({}), HOUSEKEEPING),
         );
         page?;
         auto?;
@@ -637,6 +634,15 @@ impl Browser {
             if main_frame.is_some() {
                 tab.main_frame = main_frame;
             }
+        });
+        // Page tools (WebMCP): enabling reports the tools already registered, then each
+        // one added or removed. Only now that the table knows the session can those
+        // events find their tab. A browser without the domain refuses it.
+        let webmcp = self
+            .conn
+            .call(s, "WebMCP.enable", json!({}), HOUSEKEEPING)
+            .await;
+        self.update_tab(target_id, |tab| {
             tab.webmcp = match webmcp {
                 Ok(_) => page_tools::Offered::Yes,
                 Err(_) => page_tools::Offered::No,

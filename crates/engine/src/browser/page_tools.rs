@@ -19,7 +19,7 @@ pub struct PageTool {
     pub hints: PageToolHints,
     /// The frame that registered it (where it runs).
     #[serde(skip)]
-    pub(crate) frame_id: String,
+    pub frame_id: String,
 }
 
 /// What a page says of its tool (WebMCP's annotations); all false when it says nothing.

@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 
 use crate::browser::{Browser, HOUSEKEEPING};
 use crate::error::{EngineError, Input, Result};
-use crate::ids::Deadline;
 use crate::page::Page;
 
 /// What a route does with a request it matches.
@@ -109,7 +108,7 @@ impl Route {
 struct Held {
     browser: Weak<Browser>,
     cdp_session: String,
-    pump: tokio::task::JoinHandle<()>,
+    pump: tokio::task::AbortHandle,
 }
 
 #[derive(Default)]
@@ -152,28 +151,36 @@ impl Routes {
             state.driven.entry(session).or_default().insert(key);
             state.routes.push(route.clone());
         }
-        self.hold(page).await?;
+        if let Err(error) = self.hold(page).await {
+            // Not in force: not listed either.
+            let mut state = self.state.lock();
+            state.routes.retain(|r| !Arc::ptr_eq(r, &route));
+            release_unrouted(&mut state);
+            return Err(error);
+        }
         Ok(route.info())
     }
 
-    /// Notes that `session` drives `page`'s tab: its session routes cover it now.
+    /// Notes that `session` drives `page`'s tab: its session routes cover it now. A tab
+    /// any route covers is held (again, after its session with the browser was renewed).
     pub async fn cover(&self, page: &Page, session: u64) -> Result<()> {
-        let has_session_routes = {
+        let key = tab_key(page);
+        let routed = {
             let mut state = self.state.lock();
-            let any = state
+            let session_routes = state
                 .routes
                 .iter()
                 .any(|r| r.session == session && r.scope == RouteScope::Session);
-            if any {
-                state
-                    .driven
-                    .entry(session)
-                    .or_default()
-                    .insert(tab_key(page));
+            if session_routes {
+                state.driven.entry(session).or_default().insert(key.clone());
             }
-            any
+            let held_here = state
+                .held
+                .get(&key)
+                .is_some_and(|h| h.cdp_session == page.session);
+            !held_here && state.routes.iter().any(|r| r.covers(&key, &state.driven))
         };
-        if has_session_routes {
+        if routed {
             self.hold(page).await?;
         }
         Ok(())
@@ -216,41 +223,81 @@ impl Routes {
         release_unrouted(&mut state);
     }
 
-    /// Holds `page`'s tab's requests for the routes, once.
+    /// Holds `page`'s tab's requests for the routes, once per browser session of the
+    /// tab. The answering task starts before the browser holds anything, and the hold is
+    /// made in a task of its own: a call cancelled meanwhile never leaves requests held
+    /// with nobody to answer them.
     async fn hold(&self, page: &Page) -> Result<()> {
         let key = tab_key(page);
-        if self.state.lock().held.contains_key(&key) {
-            return Ok(());
-        }
-        // Subscribed before the first request can be held.
-        let events = page.browser.conn.subscribe();
-        page.cdp(
-            "Fetch.enable",
-            json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] }),
-            Deadline::after(HOUSEKEEPING),
-        )
-        .await?;
-        let pump = tokio::spawn(pump(
-            Arc::downgrade(&self.state),
-            Arc::downgrade(&page.browser),
-            page.session.clone(),
-            key.clone(),
-            events,
-        ));
-        let mut state = self.state.lock();
-        if let Some(earlier) = state.held.insert(
-            key,
-            Held {
+        let pump = {
+            let mut state = self.state.lock();
+            if state
+                .held
+                .get(&key)
+                .is_some_and(|h| h.cdp_session == page.session)
+            {
+                return Ok(());
+            }
+            let pump = tokio::spawn(pump(
+                Arc::downgrade(&self.state),
+                Arc::downgrade(&page.browser),
+                page.session.clone(),
+                key.clone(),
+                page.browser.conn.subscribe(),
+            ));
+            let held = Held {
                 browser: Arc::downgrade(&page.browser),
                 cdp_session: page.session.clone(),
-                pump,
-            },
-        ) {
-            // Two holds raced: one task is enough.
-            earlier.pump.abort();
+                pump: pump.abort_handle(),
+            };
+            if let Some(earlier) = state.held.insert(key.clone(), held) {
+                earlier.pump.abort();
+            }
+            pump.abort_handle()
+        };
+        let browser = page.browser.clone();
+        let session = page.session.clone();
+        let state = self.state.clone();
+        let enabled = tokio::spawn(async move {
+            let conn = browser.connection();
+            let enabled = conn
+                .call(
+                    Some(&session),
+                    "Fetch.enable",
+                    hold_everything(),
+                    HOUSEKEEPING,
+                )
+                .await;
+            if enabled.is_err() {
+                // It may have been applied all the same: let go, and forget the hold.
+                let _ = conn
+                    .call(Some(&session), "Fetch.disable", json!({}), HOUSEKEEPING)
+                    .await;
+                let mut state = state.lock();
+                if state
+                    .held
+                    .get(&key)
+                    .is_some_and(|h| h.cdp_session == session)
+                {
+                    state.held.remove(&key);
+                }
+                pump.abort();
+            }
+            enabled
+        })
+        .await;
+        match enabled {
+            Ok(result) => result.map(drop).map_err(EngineError::from),
+            Err(join) => Err(EngineError::Io(format!(
+                "holding the tab's requests failed: {join}"
+            ))),
         }
-        Ok(())
     }
+}
+
+/// `Fetch.enable`'s patterns: every request, at the request stage.
+fn hold_everything() -> Value {
+    json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] })
 }
 
 /// Lets go of tabs no route covers any more: their requests go straight on again.
@@ -297,7 +344,12 @@ async fn pump(
                 );
                 continue;
             }
-            Err(RecvError::Closed) => return,
+            Err(RecvError::Closed) => {
+                if let Some(state) = state.upgrade() {
+                    state.lock().held.remove(&key);
+                }
+                return;
+            }
         };
         if event.session_id.as_deref() != Some(cdp_session.as_str()) {
             if event.method == "Target.detachedFromTarget"
@@ -335,11 +387,19 @@ async fn pump(
                 route.matched.fetch_add(1, Ordering::Relaxed);
             }
             let conn = browser.connection();
-            if let Err(error) = conn
+            let answered = conn
                 .call(Some(&session), method, params, HOUSEKEEPING)
-                .await
+                .await;
+            // A held request must be let go, or it waits for ever: if the route's answer
+            // was refused, it goes on as it was.
+            if let Err(error) = answered
+                && method != "Fetch.continueRequest"
             {
-                tracing::debug!(%error, "a held request could not be answered");
+                tracing::warn!(%error, "a route's answer was refused; the request goes on");
+                let id = json!({ "requestId": event.params["requestId"] });
+                let _ = conn
+                    .call(Some(&session), "Fetch.continueRequest", id, HOUSEKEEPING)
+                    .await;
             }
         });
     }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::args::named;
 use crate::face::{Call, Reply, ToolError};
-use crate::page_tools::{exposed_name, origin_of};
+use crate::page_tools::{exposed_names, origin_of};
 use crate::params::TabRef;
 use crate::tool_params;
 
@@ -37,11 +37,12 @@ pub async fn list_page_tools(call: Call, p: ListPageTools) -> Result<Reply, Tool
     let tab = page.info();
     let listed: Vec<Value> = tools
         .iter()
-        .map(|tool| {
+        .zip(exposed_names(&tools))
+        .map(|(tool, call_as)| {
             json!({
                 "name": tool.name, "description": tool.description,
                 "input_schema": tool.input_schema, "hints": tool.hints,
-                "call_as": exposed_name(&tool.name),
+                "call_as": call_as,
             })
         })
         .collect();

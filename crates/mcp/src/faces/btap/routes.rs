@@ -32,36 +32,32 @@ pub async fn network_route(call: Call, p: NetworkRoute) -> Result<Reply, ToolErr
         continue_with: p.r#continue.as_ref(),
         scope: &p.scope,
     })?;
-    let routes = &call.engine().routes;
-    let session = call.session.id;
+    let session = &call.session;
     let data = match asked {
         RouteCall::Add(request) => {
-            let page = call
-                .session
-                .page(named(&p.session_id, &None).as_deref())
-                .await?;
-            let added = routes.add(&page, session, request).await?;
-            let active = routes.list(session).len();
+            let handle = named(&p.session_id, &None);
+            let (tab, added) = session.add_route(handle.as_deref(), request).await?;
+            let active = session.routes().len();
             let data = json!({ "status": "success", "route": route_json(&added, false), "active": active });
-            return Ok(Reply::data(data).on(page.info()));
+            return Ok(Reply::data(data).on(tab));
         }
         RouteCall::List => {
-            let listed: Vec<Value> = routes
-                .list(session)
+            let listed: Vec<Value> = session
+                .routes()
                 .iter()
                 .map(|r| route_json(r, false))
                 .collect();
             json!({ "status": "success", "count": listed.len(), "routes": listed })
         }
         RouteCall::Remove { id, pattern } => {
-            let removed: Vec<Value> = routes
-                .remove(session, id.as_deref(), pattern.as_deref())
+            let removed: Vec<Value> = session
+                .remove_routes(id.as_deref(), pattern.as_deref())
                 .iter()
                 .map(|r| route_json(r, false))
                 .collect();
             json!({
                 "status": "success", "count": removed.len(), "removed": removed,
-                "active": routes.list(session).len(),
+                "active": session.routes().len(),
             })
         }
     };

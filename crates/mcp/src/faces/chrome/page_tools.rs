@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::tab_arg;
 use crate::face::{Call, Reply, ToolError};
-use crate::page_tools::{exposed_name, origin_of};
+use crate::page_tools::{exposed_names, origin_of};
 use crate::tool_params;
 
 tool_params! {
@@ -32,7 +32,8 @@ pub async fn list_page_tools(call: Call, p: ListPageTools) -> Result<Reply, Tool
     let tab = page.info();
     let listed: Vec<Value> = tools
         .iter()
-        .map(|tool| {
+        .zip(exposed_names(&tools))
+        .map(|(tool, call_as)| {
             json!({
                 "name": tool.name, "description": tool.description,
                 "inputSchema": tool.input_schema,
@@ -41,7 +42,7 @@ pub async fn list_page_tools(call: Call, p: ListPageTools) -> Result<Reply, Tool
                     "consequential": tool.hints.consequential,
                     "untrustedContent": tool.hints.untrusted_content,
                 },
-                "callAs": exposed_name(&tool.name),
+                "callAs": call_as,
             })
         })
         .collect();

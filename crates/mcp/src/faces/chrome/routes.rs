@@ -31,26 +31,27 @@ pub async fn network_route(call: Call, p: NetworkRoute) -> Result<Reply, ToolErr
         continue_with: p.r#continue.as_ref(),
         scope: &p.scope,
     })?;
-    let routes = &call.engine().routes;
-    let session = call.session.id;
+    let session = &call.session;
     let data = match asked {
         RouteCall::Add(request) => {
-            let page = call.session.page(tab_arg(&p.tabId).as_deref()).await?;
-            let added = routes.add(&page, session, request).await?;
-            let data = json!({ "success": true, "tabId": page.tab.tab_id, "route": route_json(&added, true) });
-            return Ok(Reply::data(data).on(page.info()));
+            let (tab, added) = session
+                .add_route(tab_arg(&p.tabId).as_deref(), request)
+                .await?;
+            let data =
+                json!({ "success": true, "tabId": tab.tab_id, "route": route_json(&added, true) });
+            return Ok(Reply::data(data).on(tab));
         }
         RouteCall::List => {
-            let listed: Vec<Value> = routes
-                .list(session)
+            let listed: Vec<Value> = session
+                .routes()
                 .iter()
                 .map(|r| route_json(r, true))
                 .collect();
             json!({ "success": true, "routes": listed })
         }
         RouteCall::Remove { id, pattern } => {
-            let removed: Vec<Value> = routes
-                .remove(session, id.as_deref(), pattern.as_deref())
+            let removed: Vec<Value> = session
+                .remove_routes(id.as_deref(), pattern.as_deref())
                 .iter()
                 .map(|r| route_json(r, true))
                 .collect();
