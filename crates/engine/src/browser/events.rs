@@ -10,6 +10,10 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::{Browser, HOUSEKEEPING, dialogs, page_tools};
 
+/// Page-tool events kept for attaches under way, at most (a browser's tabs attach one at
+/// a time, so a handful is what one attach sees).
+const EARLY_TOOL_EVENTS_MAX: usize = 256;
+
 pub(super) async fn track(browser: Weak<Browser>, mut events: Receiver<Arc<Event>>) {
     loop {
         let event = events.recv().await;
@@ -113,6 +117,19 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 .as_deref()
                 .and_then(|s| browser.target_of_session(s))
             else {
+                // Sent while the tab's attach is still under way: kept for the attach.
+                {
+                    let mut early = browser.early_tool_events.lock();
+                    if early.len() < EARLY_TOOL_EVENTS_MAX {
+                        early.push(Arc::new(event.clone()));
+                    }
+                }
+                // The attach may have finished meanwhile, and taken what was kept before.
+                if let Some(session) = event.session_id.as_deref()
+                    && let Some(target) = browser.target_of_session(session)
+                {
+                    browser.take_early_tool_events(&target, session);
+                }
                 return;
             };
             let mut changed = false;

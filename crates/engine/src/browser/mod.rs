@@ -110,6 +110,10 @@ pub struct Browser {
     /// Held while a tab is attached, so two attaches of one tab cannot race (an agent's
     /// call and the search index's read need not hold the same reservation).
     attaching: tokio::sync::Mutex<()>,
+    /// Page-tool events of a session the tab table does not know yet: the tools a page
+    /// registered before the attach finished, reported by `WebMCP.enable` itself. The
+    /// attach takes them once it has recorded the session.
+    pub(crate) early_tool_events: Mutex<Vec<Arc<cdp::Event>>>,
     /// Set once its loss is on record (whoever noticed it first: the connection's
     /// watcher, or a call's probe).
     pub(crate) lost: std::sync::atomic::AtomicBool,
@@ -156,6 +160,7 @@ impl Browser {
             front: Mutex::new(None),
             downloads: download_log::DownloadLog::default(),
             attaching: tokio::sync::Mutex::new(()),
+            early_tool_events: Mutex::new(Vec::new()),
             lost: std::sync::atomic::AtomicBool::new(false),
             closing,
             userscripts: setup.userscripts,
@@ -611,7 +616,9 @@ impl Browser {
         // in the top document of a tabwire navigation once it has loaded, or with a
         // document's first page-script call, so no frame and no navigation the page makes
         // itself pays for a script no call may need.
-        let (page, frames, auto) = tokio::join!(
+        // Page tools (WebMCP): enabling reports the tools already registered, then each
+        // one added or removed; a browser without the domain refuses it.
+        let (page, frames, auto, webmcp) = tokio::join!(
             self.conn.call(s, "Page.enable", json!({}), HOUSEKEEPING),
             self.conn
                 .call(s, "Page.getFrameTree", json!({}), HOUSEKEEPING),
@@ -621,6 +628,7 @@ impl Browser {
                 json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}),
                 HOUSEKEEPING,
             ),
+            self.conn.call(s, "WebMCP.enable", json!({}), HOUSEKEEPING),
         );
         page?;
         auto?;
@@ -634,20 +642,12 @@ impl Browser {
             if main_frame.is_some() {
                 tab.main_frame = main_frame;
             }
-        });
-        // Page tools (WebMCP): enabling reports the tools already registered, then each
-        // one added or removed. Only now that the table knows the session can those
-        // events find their tab. A browser without the domain refuses it.
-        let webmcp = self
-            .conn
-            .call(s, "WebMCP.enable", json!({}), HOUSEKEEPING)
-            .await;
-        self.update_tab(target_id, |tab| {
             tab.webmcp = match webmcp {
                 Ok(_) => page_tools::Offered::Yes,
                 Err(_) => page_tools::Offered::No,
             };
         });
+        self.take_early_tool_events(target_id, &session);
         // The agent's userscripts run on this tab's next loads.
         for script in self.userscripts.list().iter().filter(|s| s.enabled) {
             if let Err(error) = self.install_userscript(target_id, &session, script).await {
@@ -655,6 +655,27 @@ impl Browser {
             }
         }
         Ok(session)
+    }
+
+    /// Applies the page-tool events that came for `session` before the table knew it.
+    pub(super) fn take_early_tool_events(&self, target_id: &str, session: &str) {
+        let early: Vec<Arc<cdp::Event>> = {
+            let mut waiting = self.early_tool_events.lock();
+            let (mine, others) = std::mem::take(&mut *waiting)
+                .into_iter()
+                .partition(|e| e.session_id.as_deref() == Some(session));
+            *waiting = others;
+            mine
+        };
+        let mut changed = false;
+        self.update_tab(target_id, |tab| {
+            for event in &early {
+                changed |= page_tools::on_event(&mut tab.page_tools, &event.method, &event.params);
+            }
+        });
+        if changed {
+            self.registry.note_change();
+        }
     }
 
     /// Stops a browser we launched: a polite close, then a kill if it lingers.
