@@ -445,31 +445,28 @@ impl AgentSession {
     /// This session's default tab as a handle, if it has one and a browser is connected.
     /// Never launches a browser and never waits for one.
     pub fn default_handle(&self) -> Option<String> {
+        let (browser, tab) = self.default_tab_now()?;
+        Some(browser.handle(&tab))
+    }
+
+    /// This session's default tab in a browser connected now, without waiting.
+    fn default_tab_now(&self) -> Option<(Arc<Browser>, Tab)> {
         let (client, id) = self.default_tab()?;
         self.engine
             .browsers
             .connected_of(self.id)
-            .iter()
+            .into_iter()
             .filter(|b| b.client_id == client)
-            .find_map(|b| b.tab_by_id(id).map(|tab| b.handle(&tab)))
+            .find_map(|b| b.tab_by_id(id).map(|tab| (b, tab)))
     }
 
     /// The tools the page in this session's current tab registered (WebMCP), with the
     /// tab: none when it has no tab, or its page offers none. Never launches a browser,
     /// never waits and reserves nothing (a tool list is asked for between calls).
     pub fn current_page_tools(&self) -> Option<(TabInfo, Vec<crate::browser::PageTool>)> {
-        let (client, id) = self.default_tab()?;
-        self.engine
-            .browsers
-            .connected_of(self.id)
-            .iter()
-            .filter(|b| b.client_id == client)
-            .find_map(|b| {
-                let tab = b.tab_by_id(id)?;
-                let tools = tab.page_tools.clone();
-                Some((b.info(&tab, Some(id)), tools))
-            })
-            .filter(|(_, tools)| !tools.is_empty())
+        let (browser, tab) = self.default_tab_now()?;
+        let tools = tab.page_tools.clone();
+        (!tools.is_empty()).then(|| (browser.info(&tab, Some(tab.tab_id)), tools))
     }
 
     /// A browser loss this session has not been told of yet (then it has).

@@ -73,44 +73,9 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
                 browser.registry.note_change();
             }
         }
-        // A frame's new document has none of the old one's tools.
-        "Page.frameNavigated" => {
-            let (Some(session), Some(frame)) =
-                (event.session_id.as_deref(), params["frame"]["id"].as_str())
-            else {
-                return;
-            };
-            if let Some(target) = browser.target_of_session(session) {
-                let mut dropped = false;
-                browser.update_tab(&target, |tab| {
-                    let before = tab.page_tools.len();
-                    tab.page_tools.retain(|t| t.frame_id != frame);
-                    dropped = tab.page_tools.len() != before;
-                });
-                if dropped {
-                    browser.registry.note_change();
-                }
-            }
-        }
-        // A frame gone takes its tools with it.
-        "Page.frameDetached" => {
-            let (Some(session), Some(frame)) =
-                (event.session_id.as_deref(), params["frameId"].as_str())
-            else {
-                return;
-            };
-            if let Some(target) = browser.target_of_session(session) {
-                let mut dropped = false;
-                browser.update_tab(&target, |tab| {
-                    let before = tab.page_tools.len();
-                    tab.page_tools.retain(|t| t.frame_id != frame);
-                    dropped = tab.page_tools.len() != before;
-                });
-                if dropped {
-                    browser.registry.note_change();
-                }
-            }
-        }
+        // A frame's new document has none of the old one's tools, nor has a frame gone.
+        "Page.frameNavigated" => drop_frame_tools(browser, event, &params["frame"]["id"]),
+        "Page.frameDetached" => drop_frame_tools(browser, event, &params["frameId"]),
         "WebMCP.toolsAdded" | "WebMCP.toolsRemoved" => {
             let Some(target) = event
                 .session_id
@@ -160,6 +125,25 @@ fn on_event(browser: &Arc<Browser>, event: &Event) {
             }
         }
         _ => {}
+    }
+}
+
+/// Forgets the page tools a frame of the event's tab registered.
+fn drop_frame_tools(browser: &Browser, event: &Event, frame: &serde_json::Value) {
+    let (Some(session), Some(frame)) = (event.session_id.as_deref(), frame.as_str()) else {
+        return;
+    };
+    let Some(target) = browser.target_of_session(session) else {
+        return;
+    };
+    let mut dropped = false;
+    browser.update_tab(&target, |tab| {
+        let before = tab.page_tools.len();
+        tab.page_tools.retain(|t| t.frame_id != frame);
+        dropped = tab.page_tools.len() != before;
+    });
+    if dropped {
+        browser.registry.note_change();
     }
 }
 
