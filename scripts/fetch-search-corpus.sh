@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch the retrieval benchmark corpus for search_tabs_content.
 #
-# Reads benches/search/corpus.json (id, package, version, path per page),
+# Reads benches/search/corpus.json (id, package, version, path per page; CORPUS=FILE
+# reads another list of the same shape, e.g. benches/search/heldout/corpus.json),
 # downloads each Debian documentation package named there with
 # `apt-get download PKG=VERSION` (no root needed) into a scratch directory,
 # unpacks it with `dpkg-deb -x`, and copies each chosen page to
@@ -23,7 +24,7 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CORPUS="$REPO/benches/search/corpus.json"
+CORPUS="${CORPUS:-$REPO/benches/search/corpus.json}"
 TARGET="${1:-$REPO/target/search-corpus}"
 PAGES="$TARGET/pages"
 

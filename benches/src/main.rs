@@ -2,7 +2,7 @@
 //! `cargo run -p bench --release -- agents [--loops N]`
 //! `cargo run -p bench --release -- link [--runs N]`
 //! `cargo run -p bench --release -- peers [--runs N] [--report-only]`
-//! `cargo run -p bench --release -- search [--model DIR]…`
+//! `cargo run -p bench --release -- search [--set main|heldout]… [--model DIR]…`
 //! `cargo run -p bench --release -- floor [--runs N]`
 //! `cargo run -p bench --release -- task`
 //! `cargo run -p bench --release -- cli [--runs N]`
@@ -59,15 +59,16 @@ async fn main() -> anyhow::Result<()> {
         Some("task") => task_bench().await,
         Some("cli") => cli::run(runs.unwrap_or(30)).await,
         Some("search") => {
-            // Each --model DIR, then each --compare BINARY (another tabwire build, its
-            // shipped model), is run after this build's shipped model, for comparison.
+            // Each --set NAME (default: main) adds its pages and queries; each --model
+            // DIR, then each --compare BINARY (another tabwire build, its shipped
+            // model), is run after this build's shipped model, for comparison.
             let flag = |name: &str| -> Vec<String> {
                 args.windows(2)
                     .filter(|w| w[0] == name)
                     .map(|w| w[1].clone())
                     .collect()
             };
-            search::run(&flag("--model"), &flag("--compare")).await
+            search::run(&flag("--set"), &flag("--model"), &flag("--compare")).await
         }
         Some(other) => {
             bail!(

@@ -95,34 +95,90 @@ struct Run {
     vector_search: bool,
 }
 
-pub async fn run(models: &[String], compare: &[String]) -> anyhow::Result<()> {
+/// A set of pages and the queries written for them: `main` is `benches/search/` (the
+/// pages the ranking was developed on), any other name a folder under it (`heldout`:
+/// other pages, with queries written without looking at any ranking).
+struct QuerySet {
+    name: String,
+    dir: PathBuf,
+}
+
+impl QuerySet {
+    fn named(root: &Path, name: &str) -> anyhow::Result<QuerySet> {
+        let dir = match name {
+            "main" => root.join("benches/search"),
+            other => root.join("benches/search").join(other),
+        };
+        if !dir.join("corpus.json").is_file() {
+            bail!(
+                "no query set '{name}': {} has no corpus.json",
+                dir.display()
+            );
+        }
+        Ok(QuerySet {
+            name: name.to_owned(),
+            dir,
+        })
+    }
+
+    /// Every JSON file of the folder but the corpus holds queries.
+    fn query_files(&self) -> anyhow::Result<Vec<PathBuf>> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&self.dir)?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| {
+                path.extension().is_some_and(|e| e == "json")
+                    && path.file_name().is_some_and(|n| n != "corpus.json")
+            })
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+}
+
+pub async fn run(sets: &[String], models: &[String], compare: &[String]) -> anyhow::Result<()> {
     let root = workspace();
-    let corpus = read_json(&root.join("benches/search/corpus.json"))?;
-    let mut listed = read_json(&root.join("benches/search/queries.json"))?;
-    listed.extend(read_json(
-        &root.join("benches/search/concept-queries.json"),
-    )?);
-    let queries: Vec<Query> = listed
+    let names: Vec<String> = if sets.is_empty() {
+        vec!["main".to_owned()]
+    } else {
+        sets.to_vec()
+    };
+    let sets: Vec<QuerySet> = names
         .iter()
-        .map(|q| {
-            let kind = q["kind"].as_str().unwrap_or_default();
-            Query {
-                text: q["query"].as_str().unwrap_or_default().to_owned(),
+        .map(|name| QuerySet::named(&root, name))
+        .collect::<anyhow::Result<_>>()?;
+    let mut ids: Vec<String> = Vec::new();
+    let mut queries: Vec<Query> = Vec::new();
+    for set in &sets {
+        let corpus = read_json(&set.dir.join("corpus.json"))?;
+        let set_ids: Vec<String> = corpus
+            .iter()
+            .filter_map(|p| p["id"].as_str().map(str::to_owned))
+            .collect();
+        fetch_corpus_of(&root, &set.dir.join("corpus.json"), &set_ids)?;
+        ids.extend(set_ids);
+        for file in set.query_files()? {
+            for q in read_json(&file)? {
+                let kind = q["kind"].as_str().unwrap_or_default();
                 // Concept queries by language: `concept-en` shares no word with its
                 // page; the others ask for the same English page in another language.
-                kind: match q["lang"].as_str() {
+                let kind = match q["lang"].as_str() {
                     Some(lang) => format!("{kind}-{lang}"),
                     None => kind.to_owned(),
-                },
-                answer: q["answer"].as_str().unwrap_or_default().to_owned(),
+                };
+                queries.push(Query {
+                    text: q["query"].as_str().unwrap_or_default().to_owned(),
+                    // With several sets, each set's kinds are reported apart.
+                    kind: if sets.len() > 1 {
+                        format!("{} {kind}", set.name)
+                    } else {
+                        kind
+                    },
+                    answer: q["answer"].as_str().unwrap_or_default().to_owned(),
+                });
             }
-        })
-        .collect();
-    let ids: Vec<String> = corpus
-        .iter()
-        .filter_map(|p| p["id"].as_str().map(str::to_owned))
-        .collect();
-    let pages = fetch_corpus(&root, &ids)?;
+        }
+    }
+    let pages = root.join("target/search-corpus/pages");
     let site = serve_dir(pages.clone()).await?;
     println!(
         "{} pages, {} queries; tabwire: {}",
@@ -149,10 +205,14 @@ pub async fn run(models: &[String], compare: &[String]) -> anyhow::Result<()> {
     }
     println!("\n== tab search off (the baseline for a page tool while a tab opens)");
     let base = baseline(&site, &ids).await?;
-    let report = render(&runs, &ids, &queries, &base);
+    let report = render(&runs, &names, &ids, &queries, &base);
     println!("\n{report}");
-    std::fs::write(root.join("docs/search-benchmark.md"), report)?;
-    println!("written: docs/search-benchmark.md");
+    let file = match names.as_slice() {
+        [only] if only == "main" => "docs/search-benchmark.md".to_owned(),
+        _ => format!("docs/search-benchmark-{}.md", names.join("-")),
+    };
+    std::fs::write(root.join(&file), report)?;
+    println!("written: {file}");
     Ok(())
 }
 
@@ -344,7 +404,13 @@ async fn baseline(site: &str, ids: &[String]) -> anyhow::Result<Samples> {
     Ok(after_open)
 }
 
-fn render(runs: &[Run], ids: &[String], queries: &[Query], base: &Samples) -> String {
+fn render(
+    runs: &[Run],
+    sets: &[String],
+    ids: &[String],
+    queries: &[Query],
+    base: &Samples,
+) -> String {
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     for q in queries {
         *kinds.entry(q.kind.as_str()).or_default() += 1;
@@ -352,10 +418,21 @@ fn render(runs: &[Run], ids: &[String], queries: &[Query], base: &Samples) -> St
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# Tab search benchmark\n\n`cargo build --release -p tabwire -p bench && ./target/release/bench search`\n\n\
-         {} real pages (Debian documentation packages, `benches/search/corpus.json`), each in a tab; \
+        "# Tab search benchmark\n\n`cargo build --release -p tabwire -p bench && ./target/release/bench search{}`\n\n\
+         {} real pages (Debian documentation packages, {}), each in a tab; \
          {} hand-written queries ({}). Cells are recall@1 / recall@3 / MRR.\n",
+        sets.iter()
+            .filter(|s| sets.len() > 1 || s.as_str() != "main")
+            .map(|s| format!(" --set {s}"))
+            .collect::<String>(),
         ids.len(),
+        sets.iter()
+            .map(|s| match s.as_str() {
+                "main" => "`benches/search/corpus.json`".to_owned(),
+                other => format!("`benches/search/{other}/corpus.json`"),
+            })
+            .collect::<Vec<_>>()
+            .join(" and "),
         queries.len(),
         kinds
             .iter()
@@ -457,6 +534,12 @@ fn read_json(path: &Path) -> anyhow::Result<Vec<Value>> {
 
 /// The corpus pages' folder, fetched first if a page is missing.
 pub(crate) fn fetch_corpus(root: &Path, ids: &[String]) -> anyhow::Result<PathBuf> {
+    fetch_corpus_of(root, &root.join("benches/search/corpus.json"), ids)
+}
+
+/// The pages of `corpus` (a list shaped like `benches/search/corpus.json`), fetched
+/// into `target/search-corpus/pages` if one is missing; that folder.
+fn fetch_corpus_of(root: &Path, corpus: &Path, ids: &[String]) -> anyhow::Result<PathBuf> {
     let target = root.join("target/search-corpus");
     let pages = target.join("pages");
     if ids
@@ -466,6 +549,7 @@ pub(crate) fn fetch_corpus(root: &Path, ids: &[String]) -> anyhow::Result<PathBu
         println!("fetching the corpus (scripts/fetch-search-corpus.sh)…");
         let status = std::process::Command::new(root.join("scripts/fetch-search-corpus.sh"))
             .arg(&target)
+            .env("CORPUS", corpus)
             .status()
             .context("cannot run scripts/fetch-search-corpus.sh")?;
         if !status.success() {

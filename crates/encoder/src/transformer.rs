@@ -446,12 +446,56 @@ impl Linear {
 /// matrix on every call (that repacking cost a query more than its arithmetic).
 const FEW_TOKENS: usize = 48;
 const LANES: usize = 8;
-/// Tokens whose sums run together (one vector register each).
+/// Tokens whose sums run together, for two weight rows at once: twelve running sums,
+/// two rows of weights and one of input fill the sixteen vector registers.
 #[cfg(target_arch = "x86_64")]
-const GROUP: usize = 8;
+const GROUP: usize = 6;
+/// A query's product is split over this many threads (the caller's and one more): a
+/// query is on an agent's call path, and its products are most of its time.
+const QUERY_THREADS: usize = 2;
 
-/// `y[t][n] += x[t] · w[n]` for a few rows `x`, `w` stored row-major `[out × in]`.
+/// `y[t][n] += x[t] · w[n]` for a few rows `x`, `w` stored row-major `[out × in]`. The
+/// outputs are split in halves, the second computed on a scoped thread while the
+/// calling thread computes the first.
 fn few_rows_times_weights(x: &[f32], tokens: usize, w: &[f32], inputs: usize, y: &mut [f32]) {
+    let outputs = y.len() / tokens.max(1);
+    if query_threads() < 2 || outputs < 2 * LANES {
+        few_rows_times_weights_here(x, tokens, w, inputs, y);
+        return;
+    }
+    // Even halves, so each keeps the two-rows-at-a-time kernel.
+    let split = (outputs / 2) & !1;
+    let (first_w, second_w) = w[..outputs * inputs].split_at(split * inputs);
+    let mut first = vec![0f32; tokens * split];
+    let mut second = vec![0f32; tokens * (outputs - split)];
+    std::thread::scope(|scope| {
+        scope.spawn(|| few_rows_times_weights_here(x, tokens, second_w, inputs, &mut second));
+        few_rows_times_weights_here(x, tokens, first_w, inputs, &mut first);
+    });
+    for (t, row) in y.chunks_exact_mut(outputs).enumerate() {
+        let (left, right) = row.split_at_mut(split);
+        left.iter_mut()
+            .zip(&first[t * split..][..split])
+            .for_each(|(y, p)| *y += p);
+        right
+            .iter_mut()
+            .zip(&second[t * (outputs - split)..][..outputs - split])
+            .for_each(|(y, p)| *y += p);
+    }
+}
+
+/// How many threads a query's products use: [`QUERY_THREADS`], or fewer on a machine
+/// (or a CPU set) with fewer cores. Asked once: the answer reads the process's CPU
+/// limits, too slow for every product.
+fn query_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(QUERY_THREADS))
+    })
+}
+
+/// [`few_rows_times_weights`] on the calling thread.
+fn few_rows_times_weights_here(x: &[f32], tokens: usize, w: &[f32], inputs: usize, y: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has the features the function is compiled for.
@@ -461,48 +505,94 @@ fn few_rows_times_weights(x: &[f32], tokens: usize, w: &[f32], inputs: usize, y:
     few_rows_times_weights_portable(x, tokens, w, inputs, y);
 }
 
+/// Two weight rows at a time (each loaded once for every token of a group), in groups
+/// of up to [`GROUP`] tokens; the group's size is a constant of the inner kernel, so a
+/// short last group costs only its own tokens.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn few_rows_times_weights_avx2(x: &[f32], tokens: usize, w: &[f32], inputs: usize, y: &mut [f32]) {
-    use std::arch::x86_64::{
-        __m256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_setzero_ps, _mm256_storeu_ps,
-    };
     let outputs = y.len() / tokens.max(1);
     assert!(
         x.len() >= tokens * inputs && w.len() >= outputs * inputs && inputs.is_multiple_of(LANES)
     );
-    let sum = |v: __m256| {
-        let mut lanes = [0f32; LANES];
-        // SAFETY: `lanes` holds eight floats.
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), v) };
-        lanes.iter().sum::<f32>()
-    };
-    for n in 0..outputs {
-        let row = &w[n * inputs..][..inputs];
+    let mut n = 0;
+    while n < outputs {
+        // The last row of an odd count goes with itself (its second sum is dropped).
+        let pair = [n, (n + 1).min(outputs - 1)];
+        let rows = pair.map(|r| &w[r * inputs..][..inputs]);
         let mut t = 0;
         while t < tokens {
             let group = (tokens - t).min(GROUP);
-            // Rows past the last token repeat it (their sums are dropped).
-            let rows: [&[f32]; GROUP] =
-                std::array::from_fn(|g| &x[(t + g.min(group - 1)) * inputs..][..inputs]);
-            let mut acc = [_mm256_setzero_ps(); GROUP];
-            for k in (0..inputs).step_by(LANES) {
-                // SAFETY: k + 8 <= inputs, the length of `row` and of every `rows[g]`.
-                unsafe {
-                    let weights = _mm256_loadu_ps(row.as_ptr().add(k));
-                    for g in 0..GROUP {
-                        acc[g] = _mm256_fmadd_ps(
-                            _mm256_loadu_ps(rows[g].as_ptr().add(k)),
-                            weights,
-                            acc[g],
-                        );
-                    }
+            let tile = Tile {
+                x,
+                first_token: t,
+                inputs,
+                rows,
+            };
+            let sums = &mut [[0f32; 2]; GROUP][..group];
+            match group {
+                6 => tile.sums::<6>(sums),
+                5 => tile.sums::<5>(sums),
+                4 => tile.sums::<4>(sums),
+                3 => tile.sums::<3>(sums),
+                2 => tile.sums::<2>(sums),
+                _ => tile.sums::<1>(sums),
+            }
+            for (g, pair_sums) in sums.iter().enumerate() {
+                y[(t + g) * outputs + n] += pair_sums[0];
+                if pair[1] != n {
+                    y[(t + g) * outputs + n + 1] += pair_sums[1];
                 }
             }
-            for (g, a) in acc.iter().enumerate().take(group) {
-                y[(t + g) * outputs + n] += sum(*a);
-            }
             t += group;
+        }
+        n += 2;
+    }
+}
+
+/// `G` tokens from `first_token` against two weight rows.
+#[cfg(target_arch = "x86_64")]
+struct Tile<'a> {
+    x: &'a [f32],
+    first_token: usize,
+    inputs: usize,
+    rows: [&'a [f32]; 2],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Tile<'_> {
+    #[target_feature(enable = "avx2,fma")]
+    fn sums<const G: usize>(&self, out: &mut [[f32; 2]]) {
+        use std::arch::x86_64::{
+            __m256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        };
+        let inputs = self.inputs;
+        let tokens: [&[f32]; G] =
+            std::array::from_fn(|g| &self.x[(self.first_token + g) * inputs..][..inputs]);
+        let [w0, w1] = self.rows;
+        assert!(w0.len() >= inputs && w1.len() >= inputs && out.len() >= G);
+        let mut first = [_mm256_setzero_ps(); G];
+        let mut second = [_mm256_setzero_ps(); G];
+        for k in (0..inputs).step_by(LANES) {
+            // SAFETY: k + 8 <= inputs, the length of both rows and of every token's row.
+            unsafe {
+                let a = _mm256_loadu_ps(w0.as_ptr().add(k));
+                let b = _mm256_loadu_ps(w1.as_ptr().add(k));
+                for g in 0..G {
+                    let v = _mm256_loadu_ps(tokens[g].as_ptr().add(k));
+                    first[g] = _mm256_fmadd_ps(v, a, first[g]);
+                    second[g] = _mm256_fmadd_ps(v, b, second[g]);
+                }
+            }
+        }
+        let sum = |v: __m256| {
+            let mut lanes = [0f32; LANES];
+            // SAFETY: `lanes` holds eight floats.
+            unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), v) };
+            lanes.iter().sum::<f32>()
+        };
+        for g in 0..G {
+            out[g] = [sum(first[g]), sum(second[g])];
         }
     }
 }
@@ -631,6 +721,31 @@ mod tests {
         assert_eq!(f16_to_f32(0x0000), 0.0);
         assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
         assert_eq!(f16_to_f32(0x0001), (-24f32).exp2());
+    }
+
+    #[test]
+    fn a_few_rows_product_equals_the_plain_sum_for_any_shape() {
+        // Odd and even output counts (the two-row kernel pairs the last row with
+        // itself), token counts across the group sizes, both threads' halves.
+        let value = |i: usize| ((i * 7919) % 23) as f32 / 23.0 - 0.5;
+        for (tokens, inputs, outputs) in [(1, 8, 3), (5, 16, 17), (7, 24, 40), (13, 32, 33)] {
+            let x: Vec<f32> = (0..tokens * inputs).map(value).collect();
+            let w: Vec<f32> = (0..outputs * inputs).map(|i| value(i + 5)).collect();
+            let mut y = vec![1.0; tokens * outputs];
+            few_rows_times_weights(&x, tokens, &w, inputs, &mut y);
+            for t in 0..tokens {
+                for n in 0..outputs {
+                    let plain: f32 = (0..inputs)
+                        .map(|k| x[t * inputs + k] * w[n * inputs + k])
+                        .sum();
+                    let got = y[t * outputs + n];
+                    assert!(
+                        (got - 1.0 - plain).abs() < 1e-4,
+                        "{tokens}×{inputs}→{outputs}: y[{t}][{n}] = {got}, want 1 + {plain}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
