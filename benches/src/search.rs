@@ -6,10 +6,14 @@
 //! were written by hand to paraphrase the page they want, to name an identifier it holds,
 //! or to ask in another language; `benches/search/concept-queries.json` adds queries that
 //! share no word with their page (`benches/search/check-concept.py` checks it), each
-//! also in Chinese, German and Spanish. Reports recall@1, recall@3 and MRR for words
+//! also in Chinese, German and Spanish. `--set heldout` measures 30 other pages
+//! (`benches/search/heldout/`) with queries written from them without running any search:
+//! concept queries as a user types them, and ones that share no word with their page.
+//! Reports recall@1, recall@3 and MRR for words
 //! alone, meaning alone and both; indexing time and CPU; query latency at 50 tabs;
 //! whether indexing slows a page tool; memory before the first search and at peak; and
-//! what the model adds to the binary. Writes `docs/search-benchmark.md`.
+//! what the model adds to the binary. Writes `docs/search-benchmark.md` (with `--set`:
+//! `docs/search-benchmark-NAMES.md`).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
