@@ -70,6 +70,10 @@ for unit in $unit_tests; do
   echo "== $(basename "$unit") under Wine"
   "$TABWIRE_WINE" "$unit" --test-threads=2
 done
+# The unit tests ran without a display. A Wine session they started (wineserver and its
+# desktop process) outlives them for a moment and would be joined by the suite below,
+# whose file dialog then cannot be shown; the suite starts a session of its own.
+/usr/lib/wine/wineserver -k || true
 
 # The e2e suite itself is a Linux program: built where the host's build already is, not
 # a second time under the cross folder (a whole second build, and a gigabyte of disk).
