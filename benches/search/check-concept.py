@@ -6,55 +6,17 @@ non-alphanumeric chars. A query word (same split, lowercased) with >= 3 chars
 that is not an English stopword must not (a) appear in the page word set, nor
 (b) share its first 5 letters with any page word (both words >= 5 chars).
 """
-import json, re, sys
-from html.parser import HTMLParser
+import json, os, sys
 
-import os
+from pagewords import content_words, page_words as words_of_page, words
+
 PAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../target/search-corpus/pages/%s.html")
-
-# English function words (articles, pronouns, auxiliaries, prepositions, conjunctions):
-# sharing one of these with a page says nothing about its subject.
-STOPWORDS = set("""a an the and or but nor so yet if then else than because as while until
-of at by for with about against between into through during before after above below to from
-up down in out on off over under again once here there when where why how all any both each
-few more most other some such no not only own same too very can will just should now also
-i me my we our you your he him his she her it its they them their what which who whom this that
-these those am is are was were be been being have has had having do does did doing would could
-might must shall may whose whether within without upon onto per via
-itself myself yourself himself herself ourselves themselves""".split())
-
-SPLIT = re.compile(r"[^0-9a-z]+")
-
-def words(text):
-    return [w for w in SPLIT.split(text.lower()) if w]
-
-class TextExtractor(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.skip = 0
-        self.parts = []
-    def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
-            self.skip += 1
-    def handle_endtag(self, tag):
-        if tag in ("script", "style") and self.skip:
-            self.skip -= 1
-    def handle_data(self, data):
-        if not self.skip:
-            self.parts.append(data)
 
 _cache = {}
 def page_words(pid):
     if pid not in _cache:
-        p = TextExtractor()
-        with open(PAGES % pid, encoding="utf-8", errors="replace") as f:
-            p.feed(f.read())
-        p.close()
-        _cache[pid] = set(words(" ".join(p.parts)))
+        _cache[pid] = words_of_page(PAGES % pid)
     return _cache[pid]
-
-def content_words(query):
-    return [w for w in words(query) if len(w) >= 3 and w not in STOPWORDS]
 
 def violations(query, pid):
     pw = page_words(pid)

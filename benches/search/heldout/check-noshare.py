@@ -9,7 +9,7 @@ are 0..N-1 in corpus order, English queries have 6-16 words.
 
 Hard rule (English queries only): page text = html.parser text (script/style
 skipped), lowercased, split on non-alphanumerics. A content word of the query
-(same split, >= 3 chars, not in the STOPWORDS of ../check-concept.py) must not
+(same split, >= 3 chars, not a stopword of ../pagewords.py) must not
 occur as a token of the page. Only exact tokens count; unlike
 ../check-concept.py a shared 5-letter prefix is allowed.
 
@@ -24,62 +24,15 @@ Exit status 1 on any validation error or shared word.
 import argparse
 import json
 import os
-import re
 import sys
 from collections import defaultdict
-from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from pagewords import content_words, page_words, words  # noqa: E402
+
 LANGS = ("en", "zh", "de", "es")
 DEFAULT_PAGES = os.path.join(HERE, "..", "..", "..", "target", "search-corpus", "pages")
-
-# Same list as ../check-concept.py.
-STOPWORDS = set("""a an the and or but nor so yet if then else than because as while until
-of at by for with about against between into through during before after above below to from
-up down in out on off over under again once here there when where why how all any both each
-few more most other some such no not only own same too very can will just should now also
-i me my we our you your he him his she her it its they them their what which who whom this that
-these those am is are was were be been being have has had having do does did doing would could
-might must shall may whose whether within without upon onto per via
-itself myself yourself himself herself ourselves themselves""".split())
-
-SPLIT = re.compile(r"[^0-9a-z]+")
-
-
-def words(text):
-    return [w for w in SPLIT.split(text.lower()) if w]
-
-
-def content_words(text):
-    return [w for w in words(text) if len(w) >= 3 and w not in STOPWORDS]
-
-
-class TextExtractor(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.skip = 0
-        self.parts = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
-            self.skip += 1
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style") and self.skip:
-            self.skip -= 1
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.parts.append(data)
-
-
-def page_words(path):
-    p = TextExtractor()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        p.feed(f.read())
-    p.close()
-    return set(words(" ".join(p.parts)))
-
 
 def shared(query, pw):
     return sorted({w for w in content_words(query) if w in pw})

@@ -31,58 +31,13 @@ import re
 import subprocess
 import sys
 from collections import defaultdict
-from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from pagewords import content_words, page_text, words  # noqa: E402
+
 LANGS = ("en", "zh", "de", "es")
 GROUPS_PER_PAGE = 2
-
-STOPWORDS = set("""a an the and or but nor so yet if then else than because as while until
-of at by for with about against between into through during before after above below to from
-up down in out on off over under again once here there when where why how all any both each
-few more most other some such no not only own same too very can will just should now also
-i me my we our you your he him his she her it its they them their what which who whom this that
-these those am is are was were be been being have has had having do does did doing would could
-might must shall may whose whether within without upon onto per via
-itself myself yourself himself herself ourselves themselves""".split())
-
-SPLIT = re.compile(r"[^0-9a-z]+")
-
-
-def words(text):
-    return [w for w in SPLIT.split(text.lower()) if w]
-
-
-def content_words(text):
-    return [w for w in words(text) if len(w) >= 3 and w not in STOPWORDS]
-
-
-class TextExtractor(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.skip = 0
-        self.parts = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in ("script", "style"):
-            self.skip += 1
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style") and self.skip:
-            self.skip -= 1
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.parts.append(data)
-
-
-def page_text(path):
-    p = TextExtractor()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        p.feed(f.read())
-    p.close()
-    return " ".join(p.parts)
-
 
 def fetch(corpus, dest):
     """apt-get download + dpkg-deb -x every package of the corpus into dest/root."""
