@@ -731,17 +731,24 @@ mod tests {
         for (tokens, inputs, outputs) in [(1, 8, 3), (5, 16, 17), (7, 24, 40), (13, 32, 33)] {
             let x: Vec<f32> = (0..tokens * inputs).map(value).collect();
             let w: Vec<f32> = (0..outputs * inputs).map(|i| value(i + 5)).collect();
-            let mut y = vec![1.0; tokens * outputs];
-            few_rows_times_weights(&x, tokens, &w, inputs, &mut y);
-            for t in 0..tokens {
-                for n in 0..outputs {
-                    let plain: f32 = (0..inputs)
-                        .map(|k| x[t * inputs + k] * w[n * inputs + k])
-                        .sum();
-                    let got = y[t * outputs + n];
+            let plain = |t: usize, n: usize| -> f32 {
+                (0..inputs)
+                    .map(|k| x[t * inputs + k] * w[n * inputs + k])
+                    .sum()
+            };
+            // The dispatched product (threads, AVX2 where the CPU has it), and the
+            // portable one the other CPUs use.
+            let mut dispatched = vec![1.0; tokens * outputs];
+            few_rows_times_weights(&x, tokens, &w, inputs, &mut dispatched);
+            let mut portable = vec![1.0; tokens * outputs];
+            few_rows_times_weights_portable(&x, tokens, &w, inputs, &mut portable);
+            for (kernel, y) in [("dispatched", &dispatched), ("portable", &portable)] {
+                for (i, got) in y.iter().enumerate() {
+                    let (t, n) = (i / outputs, i % outputs);
                     assert!(
-                        (got - 1.0 - plain).abs() < 1e-4,
-                        "{tokens}×{inputs}→{outputs}: y[{t}][{n}] = {got}, want 1 + {plain}"
+                        (got - 1.0 - plain(t, n)).abs() < 1e-4,
+                        "{kernel} {tokens}×{inputs}→{outputs}: y[{t}][{n}] = {got}, want 1 + {}",
+                        plain(t, n)
                     );
                 }
             }
